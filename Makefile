@@ -1,0 +1,125 @@
+# tessel - build, test, run, install.
+#
+#   make            build ./tessel, ./tessel.so (Lua module) and ./libtessel.a
+#   make run        install dependencies, build, run scripts/tour.lua
+#   make test       install dependencies, build, run every C, Lua and REPL test
+#   make test SANITIZE=1   the same under AddressSanitizer and UBSan (in build/san)
+#   make bench      run the benchmarks in bench/
+#   make install PREFIX=/usr/local
+
+VERSION  = 0.1.0
+PREFIX  ?= /usr/local
+CC      ?= cc
+PKGS     = lua5.4 readline cmocka
+DEBS     = liblua5.4-dev lua5.4 libreadline-dev libgraphviz-dev graphviz \
+           libcmocka-dev pkg-config
+
+PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
+LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null)
+RL_LIBS    := $(shell pkg-config --libs readline 2>/dev/null || echo -lreadline)
+CMOCKA_LIBS:= $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+CFLAGS  ?= -O2 -g
+WARN     = -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter
+DEFS     = -D_POSIX_C_SOURCE=200809L -DTESSEL_VERSION='"$(VERSION)"'
+ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) -fPIC -MMD -MP $(PKG_CFLAGS)
+
+ifeq ($(SANITIZE),1)
+  B        = build/san
+  SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  ALL_CFLAGS += $(SANFLAGS) -O1
+  LDSAN    = $(SANFLAGS)
+  OUT      = $(B)
+else
+  B        = build
+  OUT      = .
+endif
+
+CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c \
+           layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c
+LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
+EXE_SRC  = repl/main.c repl/repl.c
+
+CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)
+LUA_OBJ  = $(LUA_SRC:%.c=$(B)/%.o)
+EXE_OBJ  = $(EXE_SRC:%.c=$(B)/%.o)
+
+TESSEL   = $(OUT)/tessel
+MODULE   = $(OUT)/tessel.so
+LIB      = $(OUT)/libtessel.a
+
+CTESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+LUATESTS = $(sort $(wildcard tests/lua/test_*.lua))
+
+.PHONY: all deps run test check bench install clean
+all: $(TESSEL) $(MODULE) $(LIB)
+
+# Install what is missing, quietly when nothing is (run as root on a fresh machine).
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@command -v tmux >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(MODULE): $(CORE_OBJ) $(LUA_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDSAN) -o $@ $^ -lm
+
+$(TESSEL): $(EXE_OBJ) $(LUA_OBJ) $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) -lm
+
+$(B)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -o $@ $< $(LIB) $(LDSAN) $(CMOCKA_LIBS) -lm -lutil
+
+run: deps all
+	./tessel scripts/tour.lua
+
+# Every test, stopping at the first failure.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(CTESTS)
+	@$(MAKE) --no-print-directory check
+
+check:
+	@set -e; for t in $(CTESTS); do echo "== $$t"; $$t; done
+	@set -e; for t in $(LUATESTS); do echo "== $$t"; $(TESSEL) $$t; done
+ifneq ($(SANITIZE),1)
+	@echo "== lua5.4 require 'tessel'"; \
+	  LUA_CPATH="./?.so" lua5.4 -e 'local t = require "tessel"; assert(tostring(t.cute.layout("(4,2)")) == "(4,2):(1,4)"); print("ok")'
+endif
+	@echo "== repl (tmux)"; TESSEL=$(TESSEL) sh tests/repl_test.sh
+	@echo "all tests passed"
+
+bench: all
+	./tessel bench/cute_bench.lua
+
+LUADIR = $(PREFIX)/lib/x86_64-linux-gnu/lua/5.4
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tessel \
+	  $(DESTDIR)$(LUADIR) $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/tessel/scripts $(DESTDIR)$(PREFIX)/share/doc/tessel
+	install -m 755 tessel $(DESTDIR)$(PREFIX)/bin/tessel
+	install -m 644 libtessel.a $(DESTDIR)$(PREFIX)/lib/libtessel.a
+	install -m 644 tessel.so $(DESTDIR)$(LUADIR)/tessel.so
+	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout.h
+	install -m 644 util/buf.h $(DESTDIR)$(PREFIX)/include/tessel/buf.h
+	install -m 644 docs/tessel.1 $(DESTDIR)$(PREFIX)/share/man/man1/tessel.1
+	install -m 644 scripts/*.lua $(DESTDIR)$(PREFIX)/share/tessel/scripts
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/tessel
+
+clean:
+	rm -rf build tessel tessel.so libtessel.a
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,1241 @@
+/* cute.c - CuTe layouts: construction, evaluation and the layout algebra of CuTe C++ v4. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+** Shape and stride are congruent, so one node index addresses both trees.
+** These builders grow them in lockstep.
+*/
+static int
+lb_open(Layout *o, Err *e)
+{
+	int at = tb_open(&o->shape, e);
+
+	if (at < 0 || tb_open(&o->stride, e) < 0)
+		return -1;
+	return at;
+}
+
+static void
+lb_close(Layout *o, int at)
+{
+	tb_close(&o->shape, at);
+	tb_close(&o->stride, at);
+}
+
+static int
+lb_leaf(Layout *o, int64_t s, int64_t d, Err *e)
+{
+	if (tb_leaf(&o->shape, s, e) < 0 || tb_leaf(&o->stride, d, e) < 0)
+		return -1;
+	return 0;
+}
+
+static int
+lb_copy(Layout *o, const Layout *l, int at, Err *e)
+{
+	if (tb_copy(&o->shape, &l->shape, at, e) < 0 || tb_copy(&o->stride, &l->stride, at, e) < 0)
+		return -1;
+	return 0;
+}
+
+static void
+lb_init(Layout *o)
+{
+	o->shape.n = o->stride.n = 0;
+}
+
+static int
+lb_scalar(Layout *o, int64_t s, int64_t d, Err *e)
+{
+	lb_init(o);
+	return lb_leaf(o, s, d, e);
+}
+
+/* make_layout(a, b): the rank-2 layout with modes a and b. */
+static int
+pair(const Layout *a, const Layout *b, Layout *o, Err *e)
+{
+	int at;
+
+	lb_init(o);
+	if ((at = lb_open(o, e)) < 0 || lb_copy(o, a, 0, e) < 0 || lb_copy(o, b, 0, e) < 0)
+		return -1;
+	lb_close(o, at);
+	return 0;
+}
+
+/*
+** Validation: every layout that leaves this file went through here, so sizes
+** and cosizes below CUTE_SIZE_LIMIT are an invariant the algebra relies on.
+*/
+static int
+check(const Layout *l, const char *op, Err *e)
+{
+	char a[FMT_MAX], b[FMT_MAX];
+	int64_t size = 1, co = 0, t;
+	int i;
+
+	if (l->shape.n == 0 || !node_congruent(&l->shape, 0, &l->stride, 0))
+		return err_set(e, "%s: shape %s and stride %s are not congruent", op,
+		               tfmt(a, &l->shape), tfmt(b, &l->stride));
+	for (i = 0; i < l->shape.n; i++) {
+		const TNode *s = &l->shape.node[i], *d = &l->stride.node[i];
+		if (s->kids == T_UNDER || d->kids == T_UNDER)
+			return err_set(e, "%s: '_' is not allowed in a layout: %s:%s", op,
+			               tfmt(a, &l->shape), tfmt(b, &l->stride));
+		if (s->kids != T_LEAF)
+			continue;
+		if (s->v < 1)
+			return err_set(e, "%s: shape %s has a mode of size %lld; sizes must be >= 1", op,
+			               tfmt(a, &l->shape), (long long)s->v);
+		if (__builtin_mul_overflow(size, s->v, &size) || size >= CUTE_SIZE_LIMIT ||
+		    __builtin_mul_overflow(s->v - 1, d->v < 0 ? -d->v : d->v, &t) ||
+		    __builtin_add_overflow(co, t, &co) || co >= CUTE_SIZE_LIMIT - 1)
+			return err_set(e, "%s: layout %s:%s is too large (size or cosize reaches 2^62)", op,
+			               tfmt(a, &l->shape), tfmt(b, &l->stride));
+	}
+	return 0;
+}
+
+int
+cute_make(Layout *l, const Tuple *shape, const Tuple *stride, Err *e)
+{
+	Layout t;
+
+	t.shape = *shape;
+	t.stride = *stride;
+	if (check(&t, "make_layout", e) < 0)
+		return -1;
+	*l = t;
+	return 0;
+}
+
+/* Compact strides: column-major is CuTe's exclusive prefix product; row-major
+** (LayoutRight) runs from the last mode backwards, at every level. */
+static int
+row_major_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
+{
+	int i, j, c, d, k = t->node[at].kids, open;
+	int64_t after;
+
+	if (k < 0)
+		return tb_leaf(o, init, e) < 0 ? -1 : 0;
+	if ((open = tb_open(o, e)) < 0)
+		return -1;
+	for (i = 0, c = at + 1; i < k; i++, c += t->node[c].span) {
+		after = init;
+		for (j = i + 1, d = c + t->node[c].span; j < k; j++, d += t->node[d].span)
+			if (ck_mul(after, node_product(t, d), &after, e) < 0)
+				return -1;
+		if (row_major_at(t, c, after, o, e) < 0)
+			return -1;
+	}
+	tb_close(o, open);
+	return 0;
+}
+
+int
+cute_make_compact(Layout *l, const Tuple *shape, int row_major, Err *e)
+{
+	Layout t;
+
+	t.shape = *shape;
+	t.stride.n = 0;
+	if (tuple_has_under(shape))
+		return err_set(e, "make_layout: a shape cannot contain '_'");
+	if (row_major) {
+		if (row_major_at(shape, 0, 1, &t.stride, e) < 0)
+			return -1;
+	} else if (tuple_prefix_product(shape, &t.stride, e) < 0) {
+		return -1;
+	}
+	if (check(&t, "make_layout", e) < 0)
+		return -1;
+	*l = t;
+	return 0;
+}
+
+int
+cute_concat(Layout *out, const Layout *const *modes, int n, Err *e)
+{
+	Layout t;
+	int i, at;
+
+	lb_init(&t);
+	if ((at = lb_open(&t, e)) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (lb_copy(&t, modes[i], 0, e) < 0)
+			return -1;
+	lb_close(&t, at);
+	if (check(&t, "make_layout", e) < 0)
+		return -1;
+	*out = t;
+	return 0;
+}
+
+int
+cute_parse(const char *s, Layout *l, Err *e)
+{
+	const char *p = s;
+	Tuple shape, stride;
+
+	if (tuple_parse_prefix(s, &p, &shape, e) < 0)
+		return -1;
+	if (*p == '\0')
+		return cute_make_compact(l, &shape, 0, e);
+	if (*p != ':')
+		return err_set(e, "cannot parse '%s': expected ':' at column %d", s, (int)(p - s) + 1);
+	p++;
+	if (tuple_parse_prefix(s, &p, &stride, e) < 0)
+		return -1;
+	if (*p != '\0')
+		return err_set(e, "cannot parse '%s': unexpected text at column %d", s, (int)(p - s) + 1);
+	return cute_make(l, &shape, &stride, e);
+}
+
+void
+cute_print(Buf *b, const Layout *l)
+{
+	tuple_print(b, &l->shape);
+	emit(b, ":");
+	tuple_print(b, &l->stride);
+}
+
+int64_t
+cute_size(const Layout *l)
+{
+	return node_product(&l->shape, 0);
+}
+
+int64_t
+cute_cosize(const Layout *l)
+{
+	int64_t co = 0;
+	int i;
+
+	for (i = 0; i < l->shape.n; i++) {
+		const TNode *s = &l->shape.node[i], *d = &l->stride.node[i];
+		if (s->kids == T_LEAF)
+			co += (s->v - 1) * (d->v < 0 ? -d->v : d->v);
+	}
+	return co + 1;
+}
+
+int
+cute_rank(const Layout *l)
+{
+	return tuple_rank(&l->shape);
+}
+
+int
+cute_depth(const Layout *l)
+{
+	return tuple_depth(&l->shape);
+}
+
+/* Mode i as a layout; a rank-1 integer layout is its own mode 0, as in CuTe. */
+static int
+mode_at(const Layout *l, int i, Layout *out, Err *e)
+{
+	if (l->shape.node[0].kids < 0) {
+		*out = *l;
+		return 0;
+	}
+	lb_init(out);
+	return lb_copy(out, l, tuple_child(&l->shape, 0, i), e);
+}
+
+int
+cute_mode(const Layout *l, int i, Layout *out, Err *e)
+{
+	char a[FMT_MAX];
+	int r = cute_rank(l);
+
+	if (i < 0 || i >= r)
+		return err_set(e, "layout<%d>(%s): mode index out of range [0,%d)", i, lfmt(a, l), r);
+	return mode_at(l, i, out, e);
+}
+
+int
+cute_select(const Layout *l, const int *modes, int n, Layout *out, Err *e)
+{
+	char a[FMT_MAX];
+	Layout t;
+	int i, at, r = cute_rank(l);
+
+	lb_init(&t);
+	if ((at = lb_open(&t, e)) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (modes[i] < 0 || modes[i] >= r)
+			return err_set(e, "select: mode %d of %s is out of range [0,%d)", modes[i], lfmt(a, l), r);
+		if (l->shape.node[0].kids < 0) {
+			if (lb_copy(&t, l, 0, e) < 0)
+				return -1;
+		} else if (lb_copy(&t, l, tuple_child(&l->shape, 0, modes[i]), e) < 0) {
+			return -1;
+		}
+	}
+	lb_close(&t, at);
+	*out = t;
+	return 0;
+}
+
+void
+flat_of(const Layout *l, Flat *f)
+{
+	int i;
+
+	f->n = 0;
+	for (i = 0; i < l->shape.n; i++) {
+		if (l->shape.node[i].kids == T_LEAF) {
+			f->s[f->n] = l->shape.node[i].v;
+			f->d[f->n] = l->stride.node[i].v;
+			f->n++;
+		}
+	}
+}
+
+int
+flat_to_layout(const Flat *f, int as_tuple, Layout *out, Err *e)
+{
+	int i, at;
+
+	lb_init(out);
+	if (!as_tuple && f->n == 1)
+		return lb_leaf(out, f->s[0], f->d[0], e);
+	if ((at = lb_open(out, e)) < 0)
+		return -1;
+	for (i = 0; i < f->n; i++)
+		if (lb_leaf(out, f->s[i], f->d[i], e) < 0)
+			return -1;
+	lb_close(out, at);
+	return 0;
+}
+
+int
+cute_flatten(const Layout *l, Layout *out, Err *e)
+{
+	Flat f;
+
+	if (l->shape.node[0].kids < 0) {
+		*out = *l;
+		return 0;
+	}
+	flat_of(l, &f);
+	return flat_to_layout(&f, 1, out, e);
+}
+
+int
+cute_equal(const Layout *a, const Layout *b)
+{
+	return tuple_equal(&a->shape, &b->shape) && tuple_equal(&a->stride, &b->stride);
+}
+
+/*
+** Evaluation. L(i) takes a 1-D coordinate in [0, size); L(crd) a natural or
+** mixed coordinate whose every integer lies inside the mode it addresses.
+*/
+int
+cute_eval_idx(const Layout *l, int64_t i, int64_t *out, Err *e)
+{
+	char a[FMT_MAX];
+	Tuple c;
+
+	if (i < 0 || i >= cute_size(l))
+		return err_set(e, "%s(%lld): index outside the domain [0,%lld)", lfmt(a, l),
+		               (long long)i, (long long)cute_size(l));
+	tuple_int(&c, i);
+	return node_crd2idx(&c, 0, &l->shape, 0, &l->stride, 0, out, e);
+}
+
+static int
+check_crd(const Layout *l, const Tuple *c, int ic, int is, Err *e)
+{
+	char a[FMT_MAX], b[FMT_MAX];
+	int kc = c->node[ic].kids, ks = l->shape.node[is].kids, i;
+
+	if (kc == T_UNDER)
+		return err_set(e, "%s(%s): '_' selects a slice; use slice(coord, layout)",
+		               lfmt(a, l), tfmt(b, c));
+	if (kc >= 0) {
+		if (ks != kc)
+			return err_set(e, "%s(%s): the coordinate does not match the shape (%d modes against %d)",
+			               lfmt(a, l), tfmt(b, c), kc, node_rank(&l->shape, is));
+		for (i = 0; i < kc; i++)
+			if (check_crd(l, c, tuple_child(c, ic, i), tuple_child(&l->shape, is, i), e) < 0)
+				return -1;
+		return 0;
+	}
+	if (c->node[ic].v < 0 || c->node[ic].v >= node_product(&l->shape, is))
+		return err_set(e, "%s(%s): coordinate %lld is outside its mode (valid: 0..%lld)",
+		               lfmt(a, l), tfmt(b, c), (long long)c->node[ic].v,
+		               (long long)node_product(&l->shape, is) - 1);
+	return 0;
+}
+
+int
+cute_eval(const Layout *l, const Tuple *crd, int64_t *out, Err *e)
+{
+	if (check_crd(l, crd, 0, 0, e) < 0)
+		return -1;
+	return node_crd2idx(crd, 0, &l->shape, 0, &l->stride, 0, out, e);
+}
+
+/*
+** Coalesce (CuTe's bw_coalesce): walk the flattened modes from the back,
+** keeping a front mode that absorbs what it can:
+**   s:d with s == 1         skip it
+**   front is the initial 1  replace the front
+**   s*d == front stride     merge: front becomes (s*front_shape):d
+**   otherwise               prepend s:d
+*/
+static int
+bw_coalesce(const Flat *f, int last, int64_t s0, int64_t d0, Layout *out, Err *e)
+{
+	Flat r;  /* reversed: r.s[r.n-1] is the front */
+	int i, is_tuple = 0;
+
+	r.n = 1;
+	r.s[0] = s0;
+	r.d[0] = d0;
+	for (i = last; i >= 0; i--) {
+		int64_t s = f->s[i], d = f->d[i], sd;
+		if (s == 1)
+			continue;
+		if (!is_tuple && r.s[0] == 1) {
+			r.s[0] = s;
+			r.d[0] = d;
+		} else if (!__builtin_mul_overflow(s, d, &sd) && sd == r.d[r.n - 1]) {
+			if (ck_mul(s, r.s[r.n - 1], &r.s[r.n - 1], e) < 0)
+				return -1;
+			r.d[r.n - 1] = d;
+		} else {
+			r.s[r.n] = s;
+			r.d[r.n] = d;
+			r.n++;
+			is_tuple = 1;
+		}
+	}
+	if (!is_tuple)
+		return r.s[0] == 1 ? lb_scalar(out, 1, 0, e) : lb_scalar(out, r.s[0], r.d[0], e);
+	{
+		Flat o;
+		o.n = r.n;
+		for (i = 0; i < r.n; i++) {
+			o.s[i] = r.s[r.n - 1 - i];
+			o.d[i] = r.d[r.n - 1 - i];
+		}
+		return flat_to_layout(&o, 1, out, e);
+	}
+}
+
+int
+cute_coalesce(const Layout *l, Layout *out, Err *e)
+{
+	Flat f;
+
+	flat_of(l, &f);
+	if (f.n == 0)
+		return lb_scalar(out, 1, 0, e);
+	return bw_coalesce(&f, f.n - 2, f.s[f.n - 1], f.d[f.n - 1], out, e);
+}
+
+/* coalesce_x keeps the function outside the domain too: a trailing shape-1
+** mode still contributes its stride when the last mode overflows. Only the
+** strides of the result matter to composition, never its last shape. */
+static int
+coalesce_x(const Layout *l, Flat *out, int *scalar, Err *e)
+{
+	Flat f;
+	Layout c;
+
+	flat_of(l, &f);
+	if (f.n == 0) {
+		out->n = 1;
+		out->s[0] = 1;
+		out->d[0] = 0;
+		*scalar = 1;
+		return 0;
+	}
+	if (bw_coalesce(&f, f.n - 2, f.s[f.n - 1] == 1 ? 2 : f.s[f.n - 1], f.d[f.n - 1], &c, e) < 0)
+		return -1;
+	*scalar = c.shape.node[0].kids < 0;
+	flat_of(&c, out);
+	return 0;
+}
+
+typedef int (*ModeFn)(const Layout *l, Layout *out, Err *e);
+
+/* Apply f at the terminals of a profile; modes past the profile pass through
+** (CuTe's transform_layout of a layout and a shorter tuple). */
+static int
+by_profile(const Layout *l, const Tuple *p, int ip, ModeFn f, Layout *o, Err *e)
+{
+	char a[FMT_MAX], b[FMT_MAX];
+	int i, k = p->node[ip].kids, r = cute_rank(l), at;
+	Layout m, res;
+
+	if (k < 0) {
+		if (f(l, &res, e) < 0)
+			return -1;
+		return lb_copy(o, &res, 0, e);
+	}
+	if (k > r)
+		return err_set(e, "profile %s has more modes than layout %s", tfmt(a, p), lfmt(b, l));
+	if ((at = lb_open(o, e)) < 0)
+		return -1;
+	for (i = 0; i < r; i++) {
+		if (mode_at(l, i, &m, e) < 0)
+			return -1;
+		if (i < k) {
+			if (by_profile(&m, p, tuple_child(p, ip, i), f, o, e) < 0)
+				return -1;
+		} else if (lb_copy(o, &m, 0, e) < 0) {
+			return -1;
+		}
+	}
+	lb_close(o, at);
+	return 0;
+}
+
+int
+cute_coalesce_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e)
+{
+	Layout t;
+
+	lb_init(&t);
+	if (by_profile(l, profile, 0, cute_coalesce, &t, e) < 0)
+		return -1;
+	*out = t;
+	return 0;
+}
+
+int
+cute_filter(const Layout *l, Layout *out, Err *e)
+{
+	Layout z = *l;
+	int i;
+
+	for (i = 0; i < z.shape.n; i++)
+		if (z.shape.node[i].kids == T_LEAF && z.stride.node[i].v == 0)
+			z.shape.node[i].v = 1;
+	return cute_coalesce(&z, out, e);
+}
+
+/*
+** Composition A o B (CuTe's composition_impl). B distributes over its modes;
+** each integral mode s:d of B walks the coalesced modes of A, dividing d out
+** of A's shapes (stride divisibility) and then taking s elements (shape
+** divisibility). Both conditions are CuTe's static assertions.
+*/
+typedef struct Comp {
+	const Layout *a, *b;  /* the operands, for messages */
+	Flat l;               /* coalesce_x(A) */
+	int scalar;
+} Comp;
+
+static int
+comp_fail(const Comp *c, Err *e, const char *why)
+{
+	char a[FMT_MAX], b[FMT_MAX];
+
+	return err_set(e, "composition: %s o %s: %s", lfmt(a, c->a), lfmt(b, c->b), why);
+}
+
+static int
+comp_mode(const Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
+{
+	const Flat *l = &c->l;
+	char why[300];
+	Flat r;
+	int64_t rest_shape = rs, rest_stride = rd, t;
+	int i, R = l->n;
+
+	if (rd == 0)
+		return lb_leaf(o, rs, 0, e);
+	if (c->scalar) {
+		if (ck_mul(rd, l->d[0], &t, e) < 0)
+			return -1;
+		return lb_leaf(o, rs, t, e);
+	}
+	r.n = 0;
+	for (i = 0; i < R - 1; i++) {
+		int64_t cs = l->s[i], cd = l->d[i];
+		int64_t ars = rest_stride < 0 ? -rest_stride : rest_stride;
+		int64_t next_shape, next_stride;
+		if (!(rest_stride % cs == 0 || rest_stride < cs)) {
+			snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld is neither "
+			         "a multiple of nor smaller than %lld, the shape of mode %d of the coalesced "
+			         "left-hand side", (long long)rest_stride, (long long)cs, i);
+			return comp_fail(c, e, why);
+		}
+		next_shape = cs / ars + (cs % ars != 0);
+		next_stride = (ars / cs + (ars % cs != 0)) * (rest_stride < 0 ? -1 : 1);
+		if (next_shape == 1 || rest_shape == 1) {
+			rest_stride = next_stride;
+			continue;
+		}
+		{
+			int64_t ns = next_shape < rest_shape ? next_shape : rest_shape;
+			if (rest_shape % ns != 0) {
+				snprintf(why, sizeof why, "shape divisibility condition fails: %lld elements do not "
+				         "split into whole blocks of %lld along mode %d (shape %lld) of the coalesced "
+				         "left-hand side", (long long)rest_shape, (long long)ns, i, (long long)cs);
+				return comp_fail(c, e, why);
+			}
+			r.s[r.n] = ns;
+			if (ck_mul(rest_stride, cd, &r.d[r.n], e) < 0)
+				return -1;
+			r.n++;
+			rest_shape /= ns;
+			rest_stride = next_stride;
+		}
+	}
+	if (ck_mul(rest_stride, l->d[R - 1], &t, e) < 0)
+		return -1;
+	if (r.n == 0)
+		return lb_leaf(o, rest_shape, t, e);
+	if (rest_shape != 1) {
+		r.s[r.n] = rest_shape;
+		r.d[r.n] = t;
+		r.n++;
+	}
+	if (r.n == 1)
+		return lb_leaf(o, r.s[0], r.d[0], e);
+	{
+		int at = lb_open(o, e);
+		if (at < 0)
+			return -1;
+		for (i = 0; i < r.n; i++)
+			if (lb_leaf(o, r.s[i], r.d[i], e) < 0)
+				return -1;
+		lb_close(o, at);
+	}
+	return 0;
+}
+
+static int
+comp_at(const Comp *c, const Layout *b, int at, Layout *o, Err *e)
+{
+	int i, k = b->shape.node[at].kids, open, ch;
+
+	if (k < 0)
+		return comp_mode(c, b->shape.node[at].v, b->stride.node[at].v, o, e);
+	if ((open = lb_open(o, e)) < 0)
+		return -1;
+	for (i = 0, ch = at + 1; i < k; i++, ch += b->shape.node[ch].span)
+		if (comp_at(c, b, ch, o, e) < 0)
+			return -1;
+	lb_close(o, open);
+	return 0;
+}
+
+int
+cute_composition(const Layout *a, const Layout *b, Layout *out, Err *e)
+{
+	Comp c;
+	Layout t;
+
+	c.a = a;
+	c.b = b;
+	if (coalesce_x(a, &c.l, &c.scalar, e) < 0)
+		return -1;
+	lb_init(&t);
+	if (comp_at(&c, b, 0, &t, e) < 0 || check(&t, "composition", e) < 0)
+		return -1;
+	*out = t;
+	return 0;
+}
+
+/*
+** Tilers. A tuple tiler applies by mode. composition drops the modes of the
+** layout that the tiler does not reach; the divides and products keep them.
+*/
+typedef int (*TileFn)(const Layout *l, const Layout *t, Layout *out, Err *e);
+
+static int
+by_tiler(const char *op, const Layout *l, const Tiler *T, int ip, TileFn f, int keep,
+         Layout *o, Err *e)
+{
+	char b[FMT_MAX];
+	const Tuple *p = &T->prof;
+	int i, k = p->node[ip].kids, r = cute_rank(l), at;
+	Layout m, res;
+
+	if (k == T_UNDER)
+		return lb_copy(o, l, 0, e);
+	if (k == T_LEAF) {
+		lb_init(&m);
+		if (lb_copy(&m, &T->l, ip, e) < 0 || f(l, &m, &res, e) < 0)
+			return -1;
+		return lb_copy(o, &res, 0, e);
+	}
+	if (k > r) {
+		Buf tb;
+		buf_init(&tb);
+		tiler_print(&tb, T);
+		err_set(e, "%s: the tiler %s has %d modes but the layout %s has only %d", op,
+		        tb.s ? tb.s : "?", k, lfmt(b, l), r);
+		buf_free(&tb);
+		return -1;
+	}
+	if ((at = lb_open(o, e)) < 0)
+		return -1;
+	for (i = 0; i < (keep ? r : k); i++) {
+		if (mode_at(l, i, &m, e) < 0)
+			return -1;
+		if (i < k) {
+			if (by_tiler(op, &m, T, tuple_child(p, ip, i), f, keep, o, e) < 0)
+				return -1;
+		} else if (lb_copy(o, &m, 0, e) < 0) {
+			return -1;
+		}
+	}
+	lb_close(o, at);
+	return 0;
+}
+
+static int
+tiled(const char *op, const Layout *l, const Tiler *T, TileFn f, int keep, Layout *out, Err *e)
+{
+	Layout t;
+
+	lb_init(&t);
+	if (by_tiler(op, l, T, 0, f, keep, &t, e) < 0 || check(&t, op, e) < 0)
+		return -1;
+	*out = t;
+	return 0;
+}
+
+int
+cute_composition_tiler(const Layout *a, const Tiler *t, Layout *out, Err *e)
+{
+	return tiled("composition", a, t, cute_composition, 0, out, e);
+}
+
+/*
+** Complement (CuTe's detail::complement on the filtered layout): take the
+** modes by increasing stride; each contributes the gap below it. The gap
+** is min_stride / (previous stride * shape); a zero gap means two modes
+** overlap (CuTe: "Non-injective Layout detected in complement").
+*/
+int
+cute_complement(const Layout *l, const Tuple *cotarget, Layout *out, Err *e)
+{
+	char a[FMT_MAX];
+	Layout fl, res;
+	Flat f, r;
+	Tuple cot, rs, pv;
+	int64_t prev, rest;
+	int i, j;
+
+	if (cute_filter(l, &fl, e) < 0)
+		return -1;
+	if (cotarget) {
+		if (tuple_has_under(cotarget))
+			return err_set(e, "complement: cotarget %s contains '_'", tfmt(a, cotarget));
+		for (i = 0; i < cotarget->n; i++)
+			if (cotarget->node[i].kids == T_LEAF && cotarget->node[i].v < 1)
+				return err_set(e, "complement: cotarget %s must be positive", tfmt(a, cotarget));
+		cot = *cotarget;
+	} else {
+		tuple_int(&cot, cute_cosize(&fl));
+	}
+	flat_of(&fl, &f);
+	if (f.n == 1 && f.d[0] == 0) {
+		/* The filtered layout is 1:0: the complement is the whole cotarget. */
+		int64_t p;
+		if (tuple_product(&cot, &p, e) < 0)
+			return -1;
+		if (lb_scalar(&res, p, 1, e) < 0 || check(&res, "complement", e) < 0)
+			return -1;
+		*out = res;
+		return 0;
+	}
+	for (i = 0; i < f.n; i++)
+		if (f.d[i] < 0)
+			return err_set(e, "complement: %s has the negative stride %lld; complement needs positive strides",
+			               lfmt(a, l), (long long)f.d[i]);
+	r.n = 0;
+	prev = 1;
+	for (j = 0; j < f.n; j++) {
+		int m = 0;
+		for (i = 1; i < f.n - j; i++)
+			if (f.d[i] < f.d[m])
+				m = i;
+		if (f.d[m] / prev == 0)
+			return err_set(e, "complement: %s is not injective: the mode %lld:%lld overlaps the modes "
+			               "of smaller stride, which already reach %lld", lfmt(a, l),
+			               (long long)f.s[m], (long long)f.d[m], (long long)prev);
+		r.s[r.n] = f.d[m] / prev;
+		r.d[r.n] = prev;
+		r.n++;
+		if (ck_mul(f.d[m], f.s[m], &prev, e) < 0)
+			return -1;
+		/* remove mode m, keeping the order of the others */
+		memmove(&f.s[m], &f.s[m + 1], (size_t)(f.n - j - 1 - m) * sizeof f.s[0]);
+		memmove(&f.d[m], &f.d[m + 1], (size_t)(f.n - j - 1 - m) * sizeof f.d[0]);
+	}
+	/* The rest covers the cotarget: coalesce(ceil_div(cotarget, prev)) with stride prev. */
+	tuple_int(&pv, prev);
+	if (tuple_ceil_div(&cot, &pv, &rs, e) < 0 || tuple_product(&rs, &rest, e) < 0)
+		return -1;
+	r.s[r.n] = rest;
+	r.d[r.n] = prev;
+	r.n++;
+	if (flat_to_layout(&r, 1, &res, e) < 0 || cute_coalesce(&res, &res, e) < 0 ||
+	    check(&res, "complement", e) < 0)
+		return -1;
+	*out = res;
+	return 0;
+}
+
+/* Stable order of the flat modes by stride (ties by mode index, as CuTe's SortByKey). */
+static void
+sort_by_stride(const Flat *f, int *ord)
+{
+	int i, j;
+
+	for (i = 0; i < f->n; i++)
+		ord[i] = i;
+	for (i = 1; i < f->n; i++) {
+		int x = ord[i];
+		for (j = i; j > 0 && f->d[ord[j - 1]] > f->d[x]; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = x;
+	}
+}
+
+/* right_inverse: follow the strides from 1 upward through the coalesced modes;
+** modes whose stride is never reached (stride 0, negative, gaps) are skipped. */
+int
+cute_right_inverse(const Layout *l, Layout *out, Err *e)
+{
+	Layout c, res;
+	Flat f, r;
+	int64_t pre[TUPLE_MAX], curr = 1;
+	int ord[TUPLE_MAX], i;
+
+	if (cute_coalesce(l, &c, e) < 0)
+		return -1;
+	flat_of(&c, &f);
+	pre[0] = 1;
+	for (i = 1; i < f.n; i++)
+		pre[i] = pre[i - 1] * f.s[i - 1];
+	sort_by_stride(&f, ord);
+	r.n = 1;
+	r.s[0] = 1;
+	r.d[0] = 0;
+	for (i = 0; i < f.n; i++) {
+		int m = ord[i];
+		if (f.d[m] != curr)
+			continue;
+		r.s[r.n] = f.s[m];
+		r.d[r.n] = pre[m];
+		r.n++;
+		if (ck_mul(f.s[m], f.d[m], &curr, e) < 0)
+			return -1;
+	}
+	if (flat_to_layout(&r, 1, &res, e) < 0 || cute_coalesce(&res, out, e) < 0)
+		return -1;
+	return check(out, "right_inverse", e);
+}
+
+/* left_inverse: the quasi-inverse, with stride 0 in the holes of the codomain. */
+int
+cute_left_inverse(const Layout *l, Layout *out, Err *e)
+{
+	char a[FMT_MAX];
+	Layout c, res;
+	Flat f, r;
+	int64_t pre[TUPLE_MAX], size = 1;
+	int ord[TUPLE_MAX], i, n = 0;
+
+	if (cute_coalesce(l, &c, e) < 0)
+		return -1;
+	flat_of(&c, &f);
+	pre[0] = 1;
+	for (i = 1; i < f.n; i++)
+		pre[i] = pre[i - 1] * f.s[i - 1];
+	for (i = 0; i < f.n; i++)
+		if (f.d[i] < 0)
+			return err_set(e, "left_inverse: %s has the negative stride %lld", lfmt(a, l),
+			               (long long)f.d[i]);
+	sort_by_stride(&f, ord);
+	/* shapes r.s[0..n) pair with strides r.d[0..n]: r.d[0] = 0 for the first hole */
+	r.d[0] = 0;
+	for (i = 0; i < f.n; i++) {
+		int m = ord[i];
+		if (f.d[m] == 0)
+			continue;
+		if (f.d[m] % size != 0)
+			return err_set(e, "left_inverse: %s fails the divisibility condition: stride %lld is not "
+			               "a multiple of %lld, the extent of the modes of smaller stride",
+			               lfmt(a, l), (long long)f.d[m], (long long)size);
+		r.s[n] = f.d[m] / size;
+		r.d[n + 1] = pre[m];
+		n++;
+		size = f.d[m];
+	}
+	r.s[n] = f.s[ord[f.n - 1]];
+	r.n = n + 1;
+	if (flat_to_layout(&r, 1, &res, e) < 0 || cute_coalesce(&res, out, e) < 0)
+		return -1;
+	return check(out, "left_inverse", e);
+}
+
+/*
+** Divides and products.
+*/
+static int
+divide1(const Layout *l, const Layout *t, Layout *out, Err *e)
+{
+	Layout cl, comp, both;
+
+	if (cute_coalesce(l, &cl, e) < 0 || cute_complement(t, &cl.shape, &comp, e) < 0 ||
+	    pair(t, &comp, &both, e) < 0)
+		return -1;
+	return cute_composition(l, &both, out, e);
+}
+
+int
+cute_logical_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return tiled("logical_divide", l, t, divide1, 1, out, e);
+}
+
+static int
+product1(const Layout *l, const Layout *t, Layout *out, Err *e)
+{
+	Layout comp, c;
+	Tuple cot;
+	int64_t n;
+
+	if (ck_mul(cute_size(l), cute_cosize(t), &n, e) < 0)
+		return -1;
+	tuple_int(&cot, n);
+	if (cute_complement(l, &cot, &comp, e) < 0 || cute_composition(&comp, t, &c, e) < 0)
+		return -1;
+	return pair(l, &c, out, e);
+}
+
+int
+cute_logical_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return tiled("logical_product", l, t, product1, 1, out, e);
+}
+
+/*
+** zip2_by: gather the rank-2 modes found at the terminals of the tiler into
+** ((tiles...), (rests..., untouched modes...)).
+*/
+static int
+zip2_by(const char *op, const Layout *l, const Tuple *p, int ip, Layout *out, Err *e)
+{
+	char a[FMT_MAX];
+	int i, k = p->node[ip].kids, at, inner;
+	Layout split[8], m;
+
+	if (k < 0) {
+		if (l->shape.node[0].kids != 2)
+			return err_set(e, "%s: mode %s is not rank 2 (a '_' in the tiler needs a rank-2 mode here)",
+			               op, lfmt(a, l));
+		*out = *l;
+		return 0;
+	}
+	if (l->shape.node[0].kids < k)
+		return err_set(e, "%s: %s has fewer modes than the tiler", op, lfmt(a, l));
+	if (k > (int)(sizeof split / sizeof split[0]))
+		return err_set(e, "%s: tilers of more than %d modes are not supported", op,
+		               (int)(sizeof split / sizeof split[0]));
+	for (i = 0; i < k; i++) {
+		if (mode_at(l, i, &m, e) < 0 || zip2_by(op, &m, p, tuple_child(p, ip, i), &split[i], e) < 0)
+			return -1;
+	}
+	lb_init(out);
+	if ((at = lb_open(out, e)) < 0)
+		return -1;
+	if ((inner = lb_open(out, e)) < 0)
+		return -1;
+	for (i = 0; i < k; i++)
+		if (lb_copy(out, &split[i], tuple_child(&split[i].shape, 0, 0), e) < 0)
+			return -1;
+	lb_close(out, inner);
+	if ((inner = lb_open(out, e)) < 0)
+		return -1;
+	for (i = 0; i < k; i++)
+		if (lb_copy(out, &split[i], tuple_child(&split[i].shape, 0, 1), e) < 0)
+			return -1;
+	for (i = k; i < l->shape.node[0].kids; i++)
+		if (lb_copy(out, l, tuple_child(&l->shape, 0, i), e) < 0)
+			return -1;
+	lb_close(out, inner);
+	lb_close(out, at);
+	return 0;
+}
+
+/* zipped -> tiled / flat: unpack the second (and for flat, the first) mode one
+** level, as CuTe's result(_, repeat<R1>(_)) does; a rank-1 mode stays as is. */
+static int
+unpack(const Layout *z, int first, Layout *out, Err *e)
+{
+	Layout t;
+	int i, at, m;
+
+	lb_init(&t);
+	if ((at = lb_open(&t, e)) < 0)
+		return -1;
+	for (m = 0; m < 2; m++) {
+		int c = tuple_child(&z->shape, 0, m), k = z->shape.node[c].kids;
+		if ((m == 1 || first) && k >= 2) {
+			for (i = 0; i < k; i++)
+				if (lb_copy(&t, z, tuple_child(&z->shape, c, i), e) < 0)
+					return -1;
+		} else if (lb_copy(&t, z, c, e) < 0) {
+			return -1;
+		}
+	}
+	lb_close(&t, at);
+	*out = t;
+	return 0;
+}
+
+static int
+zipped(const char *op, TileFn f, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	Layout r;
+
+	if (tiled(op, l, t, f, 1, &r, e) < 0)
+		return -1;
+	return zip2_by(op, &r, &t->prof, 0, out, e);
+}
+
+int
+cute_zipped_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zipped("zipped_divide", divide1, l, t, out, e);
+}
+
+int
+cute_tiled_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	Layout z;
+
+	if (zipped("tiled_divide", divide1, l, t, &z, e) < 0)
+		return -1;
+	return unpack(&z, 0, out, e);
+}
+
+int
+cute_flat_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	Layout z;
+
+	if (zipped("flat_divide", divide1, l, t, &z, e) < 0)
+		return -1;
+	return unpack(&z, 1, out, e);
+}
+
+int
+cute_zipped_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zipped("zipped_product", product1, l, t, out, e);
+}
+
+int
+cute_tiled_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	Layout z;
+
+	if (zipped("tiled_product", product1, l, t, &z, e) < 0)
+		return -1;
+	return unpack(&z, 0, out, e);
+}
+
+int
+cute_flat_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	Layout z;
+
+	if (zipped("flat_product", product1, l, t, &z, e) < 0)
+		return -1;
+	return unpack(&z, 1, out, e);
+}
+
+/* append<R>(l): pad with 1:0 modes up to rank R (a rank-R layout is unchanged). */
+static int
+append_to(const Layout *l, int R, Layout *out, Err *e)
+{
+	int i, at, r = cute_rank(l);
+
+	if (r >= R) {
+		*out = *l;
+		return 0;
+	}
+	lb_init(out);
+	if ((at = lb_open(out, e)) < 0)
+		return -1;
+	if (l->shape.node[0].kids < 0) {
+		if (lb_copy(out, l, 0, e) < 0)
+			return -1;
+	} else {
+		for (i = 0; i < r; i++)
+			if (lb_copy(out, l, tuple_child(&l->shape, 0, i), e) < 0)
+				return -1;
+	}
+	for (i = r; i < R; i++)
+		if (lb_leaf(out, 1, 0, e) < 0)
+			return -1;
+	lb_close(out, at);
+	return 0;
+}
+
+/* zip(a, b) of two layouts: ((a0,b0),(a1,b1),...), or ((a,b)) when a is not a tuple. */
+static int
+zip2(const Layout *x, const Layout *y, Layout *out, Err *e)
+{
+	Layout t, mx, my;
+	int i, at, in, r;
+
+	lb_init(&t);
+	if ((at = lb_open(&t, e)) < 0)
+		return -1;
+	if (x->shape.node[0].kids < 0) {
+		if ((in = lb_open(&t, e)) < 0 || lb_copy(&t, x, 0, e) < 0 || lb_copy(&t, y, 0, e) < 0)
+			return -1;
+		lb_close(&t, in);
+	} else {
+		r = cute_rank(x);
+		for (i = 0; i < r; i++) {
+			if (mode_at(x, i, &mx, e) < 0)
+				return -1;
+			if (i < cute_rank(y)) {
+				if (mode_at(y, i, &my, e) < 0)
+					return -1;
+			} else if (lb_scalar(&my, 1, 0, e) < 0) {
+				return -1;
+			}
+			if ((in = lb_open(&t, e)) < 0 || lb_copy(&t, &mx, 0, e) < 0 || lb_copy(&t, &my, 0, e) < 0)
+				return -1;
+			lb_close(&t, in);
+		}
+	}
+	lb_close(&t, at);
+	*out = t;
+	return 0;
+}
+
+static int
+rank_product(const char *op, const Layout *a, const Layout *b, int raked, Layout *out, Err *e)
+{
+	Layout pa, pb, r, c, zz;
+	int R = cute_rank(a) > cute_rank(b) ? cute_rank(a) : cute_rank(b);
+
+	if (append_to(a, R, &pa, e) < 0 || append_to(b, R, &pb, e) < 0 ||
+	    product1(&pa, &pb, &r, e) < 0 || mode_at(&r, 1, &c, e) < 0)
+		return -1;
+	if ((raked ? zip2(&c, &pa, &zz, e) : zip2(&pa, &c, &zz, e)) < 0 || check(&zz, op, e) < 0)
+		return -1;
+	*out = zz;
+	return 0;
+}
+
+int
+cute_blocked_product(const Layout *a, const Layout *b, Layout *out, Err *e)
+{
+	return rank_product("blocked_product", a, b, 0, out, e);
+}
+
+int
+cute_raked_product(const Layout *a, const Layout *b, Layout *out, Err *e)
+{
+	return rank_product("raked_product", a, b, 1, out, e);
+}
+
+/*
+** slice(crd, layout): keep the modes paired with `_`. A tuple coordinate
+** lifts its pieces into one flat tuple; a bare `_` keeps the whole layout.
+*/
+static int
+lift_slice(const Tuple *c, int ic, const Layout *l, int il, Layout *o, Err *e)
+{
+	char a[FMT_MAX], b[FMT_MAX];
+	int i, k = c->node[ic].kids;
+
+	if (k == T_UNDER)
+		return lb_copy(o, l, il, e);
+	if (k == T_LEAF)
+		return 0;
+	if (l->shape.node[il].kids != k)
+		return err_set(e, "slice: coordinate %s does not match layout %s", tfmt(a, c), lfmt(b, l));
+	for (i = 0; i < k; i++)
+		if (lift_slice(c, tuple_child(c, ic, i), l, tuple_child(&l->shape, il, i), o, e) < 0)
+			return -1;
+	return 0;
+}
+
+int
+cute_slice(const Tuple *crd, const Layout *l, Layout *out, int64_t *offset, Err *e)
+{
+	char a[FMT_MAX], b[FMT_MAX];
+	Layout t;
+	int at, k = crd->node[0].kids;
+	int64_t off;
+
+	if (node_crd2idx(crd, 0, &l->shape, 0, &l->stride, 0, &off, e) < 0)
+		return err_set(e, "slice: coordinate %s does not match layout %s", tfmt(a, crd), lfmt(b, l));
+	lb_init(&t);
+	if (k == T_UNDER) {
+		t = *l;
+	} else {
+		if ((at = lb_open(&t, e)) < 0)
+			return -1;
+		if (k >= 0 && lift_slice(crd, 0, l, 0, &t, e) < 0)
+			return -1;
+		lb_close(&t, at);
+	}
+	*out = t;
+	if (offset)
+		*offset = off;
+	return 0;
+}
+
+int
+cute_with_shape(const Layout *l, const Tuple *shape, Layout *out, Err *e)
+{
+	Layout m;
+
+	if (cute_make_compact(&m, shape, 0, e) < 0)
+		return -1;
+	return cute_composition(l, &m, out, e);
+}
+
+int
+cute_same_function(const Layout *a, const Layout *b, int *same, int64_t *where, Err *e)
+{
+	Layout ca, cb;
+	int64_t i, n = cute_size(a), x, y;
+
+	*where = -1;
+	if (cute_coalesce(a, &ca, e) < 0 || cute_coalesce(b, &cb, e) < 0)
+		return -1;
+	/* The coalesced form is canonical for the function on [0, size). */
+	*same = n == cute_size(b) && cute_equal(&ca, &cb);
+	if (*same || n != cute_size(b))
+		return 0;
+	for (i = 0; i < n && i < ((int64_t)1 << 24); i++) {
+		if (cute_eval_idx(a, i, &x, e) < 0 || cute_eval_idx(b, i, &y, e) < 0)
+			return -1;
+		if (x != y) {
+			*where = i;
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* internal.h - helpers shared by the layout module's files, not part of its API. */
+#ifndef TESSEL_LAYOUT_INTERNAL_H
+#define TESSEL_LAYOUT_INTERNAL_H
+
+#include "layout.h"
+
+/*
+** Building tuples in preorder: open a tuple node, append its children (leaves,
+** copies of subtrees, or nested tuples), close it. All return the index of the
+** new node, or -1 (with e filled) when the tuple would exceed TUPLE_MAX nodes.
+*/
+int tb_leaf(Tuple *o, int64_t v, Err *e);
+int tb_under(Tuple *o, Err *e);
+int tb_open(Tuple *o, Err *e);
+void tb_close(Tuple *o, int at);
+int tb_copy(Tuple *o, const Tuple *t, int at, Err *e);
+
+/* Node-level views: (t, at) names the subtree of t rooted at node at. */
+int64_t node_product(const Tuple *t, int at);  /* unchecked: shapes are checked at construction */
+int node_rank(const Tuple *t, int at);
+int node_equal(const Tuple *a, int ia, const Tuple *b, int ib);
+int node_congruent(const Tuple *a, int ia, const Tuple *b, int ib);
+void node_print(Buf *b, const Tuple *t, int at);
+int node_extract(const Tuple *t, int at, Tuple *out, Err *e);
+int node_crd2idx(const Tuple *c, int ic, const Tuple *s, int is, const Tuple *d, int id,
+                 int64_t *out, Err *e);
+
+/* Parse one tuple at *pp (s is the whole text, for messages); leaves *pp
+** after it and any spaces. The caller checks what follows. */
+int tuple_parse_prefix(const char *s, const char **pp, Tuple *out, Err *e);
+
+/* Checked arithmetic: 0 on success, -1 with a message on overflow. */
+int ck_add(int64_t a, int64_t b, int64_t *r, Err *e);
+int ck_mul(int64_t a, int64_t b, int64_t *r, Err *e);
+
+/* The notation of a tuple or layout written into dst (truncated with "..."),
+** for error messages; returns dst. */
+enum { FMT_MAX = 160 };
+const char *tfmt(char *dst, const Tuple *t);
+const char *lfmt(char *dst, const Layout *l);
+
+/* A layout flattened to parallel arrays of leaf shapes and strides. */
+typedef struct Flat {
+	int n;
+	int64_t s[TUPLE_MAX], d[TUPLE_MAX];
+} Flat;
+
+void flat_of(const Layout *l, Flat *f);
+int flat_to_layout(const Flat *f, int as_tuple, Layout *out, Err *e);
+
+#endif

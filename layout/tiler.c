@@ -1,0 +1,176 @@
+/* tiler.c - CuTe tilers: a layout, or a (nested) tuple of layouts, integers and `_`. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <string.h>
+
+void
+tiler_from_layout(Tiler *t, const Layout *l)
+{
+	tuple_int(&t->prof, 0);
+	t->l = *l;
+}
+
+typedef struct TLex {
+	const char *s, *p;
+	Err *e;
+} TLex;
+
+static void
+tskip(TLex *x)
+{
+	while (isspace((unsigned char)*x->p))
+		x->p++;
+}
+
+static int
+tsyntax(TLex *x, const char *what)
+{
+	return err_set(x->e, "cannot parse tiler '%s': %s at column %d", x->s, what,
+	               (int)(x->p - x->s) + 1);
+}
+
+/* Append a layout element: prof gets a leaf, l the layout's tree. */
+static int
+put_layout(Tiler *t, const Layout *l, Err *e)
+{
+	if (tb_leaf(&t->prof, 0, e) < 0 || tb_copy(&t->l.shape, &l->shape, 0, e) < 0 ||
+	    tb_copy(&t->l.stride, &l->stride, 0, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* Where the parenthesised group starting at p ends (just after its ')'). */
+static const char *
+group_end(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth == 0)
+			return p + 1;
+	}
+	return NULL;
+}
+
+static int
+parse_elem(TLex *x, Tiler *t, int depth)
+{
+	const char *q;
+	Tuple shape, stride;
+	Layout l;
+	int at;
+
+	tskip(x);
+	if (depth > 32)
+		return tsyntax(x, "nesting too deep");
+	if (x->p[0] == '_' && !isdigit((unsigned char)x->p[1])) {
+		x->p++;
+		if (tb_under(&t->prof, x->e) < 0 || tb_leaf(&t->l.shape, 1, x->e) < 0 ||
+		    tb_leaf(&t->l.stride, 0, x->e) < 0)
+			return -1;
+		return 0;
+	}
+	if (*x->p == '(') {
+		if (!(q = group_end(x->p)))
+			return tsyntax(x, "unbalanced parentheses");
+		while (isspace((unsigned char)*q))
+			q++;
+		if (*q != ':') {
+			/* a by-mode tuple of tilers */
+			x->p++;
+			if ((at = tb_open(&t->prof, x->e)) < 0 || tb_open(&t->l.shape, x->e) < 0 ||
+			    tb_open(&t->l.stride, x->e) < 0)
+				return -1;
+			tskip(x);
+			if (*x->p != ')') {
+				for (;;) {
+					if (parse_elem(x, t, depth + 1) < 0)
+						return -1;
+					tskip(x);
+					if (*x->p == ',') {
+						x->p++;
+						continue;
+					}
+					if (*x->p == ')')
+						break;
+					return tsyntax(x, "expected ',' or ')'");
+				}
+			}
+			x->p++;
+			tb_close(&t->prof, at);
+			tb_close(&t->l.shape, at);
+			tb_close(&t->l.stride, at);
+			return 0;
+		}
+	} else if (*x->p != '-' && !isdigit((unsigned char)*x->p) && *x->p != '_') {
+		return tsyntax(x, "expected an integer, '_', a layout or '('");
+	}
+	/* a layout SHAPE[:STRIDE]; a bare shape means compact column-major */
+	if (tuple_parse_prefix(x->s, &x->p, &shape, x->e) < 0)
+		return -1;
+	if (*x->p == ':') {
+		x->p++;
+		if (tuple_parse_prefix(x->s, &x->p, &stride, x->e) < 0 ||
+		    cute_make(&l, &shape, &stride, x->e) < 0)
+			return -1;
+	} else if (cute_make_compact(&l, &shape, 0, x->e) < 0) {
+		return -1;
+	}
+	return put_layout(t, &l, x->e);
+}
+
+int
+tiler_parse(const char *s, Tiler *t, Err *e)
+{
+	TLex x = { s, s, e };
+	Tiler r;
+
+	r.prof.n = r.l.shape.n = r.l.stride.n = 0;
+	if (parse_elem(&x, &r, 0) < 0)
+		return -1;
+	tskip(&x);
+	if (*x.p != '\0')
+		return tsyntax(&x, "unexpected text");
+	*t = r;
+	return 0;
+}
+
+static void
+print_at(Buf *b, const Tiler *t, int at)
+{
+	const TNode *n = &t->prof.node[at];
+	int i, c;
+
+	if (n->kids == T_UNDER) {
+		emit(b, "_");
+	} else if (n->kids == T_LEAF) {
+		Layout l;
+		l.shape.n = l.stride.n = 0;
+		tb_copy(&l.shape, &t->l.shape, at, NULL);
+		tb_copy(&l.stride, &t->l.stride, at, NULL);
+		if (tuple_is_int(&l.shape) && l.stride.node[0].v == 1)
+			emit(b, "%lld", (long long)l.shape.node[0].v);
+		else
+			cute_print(b, &l);
+	} else {
+		emit(b, "(");
+		for (i = 0, c = at + 1; i < n->kids; i++, c += t->prof.node[c].span) {
+			if (i)
+				emit(b, ",");
+			print_at(b, t, c);
+		}
+		emit(b, ")");
+	}
+}
+
+void
+tiler_print(Buf *b, const Tiler *t)
+{
+	if (t->prof.node[0].kids == T_LEAF)
+		cute_print(b, &t->l);
+	else
+		print_at(b, t, 0);
+}
