@@ -12,9 +12,9 @@
 static int
 lb_open(Layout *o, Err *e)
 {
-	int at = tb_open(&o->shape, e);
+	int at = tuple_open(&o->shape, e);
 
-	if (at < 0 || tb_open(&o->stride, e) < 0)
+	if (at < 0 || tuple_open(&o->stride, e) < 0)
 		return -1;
 	return at;
 }
@@ -22,14 +22,14 @@ lb_open(Layout *o, Err *e)
 static void
 lb_close(Layout *o, int at)
 {
-	tb_close(&o->shape, at);
-	tb_close(&o->stride, at);
+	tuple_close(&o->shape, at);
+	tuple_close(&o->stride, at);
 }
 
 static int
 lb_leaf(Layout *o, int64_t s, int64_t d, Err *e)
 {
-	if (tb_leaf(&o->shape, s, e) < 0 || tb_leaf(&o->stride, d, e) < 0)
+	if (tuple_push(&o->shape, s, e) < 0 || tuple_push(&o->stride, d, e) < 0)
 		return -1;
 	return 0;
 }
@@ -37,7 +37,7 @@ lb_leaf(Layout *o, int64_t s, int64_t d, Err *e)
 static int
 lb_copy(Layout *o, const Layout *l, int at, Err *e)
 {
-	if (tb_copy(&o->shape, &l->shape, at, e) < 0 || tb_copy(&o->stride, &l->stride, at, e) < 0)
+	if (tuple_push_copy(&o->shape, &l->shape, at, e) < 0 || tuple_push_copy(&o->stride, &l->stride, at, e) < 0)
 		return -1;
 	return 0;
 }
@@ -123,8 +123,8 @@ row_major_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 	int64_t after;
 
 	if (k < 0)
-		return tb_leaf(o, init, e) < 0 ? -1 : 0;
-	if ((open = tb_open(o, e)) < 0)
+		return tuple_push(o, init, e) < 0 ? -1 : 0;
+	if ((open = tuple_open(o, e)) < 0)
 		return -1;
 	for (i = 0, c = at + 1; i < k; i++, c += t->node[c].span) {
 		after = init;
@@ -134,7 +134,7 @@ row_major_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 		if (row_major_at(t, c, after, o, e) < 0)
 			return -1;
 	}
-	tb_close(o, open);
+	tuple_close(o, open);
 	return 0;
 }
 
@@ -538,6 +538,7 @@ typedef struct Comp {
 	const Layout *a, *b;  /* the operands, for messages */
 	Flat l;               /* coalesce_x(A) */
 	int scalar;
+	int64_t use[TUPLE_MAX];  /* per mode of l: the largest digit each mode of B reaches, summed */
 } Comp;
 
 static int
@@ -549,7 +550,7 @@ comp_fail(const Comp *c, Err *e, const char *why)
 }
 
 static int
-comp_mode(const Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
+comp_mode(Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
 {
 	const Flat *l = &c->l;
 	char why[300];
@@ -569,13 +570,18 @@ comp_mode(const Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
 		int64_t cs = l->s[i], cd = l->d[i];
 		int64_t ars = rest_stride < 0 ? -rest_stride : rest_stride;
 		int64_t next_shape, next_stride;
-		if (!(rest_stride % cs == 0 || rest_stride < cs)) {
-			snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld is neither "
-			         "a multiple of nor smaller than %lld, the shape of mode %d of the coalesced "
-			         "left-hand side", (long long)rest_stride, (long long)cs, i);
+		next_shape = cs / ars + (cs % ars != 0);
+		/* CuTe C++ asserts only rest_stride % cs == 0 || rest_stride < cs, and
+		** computes a wrong layout when a stride that does not divide cs walks
+		** past the end of the mode; tessel refuses exactly those cases. */
+		if (!(rest_stride % cs == 0 ||
+		      (rest_stride < cs && (cs % ars == 0 || rest_shape <= next_shape)))) {
+			snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld and "
+			         "the shape %lld of mode %d of the coalesced left-hand side do not divide each "
+			         "other, and the %lld elements do not fit in that mode",
+			         (long long)rest_stride, (long long)cs, i, (long long)rest_shape);
 			return comp_fail(c, e, why);
 		}
-		next_shape = cs / ars + (cs % ars != 0);
 		next_stride = (ars / cs + (ars % cs != 0)) * (rest_stride < 0 ? -1 : 1);
 		if (next_shape == 1 || rest_shape == 1) {
 			rest_stride = next_stride;
@@ -592,6 +598,7 @@ comp_mode(const Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
 			r.s[r.n] = ns;
 			if (ck_mul(rest_stride, cd, &r.d[r.n], e) < 0)
 				return -1;
+			c->use[i] += (ns - 1) * ars;
 			r.n++;
 			rest_shape /= ns;
 			rest_stride = next_stride;
@@ -621,7 +628,7 @@ comp_mode(const Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
 }
 
 static int
-comp_at(const Comp *c, const Layout *b, int at, Layout *o, Err *e)
+comp_at(Comp *c, const Layout *b, int at, Layout *o, Err *e)
 {
 	int i, k = b->shape.node[at].kids, open, ch;
 
@@ -644,10 +651,32 @@ cute_composition(const Layout *a, const Layout *b, Layout *out, Err *e)
 
 	c.a = a;
 	c.b = b;
+	memset(c.use, 0, sizeof c.use);
 	if (coalesce_x(a, &c.l, &c.scalar, e) < 0)
 		return -1;
 	lb_init(&t);
-	if (comp_at(&c, b, 0, &t, e) < 0 || check(&t, "composition", e) < 0)
+	if (comp_at(&c, b, 0, &t, e) < 0)
+		return -1;
+	/*
+	** Composing mode by mode assumes A(B1(c1) + B2(c2)) = A(B1(c1)) + A(B2(c2)):
+	** true when the digits the modes of B put in each bounded mode of A add
+	** up without a carry. CuTe C++ does not check it and returns a layout
+	** that differs from A o B where it fails; tessel refuses.
+	*/
+	if (!c.scalar) {
+		int i;
+		for (i = 0; i < c.l.n - 1; i++) {
+			if (c.use[i] >= c.l.s[i]) {
+				char why[300];
+				snprintf(why, sizeof why, "the modes of the right-hand side overlap in mode %d "
+				         "(shape %lld) of the coalesced left-hand side: their coordinates there add up "
+				         "to %lld and carry, so A(B(c)) is not the sum over the modes of B",
+				         i, (long long)c.l.s[i], (long long)c.use[i]);
+				return comp_fail(&c, e, why);
+			}
+		}
+	}
+	if (check(&t, "composition", e) < 0)
 		return -1;
 	*out = t;
 	return 0;

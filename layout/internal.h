@@ -4,17 +4,6 @@
 
 #include "layout.h"
 
-/*
-** Building tuples in preorder: open a tuple node, append its children (leaves,
-** copies of subtrees, or nested tuples), close it. All return the index of the
-** new node, or -1 (with e filled) when the tuple would exceed TUPLE_MAX nodes.
-*/
-int tb_leaf(Tuple *o, int64_t v, Err *e);
-int tb_under(Tuple *o, Err *e);
-int tb_open(Tuple *o, Err *e);
-void tb_close(Tuple *o, int at);
-int tb_copy(Tuple *o, const Tuple *t, int at, Err *e);
-
 /* Node-level views: (t, at) names the subtree of t rooted at node at. */
 int64_t node_product(const Tuple *t, int at);  /* unchecked: shapes are checked at construction */
 int node_rank(const Tuple *t, int at);

@@ -72,6 +72,17 @@ typedef struct MmaAtom {
 } MmaAtom;
 
 /* tuple.c */
+/*
+** Building tuples in preorder: open a tuple node, append its children (leaves,
+** copies of subtrees, or nested tuples), close it. All return the index of the
+** new node, or -1 (with e filled) when the tuple would exceed TUPLE_MAX nodes.
+*/
+int tuple_push(Tuple *o, int64_t v, Err *e);
+int tuple_push_under(Tuple *o, Err *e);
+int tuple_open(Tuple *o, Err *e);
+void tuple_close(Tuple *o, int at);
+int tuple_push_copy(Tuple *o, const Tuple *t, int at, Err *e);
+
 void tuple_int(Tuple *t, int64_t v);
 int tuple_is_int(const Tuple *t);
 int tuple_rank(const Tuple *t);

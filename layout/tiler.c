@@ -34,8 +34,8 @@ tsyntax(TLex *x, const char *what)
 static int
 put_layout(Tiler *t, const Layout *l, Err *e)
 {
-	if (tb_leaf(&t->prof, 0, e) < 0 || tb_copy(&t->l.shape, &l->shape, 0, e) < 0 ||
-	    tb_copy(&t->l.stride, &l->stride, 0, e) < 0)
+	if (tuple_push(&t->prof, 0, e) < 0 || tuple_push_copy(&t->l.shape, &l->shape, 0, e) < 0 ||
+	    tuple_push_copy(&t->l.stride, &l->stride, 0, e) < 0)
 		return -1;
 	return 0;
 }
@@ -68,8 +68,8 @@ parse_elem(TLex *x, Tiler *t, int depth)
 		return tsyntax(x, "nesting too deep");
 	if (x->p[0] == '_' && !isdigit((unsigned char)x->p[1])) {
 		x->p++;
-		if (tb_under(&t->prof, x->e) < 0 || tb_leaf(&t->l.shape, 1, x->e) < 0 ||
-		    tb_leaf(&t->l.stride, 0, x->e) < 0)
+		if (tuple_push_under(&t->prof, x->e) < 0 || tuple_push(&t->l.shape, 1, x->e) < 0 ||
+		    tuple_push(&t->l.stride, 0, x->e) < 0)
 			return -1;
 		return 0;
 	}
@@ -81,8 +81,8 @@ parse_elem(TLex *x, Tiler *t, int depth)
 		if (*q != ':') {
 			/* a by-mode tuple of tilers */
 			x->p++;
-			if ((at = tb_open(&t->prof, x->e)) < 0 || tb_open(&t->l.shape, x->e) < 0 ||
-			    tb_open(&t->l.stride, x->e) < 0)
+			if ((at = tuple_open(&t->prof, x->e)) < 0 || tuple_open(&t->l.shape, x->e) < 0 ||
+			    tuple_open(&t->l.stride, x->e) < 0)
 				return -1;
 			tskip(x);
 			if (*x->p != ')') {
@@ -100,9 +100,9 @@ parse_elem(TLex *x, Tiler *t, int depth)
 				}
 			}
 			x->p++;
-			tb_close(&t->prof, at);
-			tb_close(&t->l.shape, at);
-			tb_close(&t->l.stride, at);
+			tuple_close(&t->prof, at);
+			tuple_close(&t->l.shape, at);
+			tuple_close(&t->l.stride, at);
 			return 0;
 		}
 	} else if (*x->p != '-' && !isdigit((unsigned char)*x->p) && *x->p != '_') {
@@ -149,8 +149,8 @@ print_at(Buf *b, const Tiler *t, int at)
 	} else if (n->kids == T_LEAF) {
 		Layout l;
 		l.shape.n = l.stride.n = 0;
-		tb_copy(&l.shape, &t->l.shape, at, NULL);
-		tb_copy(&l.stride, &t->l.stride, at, NULL);
+		tuple_push_copy(&l.shape, &t->l.shape, at, NULL);
+		tuple_push_copy(&l.stride, &t->l.stride, at, NULL);
 		if (tuple_is_int(&l.shape) && l.stride.node[0].v == 1)
 			emit(b, "%lld", (long long)l.shape.node[0].v);
 		else

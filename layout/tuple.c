@@ -18,7 +18,7 @@ grow(Tuple *o, Err *e)
 }
 
 int
-tb_leaf(Tuple *o, int64_t v, Err *e)
+tuple_push(Tuple *o, int64_t v, Err *e)
 {
 	int at = grow(o, e);
 
@@ -29,7 +29,7 @@ tb_leaf(Tuple *o, int64_t v, Err *e)
 }
 
 int
-tb_under(Tuple *o, Err *e)
+tuple_push_under(Tuple *o, Err *e)
 {
 	int at = grow(o, e);
 
@@ -40,7 +40,7 @@ tb_under(Tuple *o, Err *e)
 }
 
 int
-tb_open(Tuple *o, Err *e)
+tuple_open(Tuple *o, Err *e)
 {
 	int at = grow(o, e);
 
@@ -52,7 +52,7 @@ tb_open(Tuple *o, Err *e)
 
 /* Children are complete subtrees laid out after the open node: count them. */
 void
-tb_close(Tuple *o, int at)
+tuple_close(Tuple *o, int at)
 {
 	int k = 0, i = at + 1;
 
@@ -65,7 +65,7 @@ tb_close(Tuple *o, int at)
 }
 
 int
-tb_copy(Tuple *o, const Tuple *t, int at, Err *e)
+tuple_push_copy(Tuple *o, const Tuple *t, int at, Err *e)
 {
 	int span = t->node[at].span;
 
@@ -80,7 +80,7 @@ int
 node_extract(const Tuple *t, int at, Tuple *out, Err *e)
 {
 	out->n = 0;
-	return tb_copy(out, t, at, e) < 0 ? -1 : 0;
+	return tuple_push_copy(out, t, at, e) < 0 ? -1 : 0;
 }
 
 /*
@@ -355,12 +355,12 @@ tuple_make(Tuple *out, const Tuple *const *modes, int n, Err *e)
 	int i, at;
 
 	out->n = 0;
-	if ((at = tb_open(out, e)) < 0)
+	if ((at = tuple_open(out, e)) < 0)
 		return -1;
 	for (i = 0; i < n; i++)
-		if (tb_copy(out, modes[i], 0, e) < 0)
+		if (tuple_push_copy(out, modes[i], 0, e) < 0)
 			return -1;
-	tb_close(out, at);
+	tuple_close(out, at);
 	return 0;
 }
 
@@ -374,12 +374,12 @@ tuple_flatten(const Tuple *t, Tuple *out, Err *e)
 		return 0;
 	}
 	out->n = 0;
-	if ((at = tb_open(out, e)) < 0)
+	if ((at = tuple_open(out, e)) < 0)
 		return -1;
 	for (i = 1; i < t->n; i++)
-		if (t->node[i].kids < 0 && tb_copy(out, t, i, e) < 0)
+		if (t->node[i].kids < 0 && tuple_push_copy(out, t, i, e) < 0)
 			return -1;
-	tb_close(out, at);
+	tuple_close(out, at);
 	return 0;
 }
 
@@ -458,15 +458,15 @@ prefix_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 	int i, c, k = t->node[at].kids, open;
 
 	if (k < 0)
-		return tb_leaf(o, init, e) < 0 ? -1 : 0;
-	if ((open = tb_open(o, e)) < 0)
+		return tuple_push(o, init, e) < 0 ? -1 : 0;
+	if ((open = tuple_open(o, e)) < 0)
 		return -1;
 	for (i = 0, c = at + 1; i < k; i++, c += t->node[c].span) {
 		if (prefix_at(t, c, init, o, e) < 0 ||
 		    ck_mul(init, node_product(t, c), &init, e) < 0)
 			return -1;
 	}
-	tb_close(o, open);
+	tuple_close(o, open);
 	return 0;
 }
 
@@ -497,9 +497,9 @@ div_at(DivFn f, const char *op, int pad, const Tuple *a, int ia, const Tuple *b,
 		int64_t d = b ? node_product(b, ib) : bint;
 		if (f(a->node[ia].v, d, &r, e) < 0)
 			return -1;
-		return tb_leaf(o, r, e) < 0 ? -1 : 0;
+		return tuple_push(o, r, e) < 0 ? -1 : 0;
 	}
-	if ((open = tb_open(o, e)) < 0)
+	if ((open = tuple_open(o, e)) < 0)
 		return -1;
 	if (b && b->node[ib].kids >= 0) {
 		int kb = b->node[ib].kids;
@@ -519,7 +519,7 @@ div_at(DivFn f, const char *op, int pad, const Tuple *a, int ia, const Tuple *b,
 				return -1;
 		}
 	}
-	tb_close(o, open);
+	tuple_close(o, open);
 	return 0;
 }
 
@@ -647,8 +647,8 @@ idx2crd_at(int64_t idx, const Tuple *s, int is, Tuple *o, Err *e)
 	int i, c, open, k = s->node[is].kids;
 
 	if (k < 0)
-		return tb_leaf(o, idx, e) < 0 ? -1 : 0;
-	if ((open = tb_open(o, e)) < 0)
+		return tuple_push(o, idx, e) < 0 ? -1 : 0;
+	if ((open = tuple_open(o, e)) < 0)
 		return -1;
 	for (i = 0, c = is + 1; i < k; i++, c += s->node[c].span) {
 		int64_t p = node_product(s, c), ci = idx;
@@ -659,7 +659,7 @@ idx2crd_at(int64_t idx, const Tuple *s, int is, Tuple *o, Err *e)
 		if (idx2crd_at(ci, s, c, o, e) < 0)
 			return -1;
 	}
-	tb_close(o, open);
+	tuple_close(o, open);
 	return 0;
 }
 
@@ -685,13 +685,13 @@ crd2crd_at(const Tuple *c, int ic, const Tuple *s, int is, const Tuple *d, int i
 		if (kc != kd || ks != kc)
 			return err_set(e, "crd2crd: coordinate %s, source shape and target shape %s have different ranks",
 			               tfmt(x, c), tfmt(y, d));
-		if ((open = tb_open(o, e)) < 0)
+		if ((open = tuple_open(o, e)) < 0)
 			return -1;
 		for (i = 0; i < kc; i++)
 			if (crd2crd_at(c, tuple_child(c, ic, i), s, tuple_child(s, is, i),
 			               d, tuple_child(d, id, i), o, e) < 0)
 				return -1;
-		tb_close(o, open);
+		tuple_close(o, open);
 		return 0;
 	}
 	if (node_extract(c, ic, &sub, e) < 0 || node_extract(s, is, &sshape, e) < 0 ||
@@ -763,7 +763,7 @@ parse_node(Lex *x, Tuple *o, int depth)
 		return syntax(x, "nesting too deep");
 	if (*x->p == '(') {
 		x->p++;
-		if ((at = tb_open(o, x->e)) < 0)
+		if ((at = tuple_open(o, x->e)) < 0)
 			return -1;
 		skip(x);
 		if (*x->p != ')') {
@@ -781,16 +781,16 @@ parse_node(Lex *x, Tuple *o, int depth)
 			}
 		}
 		x->p++;
-		tb_close(o, at);
+		tuple_close(o, at);
 		return 0;
 	}
 	if (x->p[0] == '_' && !isdigit((unsigned char)x->p[1])) {
 		x->p++;
-		return tb_under(o, x->e) < 0 ? -1 : 0;
+		return tuple_push_under(o, x->e) < 0 ? -1 : 0;
 	}
 	if (parse_int(x, &v) < 0)
 		return -1;
-	return tb_leaf(o, v, x->e) < 0 ? -1 : 0;
+	return tuple_push(o, v, x->e) < 0 ? -1 : 0;
 }
 
 int

@@ -17,10 +17,10 @@ cute_make_layout_tv(const Layout *thr, const Layout *val, Layout *mn, Layout *tv
 	if (cute_raked_product(thr, val, &m, e) < 0 || cute_right_inverse(&m, &inv, e) < 0)
 		return -1;
 	shape.n = 0;
-	if ((at = tb_open(&shape, e)) < 0 || tb_leaf(&shape, cute_size(thr), e) < 0 ||
-	    tb_leaf(&shape, cute_size(val), e) < 0)
+	if ((at = tuple_open(&shape, e)) < 0 || tuple_push(&shape, cute_size(thr), e) < 0 ||
+	    tuple_push(&shape, cute_size(val), e) < 0)
 		return -1;
-	tb_close(&shape, at);
+	tuple_close(&shape, at);
 	if (cute_with_shape(&inv, &shape, &t, e) < 0)
 		return -1;
 	*mn = m;

@@ -1,0 +1,768 @@
+/* test_cute.c - CuTe tuples and layouts: worked examples from CuTe's docs and brute-force properties. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../layout/layout.h"
+
+static Layout
+L(const char *s)
+{
+	Layout l;
+	Err e;
+
+	if (cute_parse(s, &l, &e) < 0)
+		fail_msg("parse %s: %s", s, e.msg);
+	return l;
+}
+
+static Tiler
+T(const char *s)
+{
+	Tiler t;
+	Err e;
+
+	if (tiler_parse(s, &t, &e) < 0)
+		fail_msg("tiler %s: %s", s, e.msg);
+	return t;
+}
+
+static char *
+str(const Layout *l)
+{
+	static char out[4][512];
+	static int k;
+	Buf b;
+
+	buf_init(&b);
+	cute_print(&b, l);
+	k = (k + 1) % 4;
+	snprintf(out[k], sizeof out[k], "%s", b.s);
+	buf_free(&b);
+	return out[k];
+}
+
+static int64_t
+at(const Layout *l, int64_t i)
+{
+	int64_t v;
+	Err e;
+
+	if (cute_eval_idx(l, i, &v, &e) < 0)
+		fail_msg("eval: %s", e.msg);
+	return v;
+}
+
+#define EXPECT(got, want) assert_string_equal(str(&(got)), want)
+
+/* print -> parse -> print is the identity; spaces and _4 are accepted. */
+static void
+test_notation(void **state)
+{
+	const char *same[] = { "8:1", "(4):(1)", "(4,2):(1,4)", "((2,2),4):((1,4),2)", "(3,(2,4)):(-1,(0,3))",
+	                       "():()", "1:0" };
+	Layout l;
+	Tuple t;
+	Buf b;
+	Err e;
+	size_t i;
+
+	for (i = 0; i < sizeof same / sizeof same[0]; i++) {
+		l = L(same[i]);
+		EXPECT(l, same[i]);
+	}
+	l = L(" ( _4 , ( 2 , 2 ) ) : ( _1 , ( 4 , 8 ) ) ");
+	EXPECT(l, "(4,(2,2)):(1,(4,8))");
+	l = L("(4,2)");
+	EXPECT(l, "(4,2):(1,4)");
+	assert_int_equal(tuple_parse("(4)", &t, &e), 0);
+	assert_int_equal(tuple_rank(&t), 1);
+	assert_false(tuple_is_int(&t));
+	buf_init(&b);
+	tuple_print(&b, &t);
+	assert_string_equal(b.s, "(4)");
+	buf_free(&b);
+	assert_int_equal(cute_parse("(4,2):(1)", &l, &e), -1);
+	assert_non_null(strstr(e.msg, "not congruent"));
+	assert_int_equal(cute_parse("(4,2):(1,4", &l, &e), -1);
+	assert_non_null(strstr(e.msg, "column"));
+	assert_int_equal(cute_parse("(0,2):(1,4)", &l, &e), -1);
+	assert_int_equal(cute_parse("(4294967296,4294967296):(1,4294967296)", &l, &e), -1);
+	assert_non_null(strstr(e.msg, "too large"));
+}
+
+static void
+test_tuples(void **state)
+{
+	Tuple a, b, r;
+	int64_t v;
+	Err e;
+	Buf buf;
+
+	tuple_parse("((2,3),4)", &a, &e);
+	assert_int_equal(tuple_product(&a, &v, &e), 0);
+	assert_int_equal(v, 24);
+	tuple_prefix_product(&a, &r, &e);
+	buf_init(&buf);
+	tuple_print(&buf, &r);
+	assert_string_equal(buf.s, "((1,2),6)");
+	buf_reset(&buf);
+	/* shape_div((4,5,6),40) -> (1,1,3) as in CuTe's comment */
+	tuple_parse("(4,5,6)", &a, &e);
+	tuple_int(&b, 40);
+	assert_int_equal(tuple_shape_div(&a, &b, &r, &e), 0);
+	tuple_print(&buf, &r);
+	assert_string_equal(buf.s, "(1,1,3)");
+	buf_reset(&buf);
+	tuple_int(&b, 7);
+	assert_int_equal(tuple_shape_div(&a, &b, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "divisibility"));
+	/* idx2crd: colexicographic, last mode overflows; crd2idx inverts it */
+	tuple_parse("(4,(2,3))", &a, &e);
+	assert_int_equal(tuple_idx2crd(13, &a, &r, &e), 0);
+	tuple_print(&buf, &r);
+	assert_string_equal(buf.s, "(1,(1,1))");
+	buf_reset(&buf);
+	assert_int_equal(tuple_idx2crd(30, &a, &r, &e), 0);
+	tuple_print(&buf, &r);
+	assert_string_equal(buf.s, "(2,(1,3))");
+	buf_reset(&buf);
+	assert_int_equal(tuple_crd2idx_colex(&r, &a, &v, &e), 0);
+	assert_int_equal(v, 30);
+	/* crd2crd between shapes of equal size */
+	tuple_parse("(1,5)", &a, &e);
+	tuple_parse("(4,6)", &b, &e);
+	{
+		Tuple dst;
+		tuple_parse("(8,3)", &dst, &e);
+		assert_int_equal(tuple_crd2crd(&a, &b, &dst, &r, &e), 0);
+		tuple_print(&buf, &r);
+		assert_string_equal(buf.s, "(1,5)");
+		buf_reset(&buf);
+		tuple_int(&a, 21);
+		assert_int_equal(tuple_crd2crd(&a, &b, &dst, &r, &e), 0);
+		tuple_print(&buf, &r);
+		assert_string_equal(buf.s, "(5,2)");
+		buf_reset(&buf);
+	}
+	tuple_parse("(2,(3,4))", &a, &e);
+	tuple_parse("(2,12)", &b, &e);
+	assert_true(tuple_weakly_congruent(&b, &a));
+	assert_false(tuple_weakly_congruent(&a, &b));
+	assert_false(tuple_congruent(&a, &b));
+	assert_true(tuple_compatible(&b, &a));
+	assert_int_equal(tuple_inner_product(&a, &a, &v, &e), 0);
+	assert_int_equal(v, 4 + 9 + 16);
+	buf_free(&buf);
+}
+
+/* The worked examples of CuTe's 02_layout_algebra.md. */
+static void
+test_examples(void **state)
+{
+	Layout a, b, r;
+	Tiler t;
+	Tuple ct;
+	Err e;
+	struct { const char *a, *b, *want; } comp[] = {
+		{ "(6,2):(8,2)", "(4,3):(3,1)", "((2,2),3):((24,2),8)" },
+		{ "20:2", "(5,4):(4,1)", "(5,4):(8,2)" },
+		{ "(10,2):(16,4)", "(5,4):(1,5)", "(5,(2,2)):(16,(80,4))" },
+		{ "(4,6,8,10):(2,3,5,7)", "6:12", "(2,3):(9,5)" },
+		{ "((4,8),3):((1,4),64)", "(4,4):(8,1)", "(4,4):(8,1)" },
+	};
+	struct { const char *l; int cot; const char *want; } compl[] = {
+		{ "4:1", 24, "6:4" }, { "6:4", 24, "4:1" }, { "(4,6):(1,4)", 24, "1:0" },
+		{ "4:2", 24, "(2,3):(1,8)" }, { "(2,4):(1,6)", 24, "3:2" }, { "(2,2):(1,6)", 24, "(3,2):(2,12)" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof comp / sizeof comp[0]; i++) {
+		a = L(comp[i].a);
+		b = L(comp[i].b);
+		assert_int_equal(cute_composition(&a, &b, &r, &e), 0);
+		EXPECT(r, comp[i].want);
+	}
+	for (i = 0; i < sizeof compl / sizeof compl[0]; i++) {
+		a = L(compl[i].l);
+		tuple_int(&ct, compl[i].cot);
+		assert_int_equal(cute_complement(&a, &ct, &r, &e), 0);
+		EXPECT(r, compl[i].want);
+	}
+	a = L("(4,2,3):(2,1,8)");
+	t = T("4:2");
+	assert_int_equal(cute_logical_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "((2,2),(2,3)):((4,1),(2,8))");
+	a = L("(9,(4,8)):(59,(13,1))");
+	t = T("(3:3,(2,4):(1,8))");
+	assert_int_equal(cute_logical_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))");
+	assert_int_equal(cute_zipped_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))");
+	assert_int_equal(cute_tiled_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))");
+	assert_int_equal(cute_flat_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))");
+	a = L("(2,2):(4,1)");
+	t = T("6:1");
+	assert_int_equal(cute_logical_product(&a, &t, &r, &e), 0);
+	EXPECT(r, "((2,2),(2,3)):((4,1),(2,8))");
+	a = L("(2,5):(5,1)");
+	b = L("(3,4):(1,3)");
+	assert_int_equal(cute_blocked_product(&a, &b, &r, &e), 0);
+	EXPECT(r, "((2,3),(5,4)):((5,10),(1,30))");
+	assert_int_equal(cute_raked_product(&a, &b, &r, &e), 0);
+	EXPECT(r, "((3,2),(4,5)):((10,5),(30,1))");
+	a = L("(2,5):(5,1)");
+	t = T("(3:1,4:3)");
+	assert_int_equal(cute_zipped_product(&a, &t, &r, &e), 0);
+	EXPECT(r, "((2,5),(3,4)):((5,1),(1,15))");
+	assert_int_equal(cute_tiled_product(&a, &t, &r, &e), 0);
+	EXPECT(r, "((2,5),3,4):((5,1),1,15)");
+	/* C++ keeps a 1-tuple rest where pycute unwraps it */
+	a = L("24:1");
+	t = T("(2)");
+	assert_int_equal(cute_tiled_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "((2),(12)):((1),(2))");
+	/* composition with a tiler: `_` keeps a mode, missing modes are dropped */
+	a = L("(6,8):(2,12)");
+	t = T("(2,_)");
+	assert_int_equal(cute_composition_tiler(&a, &t, &r, &e), 0);
+	EXPECT(r, "(2,8):(2,12)");
+	t = T("(3)");
+	assert_int_equal(cute_composition_tiler(&a, &t, &r, &e), 0);
+	EXPECT(r, "(3):(2)");
+	a = L("4:2");
+	assert_int_equal(cute_left_inverse(&a, &r, &e), 0);
+	EXPECT(r, "(2,4):(0,1)");
+	a = L("(4,2):(2,1)");
+	assert_int_equal(cute_right_inverse(&a, &r, &e), 0);
+	EXPECT(r, "(2,4):(4,1)");
+	a = L("(2,3):(3,0)");
+	assert_int_equal(cute_right_inverse(&a, &r, &e), 0);
+	EXPECT(r, "1:0");
+	a = L("(2,(1,6)):(1,(6,2))");
+	assert_int_equal(cute_coalesce(&a, &r, &e), 0);
+	EXPECT(r, "12:1");
+	a = L("(2,(3,4)):(1,(2,6))");
+	{
+		Tuple p;
+		tuple_parse("(1,1)", &p, &e);
+		assert_int_equal(cute_coalesce_profile(&a, &p, &r, &e), 0);
+		EXPECT(r, "(2,12):(1,2)");
+	}
+	a = L("(4,(2,3)):(0,(1,0))");
+	assert_int_equal(cute_filter(&a, &r, &e), 0);
+	EXPECT(r, "2:1");
+}
+
+static void
+test_slice_eval(void **state)
+{
+	Layout l = L("((2,2),4):((1,4),2)"), r;
+	Tuple c;
+	int64_t v, off;
+	Err e;
+
+	tuple_parse("((1,0),2)", &c, &e);
+	assert_int_equal(cute_eval(&l, &c, &v, &e), 0);
+	assert_int_equal(v, 5);
+	tuple_parse("(3,2)", &c, &e);  /* mixed: 3 is a 1-D coordinate of mode (2,2) */
+	assert_int_equal(cute_eval(&l, &c, &v, &e), 0);
+	assert_int_equal(v, 1 + 4 + 4);
+	assert_int_equal(at(&l, 7), 1 + 4 + 2);
+	tuple_parse("(4,0)", &c, &e);
+	assert_int_equal(cute_eval(&l, &c, &v, &e), -1);
+	assert_non_null(strstr(e.msg, "outside"));
+	assert_int_equal(cute_eval_idx(&l, 16, &v, &e), -1);
+	tuple_parse("(_,2)", &c, &e);
+	assert_int_equal(cute_slice(&c, &l, &r, &off, &e), 0);
+	EXPECT(r, "((2,2)):((1,4))");
+	assert_int_equal(off, 4);
+	tuple_parse("((_,1),_)", &c, &e);
+	assert_int_equal(cute_slice(&c, &l, &r, &off, &e), 0);
+	EXPECT(r, "(2,4):(1,2)");
+	assert_int_equal(off, 4);
+}
+
+static void
+test_errors(void **state)
+{
+	Layout a, b, r;
+	Tiler t;
+	Tuple ct;
+	Swizzle sw;
+	Err e;
+
+	a = L("(4,3):(1,5)");
+	b = L("3:3");  /* stride 3 against shape 4: neither divides, and 3 elements cross the mode */
+	assert_int_equal(cute_composition(&a, &b, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "stride divisibility"));
+	assert_non_null(strstr(e.msg, "(4,3):(1,5) o 3:3"));
+	b = L("2:3");  /* fits inside mode 0: 0, 3 */
+	assert_int_equal(cute_composition(&a, &b, &r, &e), 0);
+	EXPECT(r, "2:3");
+	a = L("(4,6):(1,5)");
+	b = L("3:2");  /* 2 elements fit in mode 0 (shape 4), 3 do not split into blocks of 2 */
+	assert_int_equal(cute_composition(&a, &b, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "shape divisibility"));
+	a = L("(2,2):(1,1)");
+	assert_int_equal(cute_complement(&a, NULL, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "not injective"));
+	a = L("(3,2):(2,3)");
+	assert_int_equal(cute_left_inverse(&a, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "divisibility"));
+	assert_int_equal(swizzle_make(&sw, 3, 4, 2, &e), -1);
+	assert_non_null(strstr(e.msg, "smaller than the number of bits"));
+	a = L("(4,4):(1,4)");
+	t = T("(2,2,2)");
+	assert_int_equal(cute_logical_divide(&a, &t, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "3 modes"));
+	tuple_int(&ct, 0);
+	assert_int_equal(cute_complement(&a, &ct, &r, &e), -1);
+	a = L("(1048576,1048576):(1,1048576)");
+	b = L("(1048576,1048576):(1048576,1)");
+	assert_int_equal(cute_blocked_product(&a, &b, &r, &e), -1);
+	assert_true(strstr(e.msg, "too large") || strstr(e.msg, "overflow"));
+}
+
+static void
+test_swizzle(void **state)
+{
+	Swizzle sw;
+	Composed c;
+	Buf b;
+	Err e;
+	int64_t v;
+	int x;
+
+	assert_int_equal(swizzle_make(&sw, 3, 4, 3, &e), 0);
+	assert_int_equal(swizzle_apply(&sw, 128), 128 ^ 16);
+	for (x = 0; x < 1024; x++) {
+		int64_t y = swizzle_apply(&sw, x);
+		assert_int_equal(y, x ^ ((x & (7 << 7)) >> 3));
+		assert_int_equal(swizzle_apply(&sw, y), x);  /* an involution */
+	}
+	assert_int_equal(swizzle_make(&sw, 0, 5, 0, &e), 0);
+	for (x = 0; x < 64; x++)
+		assert_int_equal(swizzle_apply(&sw, x), x);
+	assert_int_equal(swizzle_make(&sw, 2, 0, -3, &e), 0);  /* shift left */
+	assert_int_equal(swizzle_apply(&sw, 1), 1 ^ 8);
+	assert_int_equal(composed_parse("Sw<2,0,2> o 0 o (4,4):(4,1)", &c, &e), 0);
+	buf_init(&b);
+	composed_print(&b, &c);
+	assert_string_equal(b.s, "Sw<2,0,2> o 0 o (4,4):(4,1)");
+	buf_free(&b);
+	assert_int_equal(composed_eval_idx(&c, 1, &v, &e), 0);  /* (1,0) -> 4 -> 4 ^ 1 */
+	assert_int_equal(v, 5);
+	assert_int_equal(composed_parse("Sw<3,4,3> o (8,64):(64,1)", &c, &e), 0);
+	assert_int_equal(c.offset, 0);
+}
+
+static void
+test_tv_mma(void **state)
+{
+	Layout thr = L("(4,8):(8,1)"), val = L("(4,1):(1,0)"), mn, tv;
+	MmaAtom a;
+	Err e;
+	int64_t t, v, i, seen[128];
+	int k;
+
+	assert_int_equal(cute_make_layout_tv(&thr, &val, &mn, &tv, &e), 0);
+	EXPECT(tv, "((8,4),4):((16,4),1)");
+	/* mn and tv are inverse bijections of the 16x8 tile */
+	for (i = 0; i < 128; i++) {
+		int64_t x = at(&tv, i);
+		assert_int_equal(at(&mn, x), i);
+	}
+	assert_int_equal(cute_mma_atom("SM80_16x8x16_F32F16F16F32_TN", &a, &e), 0);
+	assert_int_equal(a.m * a.k, 256);
+	/* every element of each panel is held by exactly one (thread, value) */
+	memset(seen, 0, sizeof seen);
+	for (t = 0; t < 32; t++) {
+		for (v = 0; v < 4; v++) {
+			Tuple c;
+			int64_t x;
+			Tuple tt, vv;
+			const Tuple *m[2] = { &tt, &vv };
+			tuple_int(&tt, t);
+			tuple_int(&vv, v);
+			tuple_make(&c, m, 2, &e);
+			assert_int_equal(cute_eval(&a.c, &c, &x, &e), 0);
+			assert_true(x >= 0 && x < 128);
+			seen[x]++;
+		}
+	}
+	for (i = 0; i < 128; i++)
+		assert_int_equal(seen[i], 1);
+	/* C fragment: thread 5 value 0 holds (m,n) = (1, 2) of the 16x8 tile (lane/4, 2*(lane%4)) */
+	{
+		Tuple c;
+		int64_t x;
+		tuple_parse("(5,0)", &c, &e);
+		cute_eval(&a.c, &c, &x, &e);
+		assert_int_equal(x % 16, 1);
+		assert_int_equal(x / 16, 2);
+	}
+	for (k = 0; k < cute_mma_count(); k++)
+		assert_int_equal(cute_mma_atom(cute_mma_name(k), &a, &e), 0);
+	assert_int_equal(cute_mma_atom("SM90_64x128x16_F32F16F16_SS", &a, &e), 0);
+	assert_int_equal(cute_size(&a.c), 128 * 64);
+	assert_int_equal(cute_mma_atom("nope", &a, &e), -1);
+}
+
+/*
+** Property tests: random layouts checked against the definitions by
+** enumeration. The seed comes from TESSEL_SEED or the clock and is printed.
+*/
+static uint64_t rng;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int
+rint_(int lo, int hi)
+{
+	return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+/* A random layout with nesting, shapes 1..5, strides 0..12 (some negative when neg). */
+static void
+rand_layout(Layout *l, int leaves_max, int neg)
+{
+	Tuple s, d;
+	Err e;
+	int n = rint_(1, leaves_max), i, nest = rint_(0, 2), at;
+
+	s.n = d.n = 0;
+	if (n == 1 && rint_(0, 1)) {
+		tuple_push(&s, rint_(1, 6), &e);
+		tuple_push(&d, rint_(0, 12) * (neg && rint_(0, 3) == 0 ? -1 : 1), &e);
+	} else {
+		at = tuple_open(&s, &e);
+		tuple_open(&d, &e);
+		for (i = 0; i < n; i++) {
+			if (nest && i + 1 < n && rint_(0, 2) == 0) {
+				int a2 = tuple_open(&s, &e);
+				tuple_open(&d, &e);
+				tuple_push(&s, rint_(1, 4), &e);
+				tuple_push(&d, rint_(0, 12), &e);
+				tuple_push(&s, rint_(1, 4), &e);
+				tuple_push(&d, rint_(0, 12), &e);
+				tuple_close(&s, a2);
+				tuple_close(&d, a2);
+				i++;
+				continue;
+			}
+			tuple_push(&s, rint_(1, 5), &e);
+			tuple_push(&d, rint_(0, 12) * (neg && rint_(0, 3) == 0 ? -1 : 1), &e);
+		}
+		tuple_close(&s, at);
+		tuple_close(&d, at);
+	}
+	if (cute_make(l, &s, &d, &e) < 0)
+		fail_msg("rand_layout: %s", e.msg);
+}
+
+/* A random injective layout with divisible strides: a compact layout of a
+** random shape, its modes permuted, some dropped (they become holes). */
+static void
+rand_injective(Layout *l, int64_t *total)
+{
+	int64_t sh[6], st[6], p = 1;
+	int n = rint_(1, 5), i, ord[6], keep = 0;
+	Tuple s, d;
+	Err e;
+
+	for (i = 0; i < n; i++) {
+		sh[i] = rint_(2, 4);
+		st[i] = p;
+		p *= sh[i];
+		ord[i] = i;
+	}
+	*total = p;
+	for (i = n - 1; i > 0; i--) {
+		int j = rint_(0, i), t = ord[i];
+		ord[i] = ord[j];
+		ord[j] = t;
+	}
+	s.n = d.n = 0;
+	tuple_open(&s, &e);
+	tuple_open(&d, &e);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && rint_(0, 3) == 0)
+			continue;
+		tuple_push(&s, sh[ord[i]], &e);
+		tuple_push(&d, st[ord[i]], &e);
+		keep++;
+	}
+	tuple_close(&s, 0);
+	tuple_close(&d, 0);
+	if (cute_make(l, &s, &d, &e) < 0)
+		fail_msg("rand_injective: %s", e.msg);
+}
+
+static void
+test_prop_coalesce_filter(void **state)
+{
+	int iter;
+
+	for (iter = 0; iter < 3000; iter++) {
+		Layout l, c, f;
+		Err e;
+		int64_t i, n;
+		char seen[4096];
+		int64_t kept = 1;
+
+		rand_layout(&l, 5, 1);
+		assert_int_equal(cute_coalesce(&l, &c, &e), 0);
+		n = cute_size(&l);
+		assert_int_equal(cute_size(&c), n);
+		assert_true(cute_depth(&c) <= 1);
+		for (i = 0; i < n; i++)
+			if (at(&l, i) != at(&c, i))
+				fail_msg("coalesce %s -> %s differs at %lld (seed %llu)", str(&l), str(&c),
+				         (long long)i, (unsigned long long)*(uint64_t *)*state);
+		/* filter: same image, size = product of the shapes with a nonzero stride */
+		assert_int_equal(cute_filter(&l, &f, &e), 0);
+		for (i = 0; i < l.shape.n; i++)
+			if (l.shape.node[i].kids == T_LEAF && l.stride.node[i].v != 0)
+				kept *= l.shape.node[i].v;
+		assert_int_equal(cute_size(&f), kept);
+		if (cute_cosize(&l) > 4096 || cute_cosize(&f) > 4096)
+			continue;
+		memset(seen, 0, sizeof seen);
+		for (i = 0; i < n; i++) {
+			int64_t v = at(&l, i);
+			if (v >= 0)
+				seen[v] |= 1;
+		}
+		for (i = 0; i < cute_size(&f); i++) {
+			int64_t v = at(&f, i);
+			if (v >= 0)
+				seen[v] |= 2;
+		}
+		for (i = 0; i < 4096; i++)
+			if (seen[i] == 1 || seen[i] == 2)
+				fail_msg("filter %s -> %s: image differs at %lld (seed %llu)", str(&l), str(&f),
+				         (long long)i, (unsigned long long)*(uint64_t *)*state);
+	}
+}
+
+static void
+test_prop_composition(void **state)
+{
+	int iter, ok = 0;
+
+	for (iter = 0; iter < 4000; iter++) {
+		Layout a, b, r;
+		Err e;
+		int64_t i;
+
+		rand_layout(&a, 4, 0);
+		rand_layout(&b, 3, 0);
+		if (cute_cosize(&b) > cute_size(&a))
+			continue;
+		if (cute_composition(&a, &b, &r, &e) < 0) {
+			/* refusals must name one of CuTe's conditions */
+			if (!strstr(e.msg, "divisibility") && !strstr(e.msg, "overlap"))
+				fail_msg("composition %s o %s: unexpected error %s", str(&a), str(&b), e.msg);
+			continue;
+		}
+		ok++;
+		assert_int_equal(cute_size(&r), cute_size(&b));
+		assert_true(tuple_weakly_congruent(&b.shape, &r.shape));
+		for (i = 0; i < cute_size(&b); i++)
+			if (at(&r, i) != at(&a, at(&b, i)))
+				fail_msg("composition %s o %s = %s wrong at %lld (seed %llu)", str(&a), str(&b),
+				         str(&r), (long long)i, (unsigned long long)*(uint64_t *)*state);
+	}
+	assert_true(ok > 500);
+}
+
+static void
+test_prop_complement_inverse(void **state)
+{
+	int iter;
+
+	for (iter = 0; iter < 3000; iter++) {
+		Layout l, c, both, ri, li;
+		const Layout *m[2];
+		Tuple cot;
+		Err e;
+		int64_t total, i, n, *hit;
+
+		rand_injective(&l, &total);
+		tuple_int(&cot, total);
+		if (cute_complement(&l, &cot, &c, &e) < 0)
+			fail_msg("complement %s: %s", str(&l), e.msg);
+		m[0] = &l;
+		m[1] = &c;
+		assert_int_equal(cute_concat(&both, m, 2, &e), 0);
+		/* (L, C) is a bijection onto [0, total) */
+		n = cute_size(&both);
+		assert_int_equal(n, total);
+		hit = calloc((size_t)total, sizeof *hit);
+		for (i = 0; i < n; i++) {
+			int64_t v = at(&both, i);
+			if (v < 0 || v >= total || hit[v]++)
+				fail_msg("complement %s = %s: (L,C) not a bijection at %lld (seed %llu)", str(&l),
+				         str(&c), (long long)i, (unsigned long long)*(uint64_t *)*state);
+		}
+		free(hit);
+		/* C is ordered, and disjoint from L except at 0 */
+		for (i = 1; i < cute_size(&c); i++)
+			assert_true(at(&c, i) > at(&c, i - 1));
+		/* right inverse: L(R(i)) == i; left inverse: R(L(i)) == i */
+		assert_int_equal(cute_right_inverse(&l, &ri, &e), 0);
+		for (i = 0; i < cute_size(&ri); i++)
+			assert_int_equal(at(&l, at(&ri, i)), i);
+		assert_int_equal(cute_left_inverse(&l, &li, &e), 0);
+		for (i = 0; i < cute_size(&l); i++)
+			if (at(&li, at(&l, i)) != i)
+				fail_msg("left_inverse %s = %s wrong at %lld (seed %llu)", str(&l), str(&li),
+				         (long long)i, (unsigned long long)*(uint64_t *)*state);
+	}
+}
+
+static void
+test_prop_divide_product(void **state)
+{
+	int iter, ok = 0, products = 0;
+
+	for (iter = 0; iter < 2000; iter++) {
+		Layout l, t, d, p, tile, rest, b;
+		Tiler tl;
+		Err e;
+		int64_t total, i, n;
+
+		/* divide a compact layout by an injective tiler of the same size class */
+		rand_injective(&t, &total);
+		{
+			Tuple s;
+			tuple_int(&s, total * rint_(1, 3));
+			cute_make_compact(&l, &s, 0, &e);
+		}
+		tiler_from_layout(&tl, &t);
+		if (cute_logical_divide(&l, &tl, &d, &e) < 0)
+			fail_msg("logical_divide %s / %s: %s (seed %llu)", str(&l), str(&t), e.msg,
+			         (unsigned long long)*(uint64_t *)*state);
+		ok++;
+		assert_int_equal(cute_size(&d), cute_size(&l));
+		cute_mode(&d, 0, &tile, &e);
+		cute_mode(&d, 1, &rest, &e);
+		assert_int_equal(cute_size(&tile), cute_size(&t));
+		/* the tile mode is L o T */
+		for (i = 0; i < cute_size(&t); i++)
+			assert_int_equal(at(&tile, i), at(&l, at(&t, i)));
+		/* the whole is a permutation of L's domain */
+		{
+			char *hit = calloc((size_t)cute_size(&l), 1);
+			for (i = 0; i < cute_size(&d); i++) {
+				int64_t v = at(&d, i);
+				assert_true(v >= 0 && v < cute_size(&l) && !hit[v]);
+				hit[v] = 1;
+			}
+			free(hit);
+		}
+		/* logical_product: mode 0 is the block, size multiplies, image injective */
+		rand_injective(&b, &n);
+		tiler_from_layout(&tl, &b);
+		if (cute_logical_product(&t, &tl, &p, &e) < 0) {
+			if (!strstr(e.msg, "divisibility") && !strstr(e.msg, "overlap"))
+				fail_msg("logical_product %s x %s: %s", str(&t), str(&b), e.msg);
+			continue;
+		}
+		products++;
+		assert_int_equal(cute_size(&p), cute_size(&t) * cute_size(&b));
+		cute_mode(&p, 0, &tile, &e);
+		assert_true(cute_equal(&tile, &t));
+		{
+			int64_t co = cute_cosize(&p);
+			char *hit = calloc((size_t)co, 1);
+			for (i = 0; i < cute_size(&p); i++) {
+				int64_t v = at(&p, i);
+				assert_true(v >= 0 && v < co && !hit[v]);
+				hit[v] = 1;
+			}
+			free(hit);
+		}
+	}
+	assert_true(ok > 100 && products > 100);
+}
+
+static void
+test_prop_same_function(void **state)
+{
+	int iter;
+
+	for (iter = 0; iter < 2000; iter++) {
+		Layout a, b;
+		Err e;
+		int same, brute = 1;
+		int64_t where, i;
+
+		rand_layout(&a, 3, 1);
+		if (rint_(0, 1))
+			cute_coalesce(&a, &b, &e);
+		else
+			rand_layout(&b, 3, 1);
+		assert_int_equal(cute_same_function(&a, &b, &same, &where, &e), 0);
+		if (cute_size(&a) != cute_size(&b))
+			brute = 0;
+		for (i = 0; brute && i < cute_size(&a); i++)
+			if (at(&a, i) != at(&b, i))
+				brute = 0;
+		if (same != brute)
+			fail_msg("same_function(%s, %s) = %d, enumeration says %d", str(&a), str(&b), same, brute);
+	}
+}
+
+static int
+seed_setup(void **state)
+{
+	static uint64_t seed;
+	const char *s = getenv("TESSEL_SEED");
+
+	seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
+	if (!seed)
+		seed = 1;
+	rng = seed;
+	*state = &seed;
+	printf("# property tests: seed %llu (set TESSEL_SEED to reproduce)\n", (unsigned long long)seed);
+	return 0;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_notation),
+		cmocka_unit_test(test_tuples),
+		cmocka_unit_test(test_examples),
+		cmocka_unit_test(test_slice_eval),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_swizzle),
+		cmocka_unit_test(test_tv_mma),
+		cmocka_unit_test_setup(test_prop_coalesce_filter, seed_setup),
+		cmocka_unit_test_setup(test_prop_composition, seed_setup),
+		cmocka_unit_test_setup(test_prop_complement_inverse, seed_setup),
+		cmocka_unit_test_setup(test_prop_divide_product, seed_setup),
+		cmocka_unit_test_setup(test_prop_same_function, seed_setup),
+	};
+
+	return cmocka_run_group_tests_name("cute", tests, NULL, NULL);
+}
