@@ -576,10 +576,15 @@ comp_mode(Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
 		** past the end of the mode; tessel refuses exactly those cases. */
 		if (!(rest_stride % cs == 0 ||
 		      (rest_stride < cs && (cs % ars == 0 || rest_shape <= next_shape)))) {
-			snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld and "
-			         "the shape %lld of mode %d of the coalesced left-hand side do not divide each "
-			         "other, and the %lld elements do not fit in that mode",
-			         (long long)rest_stride, (long long)cs, i, (long long)rest_shape);
+			if (rest_stride > cs)
+				snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld is "
+				         "not a multiple of %lld, the shape of mode %d of the coalesced left-hand side",
+				         (long long)rest_stride, (long long)cs, i);
+			else
+				snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld does "
+				         "not divide %lld, the shape of mode %d of the coalesced left-hand side, and "
+				         "the %lld elements do not fit in that mode",
+				         (long long)rest_stride, (long long)cs, i, (long long)rest_shape);
 			return comp_fail(c, e, why);
 		}
 		next_stride = (ars / cs + (ars % cs != 0)) * (rest_stride < 0 ? -1 : 1);

@@ -756,7 +756,7 @@ static int
 parse_node(Lex *x, Tuple *o, int depth)
 {
 	int at;
-	int64_t v;
+	int64_t v = 0;
 
 	skip(x);
 	if (depth > 32)

@@ -1,0 +1,96 @@
+/* lua_tessel.c - the `tessel` module: opens every area's table and the global helpers. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "help.h"
+#include "tessel.h"
+
+int
+tessel_want_color(lua_State *L, int opts)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	if (lua_type(L, opts) == LUA_TTABLE) {
+		int t;
+		lua_getfield(L, opts, "color");
+		t = lua_type(L, -1);
+		if (t != LUA_TNIL) {
+			int on = lua_toboolean(L, -1);
+			lua_pop(L, 1);
+			return on;
+		}
+		lua_pop(L, 1);
+	}
+	return isatty(STDOUT_FILENO) && !(nc && *nc);
+}
+
+/* show(x [, opts]) prints the picture that x's metatable __show(x, opts) draws;
+** values without one print as tostring(x). */
+int
+tessel_show(lua_State *L)
+{
+	size_t n;
+	const char *s;
+
+	luaL_checkany(L, 1);
+	if (luaL_getmetafield(L, 1, "__show") == LUA_TNIL) {
+		s = luaL_tolstring(L, 1, &n);
+		lua_writestring(s, n);
+		lua_writeline();
+		return 0;
+	}
+	lua_pushvalue(L, 1);
+	if (lua_isnoneornil(L, 2))
+		lua_newtable(L);
+	else
+		lua_pushvalue(L, 2);
+	lua_call(L, 2, 1);
+	s = luaL_checklstring(L, -1, &n);
+	lua_writestring(s, n);
+	if (n == 0 || s[n - 1] != '\n')
+		lua_writeline();
+	fflush(stdout);
+	return 0;
+}
+
+int
+luaopen_tessel(lua_State *L)
+{
+	lua_newtable(L);
+	luaL_requiref(L, "tessel.cute", luaopen_tessel_cute, 0);
+	lua_setfield(L, -2, "cute");
+	lua_pushcfunction(L, tessel_show);
+	help_add(L, -1, "show",
+	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
+	         "layout as T#V# cells coloured by thread, an MMA atom as its A, B and C panels, a\n"
+	         "swizzled layout coloured by shared-memory bank. opts: color (default: when stdout is a\n"
+	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.");
+	lua_setfield(L, -2, "show");
+	lua_pushcfunction(L, help_lua);
+	help_add(L, -1, "help",
+	         "help() gives an overview; help(f) the text of a function; help \"topic\" a topic;\n"
+	         "help(cute) lists a table's functions.");
+	lua_setfield(L, -2, "help");
+	lua_pushliteral(L, TESSEL_VERSION);
+	lua_setfield(L, -2, "version");
+	help_topic(L, "tessel",
+	           "tessel " TESSEL_VERSION ": a workbench for tensor layouts and kernels.\n"
+	           "Areas: cute (CuTe layouts). Start with help(cute) and help \"cute\".");
+	return 1;
+}
+
+void
+tessel_open_globals(lua_State *L)
+{
+	luaL_requiref(L, "tessel", luaopen_tessel, 1);
+	lua_getfield(L, -1, "cute");
+	lua_setglobal(L, "cute");
+	lua_getfield(L, -1, "show");
+	lua_setglobal(L, "show");
+	lua_getfield(L, -1, "help");
+	lua_setglobal(L, "help");
+	lua_pop(L, 1);
+}

@@ -1,0 +1,274 @@
+-- test_cute.lua - every binding of the `cute` table, with values and error messages.
+local passed, failed = 0, 0
+
+local function check(name, f)
+  local ok, err = pcall(f)
+  if ok then
+    passed = passed + 1
+  else
+    failed = failed + 1
+    io.stderr:write("FAIL ", name, ": ", tostring(err), "\n")
+  end
+end
+
+local function eq(got, want, what)
+  if tostring(got) ~= tostring(want) then
+    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+-- f must raise an error whose message contains every given fragment
+local function raises(f, ...)
+  local ok, err = pcall(f)
+  if ok then error("expected an error", 2) end
+  for _, frag in ipairs({...}) do
+    if not tostring(err):find(frag, 1, true) then
+      error(string.format("error %q lacks %q", tostring(err), frag), 2)
+    end
+  end
+end
+
+local _ = cute._
+
+check("layout constructors", function()
+  eq(cute.layout("(4,2):(1,4)"), "(4,2):(1,4)")
+  eq(cute.layout({4, 2}), "(4,2):(1,4)")
+  eq(cute.layout({4, 2}, "row"), "(4,2):(2,1)")
+  eq(cute.layout({{2, 2}, 4}, {{1, 4}, 2}), "((2,2),4):((1,4),2)")
+  eq(cute.layout(8), "8:1")
+  eq(cute.layout(8, 2), "8:2")
+  eq(cute.layout("( _4 , 2 ) : ( _1 , 4 )"), "(4,2):(1,4)")
+  eq(cute.layout("(4):(1)"), "(4):(1)")
+  eq(cute.layout({2, {3, 4}}, "row"), "(2,(3,4)):(12,(4,1))")
+  eq(cute.make_layout("4:1", "2:4"), "(4,2):(1,4)")
+  eq(cute.make_layout({4, 2}), "(4,2):(1,4)")
+  raises(function() cute.layout("(4,2):(1)") end, "not congruent")
+  raises(function() cute.layout("(4,2):(1,4") end, "column")
+  raises(function() cute.layout({4, 0}) end, "size 0")
+  raises(function() cute.layout({1 << 40, 1 << 40}) end, "overflow")
+  raises(function() cute.layout({1 << 31, 1 << 31}) end, "too large")
+  raises(function() cute.layout(true) end, "layout expected")
+  raises(function() cute.layout({4.5}) end, "integer")
+end)
+
+check("queries and modes", function()
+  local L = cute.layout("((2,2),4):((1,4),2)")
+  eq(#L, 16); eq(cute.size(L), 16); eq(L:size(0), 4); eq(L:size(0, 1), 2)
+  eq(L:cosize(), 12); eq(L:rank(), 2); eq(L:depth(), 2); eq(L:rank(0), 2)
+  eq(L:shape(), "((2,2),4)"); eq(L:stride(), "((1,4),2)")
+  eq(L:shape()[1][2], 2)  -- Lua tables are 1-based
+  eq(L:shape(1), 4)
+  eq(L:mode(0), "(2,2):(1,4)"); eq(L:mode(0, 1), "2:4"); eq(cute.get(L, 1), "4:2")
+  eq(L:select(1, 0), "(4,(2,2)):(2,(1,4))")
+  eq(L:flatten(), "(2,2,4):(1,4,2)")
+  eq(cute.flatten({{2, 2}, 4}), "(2,2,4)")
+  raises(function() L:mode(2) end, "out of range")
+  raises(function() cute.size(L, -1) end, "out of range")
+end)
+
+check("evaluation", function()
+  local L = cute.layout("((2,2),4):((1,4),2)")
+  eq(L(5), 1 + 2)           -- 5 = (1,0),2... colexicographic: (1,(0)),... check by definition
+  local want = {}
+  for i = 0, 15 do
+    local a, b, c = i % 2, (i // 2) % 2, i // 4
+    want[i] = a * 1 + b * 4 + c * 2
+    eq(L(i), want[i], "L(" .. i .. ")")
+  end
+  eq(L({{1, 0}, 2}), 5)
+  eq(L{{1, 1}, 3}, 11)
+  eq(L(3, 2), 1 + 4 + 4)    -- mixed: 3 is a 1-D coordinate of mode (2,2)
+  raises(function() return L(16) end, "outside the domain")
+  raises(function() return L(4, 0) end, "outside its mode")
+  raises(function() return L({1, 2, 3}) end, "does not match")
+  raises(function() return L() end, "needs a coordinate")
+  local S, off = L(_, 2)
+  eq(S, "((2,2)):((1,4))"); eq(off, 4)
+end)
+
+check("equality and functions", function()
+  local A, B = cute.layout("(2,4):(1,2)"), cute.layout("8:1")
+  assert(A ~= B)
+  assert(A == cute.layout("(2,4):(1,2)"))
+  assert(A:same_function(B))
+  local same, where = cute.same_function("(2,4):(1,2)", "(2,4):(4,1)")
+  assert(same == false and where == 1)
+end)
+
+check("coalesce filter", function()
+  eq(cute.coalesce("(2,(1,6)):(1,(6,2))"), "12:1")
+  eq(cute.coalesce("(2,(3,4)):(1,(2,6))", {1, 1}), "(2,12):(1,2)")
+  eq(cute.filter("(4,(2,3)):(0,(1,0))"), "2:1")
+  eq(cute.coalesce("(4,1):(1,0)"), "4:1")
+  eq(cute.coalesce("(1,1):(0,0)"), "1:0")
+end)
+
+check("composition", function()
+  eq(cute.composition("(6,2):(8,2)", "(4,3):(3,1)"), "((2,2),3):((24,2),8)")
+  eq(cute.layout("20:2"):composition("(5,4):(4,1)"), "(5,4):(8,2)")
+  eq(cute.composition("(6,8):(2,12)", "(2,_)"), "(2,8):(2,12)")
+  eq(cute.composition("(6,8):(2,12)", {2, _}), "(2,8):(2,12)")
+  eq(cute.composition("(6,8):(2,12)", {"3:2", 4}), "(3,4):(4,12)")
+  eq(cute.composition("(6,8):(2,12)", "(3)"), "(3):(2)")
+  raises(function() cute.composition("(4,3):(1,5)", "3:3") end,
+         "composition: (4,3):(1,5) o 3:3", "stride divisibility")
+  raises(function() cute.composition("(4,6):(1,5)", "3:2") end, "shape divisibility")
+  raises(function() cute.composition("(4,4):(1,4)", "(2,2,2)") end, "3 modes", "only 2")
+  raises(function() cute.composition("(12,5):(3,1)", "(2,4):(6,2)") end, "overlap")
+end)
+
+check("complement and inverses", function()
+  eq(cute.complement("4:1", 24), "6:4")
+  eq(cute.complement("(2,2):(1,6)", 24), "(3,2):(2,12)")
+  eq(cute.complement("4:2"), "2:1")
+  eq(cute.complement("(4,6):(1,4)", {4, 6}), "1:0")
+  raises(function() cute.complement("(2,2):(1,1)") end, "not injective")
+  raises(function() cute.complement("4:-1") end, "negative")
+  eq(cute.right_inverse("(4,2):(2,1)"), "(2,4):(4,1)")
+  eq(cute.left_inverse("4:2"), "(2,4):(0,1)")
+  raises(function() cute.left_inverse("(3,2):(2,3)") end, "divisibility")
+  local L = cute.layout("((4,2),3):((3,12),1)")
+  local R = L:right_inverse()
+  for i = 0, #R - 1 do eq(L(R(i)), i) end
+  local LI = L:left_inverse()
+  for i = 0, #L - 1 do eq(LI(L(i)), i) end
+end)
+
+check("divides", function()
+  local A, T = "(9,(4,8)):(59,(13,1))", "(3:3,(2,4):(1,8))"
+  eq(cute.logical_divide(A, T), "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))")
+  eq(cute.zipped_divide(A, T), "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))")
+  eq(cute.tiled_divide(A, T), "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))")
+  eq(cute.flat_divide(A, T), "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))")
+  eq(cute.logical_divide("(4,2,3):(2,1,8)", "4:2"), "((2,2),(2,3)):((4,1),(2,8))")
+  eq(cute.tiled_divide("24:1", {2}), "((2),(12)):((1),(2))")
+  eq(cute.layout(A):logical_divide({"3:3", _}), "((3,3),(4,8)):((177,59),(13,1))")
+end)
+
+check("products", function()
+  eq(cute.logical_product("(2,2):(4,1)", "6:1"), "((2,2),(2,3)):((4,1),(2,8))")
+  eq(cute.blocked_product("(2,5):(5,1)", "(3,4):(1,3)"), "((2,3),(5,4)):((5,10),(1,30))")
+  eq(cute.raked_product("(2,5):(5,1)", "(3,4):(1,3)"), "((3,2),(4,5)):((10,5),(30,1))")
+  eq(cute.zipped_product("(2,5):(5,1)", "(3:1,4:3)"), "((2,5),(3,4)):((5,1),(1,15))")
+  eq(cute.tiled_product("(2,5):(5,1)", "(3:1,4:3)"), "((2,5),3,4):((5,1),1,15)")
+  eq(cute.flat_product("(2,5):(5,1)", "(3:1,4:3)"), "(2,5,3,4):(5,1,1,15)")
+  eq(cute.blocked_product("4:1", "3:1"), "((4,3)):((1,4))")
+end)
+
+check("tuples and coordinates", function()
+  eq(cute.tuple("((2,3),4)"), "((2,3),4)")
+  eq(cute.product({{2, 3}, 4}), 24)
+  eq(cute.prefix_product({{2, 3}, 4}), "((1,2),6)")
+  eq(cute.shape_div({4, 5, 6}, 40), "(1,1,3)")
+  raises(function() cute.shape_div(6, 4) end, "divisibility")
+  eq(cute.ceil_div({3, 5}, 2), "(2,5)")
+  eq(cute.inner_product({2, {3, 4}}, {1, {2, 3}}), 2 + 6 + 12)
+  assert(cute.congruent({1, {2, 3}}, {4, {5, 6}}))
+  assert(cute.weakly_congruent({1, 2}, {4, {5, 6}}))
+  assert(not cute.weakly_congruent({4, {5, 6}}, {1, 2}))
+  assert(cute.compatible({2, 12}, {2, {3, 4}}))
+  eq(cute.idx2crd(13, {4, {2, 3}}), "(1,(1,1))")
+  eq(cute.idx2crd(30, "(4,(2,3))"), "(2,(1,3))")   -- the last mode overflows
+  eq(cute.crd2idx({2, {1, 3}}, {4, {2, 3}}), 30)
+  eq(cute.crd2idx({1, 1}, {4, 2}, {1, 4}), 5)
+  eq(cute.crd2idx({1, 1}, "(4,2):(1,4)"), 5)
+  eq(cute.crd2crd(21, {4, 6}, {8, 3}), "(5,2)")
+  eq(cute.layout("(4,2):(1,4)"):idx2crd(5), "(1,1)")
+  local S, off = cute.slice({_, 2}, "(4,8):(1,4)")
+  eq(S, "(4):(1)"); eq(off, 8)
+  S, off = cute.layout("((2,2),4):((1,4),2)"):slice({{_, 1}, _})
+  eq(S, "(2,4):(1,2)"); eq(off, 4)
+  raises(function() cute.slice({_, 1, 2}, "(4,8):(1,4)") end, "does not match")
+  eq(tostring(_), "_")
+end)
+
+check("swizzles and composed layouts", function()
+  local sw = cute.swizzle(3, 4, 3)
+  eq(sw, "Sw<3,4,3>"); eq(sw(128), 128 ~ 16)
+  eq(cute.swizzle("Sw<2,0,-3>")(1), 1 ~ 8)
+  raises(function() cute.swizzle(3, 4, 2) end, "smaller than the number of bits")
+  local S = cute.composition(sw, "(8,64):(64,1)")
+  eq(S, "Sw<3,4,3> o 0 o (8,64):(64,1)")
+  eq(#S, 512)
+  eq(S(1, 0), 64 ~ ((64 & (7 << 7)) >> 3))
+  eq(S.offset, 0); eq(S.layout, "(8,64):(64,1)"); eq(S.swizzle, "Sw<3,4,3>")
+  local C = cute.composed("Sw<2,0,2> o 0 o (4,4):(4,1)")
+  eq(C, "Sw<2,0,2> o 0 o (4,4):(4,1)")
+  eq(C(1), 5)
+  eq(cute.logical_divide(C, {2, 2}), "Sw<2,0,2> o 0 o ((2,2),(2,2)):((4,8),(1,2))")
+  local T, off = C(_, 1)
+  eq(T, "Sw<2,0,2> o 1 o (4):(4)"); eq(off, 0)
+  assert(C == cute.composed(cute.swizzle(2, 0, 2), 0, "(4,4):(4,1)"))
+end)
+
+check("TV layouts and MMA atoms", function()
+  local mn, tv = cute.make_layout_tv(cute.layout({4, 8}, {8, 1}), cute.layout({4, 1}))
+  eq(tv, "((8,4),4):((16,4),1)")
+  for i = 0, #tv - 1 do eq(mn(tv(i)), i) end
+  local atom = cute.mma_atom("SM80_16x8x16_F32F16F16F32_TN")
+  eq(atom.m, 16); eq(atom.n, 8); eq(atom.k, 16)
+  eq(atom.a, "((4,8),(2,2,2)):((32,1),(16,8,128))")
+  eq(atom.c, "((4,8),(2,2)):((32,1),(16,8))")
+  assert(atom.ptx:find("m16n8k16"))
+  eq(tostring(atom), "MMA_Atom SM80_16x8x16_F32F16F16F32_TN (16x8x16, f32 = f16 * f16 + f32)")
+  -- thread 5 holds C(1, 2) and C(1, 3) as values 0 and 1
+  eq(atom.c(5, 0), 1 + 2 * 16); eq(atom.c(5, 1), 1 + 3 * 16)
+  local names = cute.mma_atoms()
+  assert(#names >= 20)
+  for _, n in ipairs(names) do assert(cute.mma_atom(n).name == n) end
+  eq(cute.mma_atom("sm90_64x64x16_f32f16f16_ss").c, "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))")
+  raises(function() cute.mma_atom("SM99") end, "unknown atom", "mma_atoms")
+end)
+
+check("pictures", function()
+  local pl = cute.layout("(4,2):(1,4)")
+  local out = {}
+  local saved = io.write
+  -- show writes to stdout; capture by using the __show metamethod directly
+  local mt = getmetatable(pl)
+  local text = mt.__show(pl, {color = false})
+  assert(text:find("%(4,2%):%(1,4%)"))
+  assert(text:find("|  5 |", 1, true) or text:find("| 5 |", 1, true), text)
+  local big = mt.__show(cute.layout({300, 300}), {color = false})
+  assert(big:find("of 300"), big)
+  local atom = cute.mma_atom("SM80_16x8x8_F16F16F16F16_TN")
+  local at = getmetatable(atom).__show(atom, {color = false})
+  assert(at:find("T0") and at:find("V1"))
+  local _, tv = cute.make_layout_tv(cute.layout({2, 2}), cute.layout({2, 1}))
+  assert(mt.__show(tv, {color = false}):find("T3"))
+  local colored = mt.__show(pl, {color = true})
+  assert(colored:find("\27%["))
+  io.write = saved
+  local _ = out
+end)
+
+check("help", function()
+  -- every function has a help text: run help(f) for each in a child tessel
+  local exe = assert(arg and arg[-1], "arg[-1] names the interpreter")
+  local code = "for k, f in pairs(cute) do if type(f) == 'function' then " ..
+               "io.write('@@', k, '\\n'); io.flush(); help(f) end end"
+  local p = assert(io.popen(exe .. " -e \"" .. code .. "\""))
+  local out = p:read("a")
+  p:close()
+  local n = 0
+  for name, text in out:gmatch("@@(%S+)\n([^@]*)") do
+    n = n + 1
+    assert(#text > 20 and not text:find("no help"), "no help text for cute." .. name)
+    assert(text:find(name, 1, true), "help for cute." .. name .. " does not name it")
+  end
+  local count = 0
+  for _, f in pairs(cute) do if type(f) == "function" then count = count + 1 end end
+  eq(n, count, "functions with help")
+end)
+
+check("methods on every function", function()
+  local L = cute.layout("(4,2):(1,4)")
+  for _, m in ipairs({"size", "cosize", "coalesce", "filter", "complement", "right_inverse",
+                      "left_inverse", "flatten"}) do
+    assert(L[m], "missing method " .. m)
+    eq(L[m](L), cute[m](L), m)
+  end
+end)
+
+print(string.format("%d passed, %d failed", passed, failed))
+if failed > 0 then os.exit(1) end
