@@ -3,6 +3,8 @@
 #include <lua.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "../layout/layout.h"
 #include "../viz/viz.h"
@@ -1216,11 +1218,50 @@ atom_tostring(lua_State *L)
 /*
 ** Pictures
 */
-static void
-get_opts(lua_State *L, int i, VizOpts *o)
+/* The width pictures should fit: the terminal's, else $COLUMNS, else 120. */
+static int
+term_width(void)
 {
+	struct winsize w;
+	const char *c = getenv("COLUMNS");
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40)
+		return w.ws_col;
+	if (c && atoi(c) >= 40)
+		return atoi(c);
+	return 120;
+}
+
+static int
+digits(int64_t v)
+{
+	int d = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		d++;
+	}
+	return d;
+}
+
+/*
+** Options of show(). Unless max_cols is given, as many columns as fit the
+** width: a cell is its widest label plus "| " and " " (CuTe's layout), and an
+** MMA atom puts two panels side by side. label_max is the largest number a
+** cell shows (a value, or a thread id).
+*/
+static void
+get_opts(lua_State *L, int i, VizOpts *o, int64_t label_max, int panels)
+{
+	int cell = digits(label_max < 0 ? 0 : label_max) + 4, fit;
+
 	viz_opts_default(o);
 	o->color = tessel_want_color(L, i);
+	fit = (term_width() / panels - 6) / cell;
+	if (fit < 4)
+		fit = 4;
+	if (fit < o->max_cols)
+		o->max_cols = fit;
 	if (lua_type(L, i) != LUA_TTABLE)
 		return;
 	lua_getfield(L, i, "max_rows");
@@ -1257,7 +1298,7 @@ ll_show(lua_State *L)
 	Err e;
 	int r;
 
-	get_opts(L, 2, &o);
+	get_opts(L, 2, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1);
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lua_getfield(L, 2, "tv");
 		if (lua_type(L, -1) == LUA_TTABLE) {
@@ -1285,7 +1326,7 @@ co_show(lua_State *L)
 	Buf b;
 	Err e;
 
-	get_opts(L, 2, &o);
+	get_opts(L, 2, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
 	buf_init(&b);
 	return push_buf(L, &b, viz_show_composed(&b, c, &o, &e), &e);
 }
@@ -1298,7 +1339,7 @@ atom_show(lua_State *L)
 	Buf b;
 	Err e;
 
-	get_opts(L, 2, &o);
+	get_opts(L, 2, &o, cute_size(&a->thr_id), 2);
 	buf_init(&b);
 	return push_buf(L, &b, viz_show_mma(&b, a, &o, &e), &e);
 }

@@ -1,0 +1,182 @@
+/* viz.h - pictures of layouts: a scene model (grids of cells, placed as panels) and its terminal renderer. */
+#ifndef TESSEL_VIZ_H
+#define TESSEL_VIZ_H
+
+#include <stdint.h>
+
+#include "../layout/layout.h"
+#include "../util/buf.h"
+
+/*
+** A picture is built in two steps, so that every renderer (the terminal
+** here, Graphviz HTML tables later) draws the same thing:
+**   1. cute_scene_* fills a Scene from a layout, a composed layout, a TV
+**      layout or an MMA atom: which cells exist, what they say, which
+**      colour index they carry, which notes go with them;
+**   2. a renderer (term_render) turns the Scene into text.
+** viz_show_* do both in one call and are what the Lua binding wants.
+**
+** Colour indices are renderer-neutral: a cell holds an index into the
+** palette of its grid's scheme, and scene_rgb() turns (scheme, index) into
+** 0xRRGGBB, which each renderer maps to what it can show.
+*/
+
+/* Colour schemes (VizOpts.scheme, Grid.scheme). */
+enum {
+	VIZ_SCHEME_AUTO,    /* by kind: layout by value, composed by bank, TV/MMA by thread */
+	VIZ_SCHEME_NONE,    /* no colour */
+	VIZ_SCHEME_VALUE,   /* value mod 8 in CuTe's print_latex greys (TikzColor_BWx8);
+	                    ** for TV/MMA cells the value index v */
+	VIZ_SCHEME_THREAD,  /* mod 8 in CuTe's TV pastels (TikzColor_TV): the thread of a
+	                    ** TV/MMA cell, the value of a plain layout (a thread map) */
+	VIZ_SCHEME_BANK,    /* shared-memory bank of the value, 32 hues (layouts only) */
+	VIZ_NSCHEME
+};
+
+/* Limits: options beyond them are refused, inputs beyond them are refused
+** or elided, never allocated. */
+enum {
+	VIZ_MAX_DIM = 4096,          /* max_rows, max_cols at most this */
+	VIZ_MAX_CELLS = 1 << 18,     /* max_rows * max_cols at most this */
+	VIZ_ENUM_LIMIT = 1 << 22,    /* most (thr,val) pairs or elements enumerated */
+	VIZ_LINES = 3,               /* label lines per cell */
+	VIZ_LABEL = 24,              /* bytes per label line, NUL included */
+	VIZ_PORT = 16,               /* bytes of a Graphviz port name, NUL included */
+	SCENE_GRIDS = 4              /* panels per scene */
+};
+
+enum { VIZ_NOCOLOR = -1 };
+
+/* Cell flags. */
+enum {
+	CELL_EMPTY = 1,     /* nothing maps here (TV/MMA): drawn blank */
+	CELL_SHARED = 2,    /* several (thr,val) map here; the first is shown */
+	CELL_MARK = 4       /* emphasis, reserved for renderers that can draw it */
+};
+
+typedef struct VizOpts {
+	int color;          /* 1: ANSI 256-colour escapes (the caller decides, e.g. isatty) */
+	int max_rows;       /* show at most this many rows per grid, elide the rest */
+	int max_cols;       /* ... and columns */
+	int elem_bytes;     /* element size for banks: 1, 2, 4, 8 or 16 */
+	int scheme;         /* VIZ_SCHEME_* */
+	int compact;        /* TV/MMA cells on one line, "T3V1", instead of "T3" over "V1" */
+} VizOpts;
+
+/*
+** A cell. value is the number shown for layouts, the thread for TV/MMA
+** cells (then aux is the value index). Unused label lines are "".
+*/
+typedef struct Cell {
+	int nline;
+	char line[VIZ_LINES][VIZ_LABEL];
+	int color;          /* palette index in the grid's scheme, or VIZ_NOCOLOR */
+	int flags;          /* CELL_* */
+	int64_t value, aux;
+	char port[VIZ_PORT];  /* Graphviz port name, "" for none (reserved) */
+} Cell;
+
+/*
+** A grid: rows x cols cells (the top-left part of an nrows x ncols whole,
+** when elided), row-major. Row r is headed by the index r on axis rowaxis,
+** column c by c on colaxis. title and caption hold '\n'-separated lines
+** (no trailing newline); the caption carries the notes ("elided: ...").
+** (prow, pcol) places the grid in the scene's table of panels.
+*/
+enum { VIZ_ALIGN_RIGHT, VIZ_ALIGN_CENTER };
+
+typedef struct Grid {
+	Buf title, caption;
+	int rows, cols;
+	int64_t nrows, ncols;
+	char rowaxis[8], colaxis[8];
+	int scheme;         /* the palette the cells' colour indices name */
+	int align;          /* VIZ_ALIGN_*: labels right-aligned (numbers) or centred */
+	int minw;           /* minimum label width, e.g. digits of the cosize as CuTe */
+	int prow, pcol;
+	Cell *cell;
+} Grid;
+
+/*
+** A scene: one or more grids placed in a small table of panels, with a
+** title (first) and a caption (last). An MMA atom uses B at (0,1) drawn
+** K x N, A at (1,0) drawn M x K, C at (1,1) drawn M x N, as CuTe's
+** print_latex places them. A Scene owns its memory: scene_free it.
+*/
+typedef struct Scene {
+	Buf title, caption;
+	int ngrid;
+	Grid grid[SCENE_GRIDS];
+} Scene;
+
+/* scene.c */
+void viz_opts_default(VizOpts *o);
+/* Check options (NULL means the defaults): 0, or -1 with a message. */
+int viz_opts_check(const VizOpts *o, const char *op, Err *e);
+void scene_init(Scene *s);
+/* Free everything and leave s empty; NULL-safe and idempotent. */
+void scene_free(Scene *s);
+/* Add a rows x cols grid at panel (prow, pcol), its cells blank and
+** uncoloured, nrows/ncols set to rows/cols. NULL with a message on failure. */
+Grid *scene_grid(Scene *s, int rows, int cols, int prow, int pcol, Err *e);
+Cell *scene_cell(Grid *g, int r, int c);
+/* Append a label line (printf-style), truncated to VIZ_LABEL-1 bytes;
+** ignored once the cell has VIZ_LINES lines. */
+void scene_label(Cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append a note line to a Buf of '\n'-separated lines (a title or caption). */
+void scene_note(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0xRRGGBB of palette entry color in scheme, or -1 for no colour. */
+int32_t scene_rgb(int scheme, int color);
+/* Nonzero when some text of the scene could not be allocated. */
+int scene_oom(const Scene *s);
+
+/* cute_scene.c
+**
+** Each fills s (which need not be initialized) and returns 0, or returns
+** -1 with a message and leaves s empty. Only the cells shown are
+** evaluated; a layout of 2^40 elements costs what its picture costs.
+**
+** cute_scene_layout: rank 2: cell (m,n) = l(m,n), m and n 1-D coordinates
+**   of modes 0 and 1 (CuTe's print_layout); rank 1: one row; rank >= 3:
+**   modes 1.. grouped into the columns (said in the caption); rank 0: one
+**   cell. Colour by value (default).
+** cute_scene_composed: the same grid of swizzled values, coloured by bank
+**   (default), bank = (value*elem_bytes/4) % 32. The caption reports the
+**   worst bank conflict: among each 32 consecutive cells of the whole grid
+**   in row-major order (one warp access), the largest number of distinct
+**   4-byte words in one bank (an element wider than 4 bytes counts all its
+**   words): "worst access: 4-way bank conflict" or "conflict-free".
+**   A plain layout with scheme VIZ_SCHEME_BANK gets the same note.
+** cute_scene_tv: tv maps (thr,val) to m + n*M in the M x N tile; the cell
+**   of each index shows its first (thr,val) in (thr-major) order, "T3/V1";
+**   unmapped cells are blank, cells reached more than once are noted.
+**   An index outside the tile is an error. Colour by thread (default).
+** cute_scene_mma: the A, B, C panels of an atom (see Scene).
+*/
+int cute_scene_layout(Scene *s, const Layout *l, const VizOpts *o, Err *e);
+int cute_scene_composed(Scene *s, const Composed *c, const VizOpts *o, Err *e);
+int cute_scene_tv(Scene *s, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e);
+int cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e);
+
+/* term.c
+**
+** term_render appends the scene's text to out. A single-grid layout scene
+** with colour off is CuTe's print_layout byte for byte (the layout, the
+** column indices, +---+ rules, | v | cells of width num_digits(cosize)+2,
+** row indices "%2d  "), except that cells and the row index column widen
+** where CuTe's would misalign (100+ rows, column indices wider than the cells).
+** Notes follow the grid. With o->color, cell interiors get 256-colour
+** backgrounds with a readable foreground; removing the escapes gives the
+** colourless text. Panels are placed side by side and stacked, their
+** columns and rows aligned.
+**
+** viz_show_*: build the scene, render it into out, free it. 0, or -1 with
+** a message (nothing appended).
+*/
+int term_render(Buf *out, const Scene *s, const VizOpts *o, Err *e);
+int viz_show_layout(Buf *out, const Layout *l, const VizOpts *o, Err *e);
+int viz_show_composed(Buf *out, const Composed *c, const VizOpts *o, Err *e);
+int viz_show_tv(Buf *out, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e);
+int viz_show_mma(Buf *out, const MmaAtom *a, const VizOpts *o, Err *e);
+
+#endif
