@@ -102,8 +102,13 @@ endif
 	@echo "== repl (tmux)"; TESSEL=$(TESSEL) sh tests/repl_test.sh
 	@echo "all tests passed"
 
-bench: all
-	./tessel bench/cute_bench.lua
+bench: all $(B)/bench/ptytime
+	@sh bench/startup.sh $(B)/bench/ptytime ./tessel 100
+	@./tessel bench/cute_bench.lua
+
+$(B)/bench/ptytime: bench/ptytime.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $< -lutil
 
 LUADIR = $(PREFIX)/lib/x86_64-linux-gnu/lua/5.4
 install: all

@@ -1,0 +1,66 @@
+-- tour.lua - a non-interactive tour of what tessel does today (make run).
+local function title(s)
+  print()
+  print(("== %s "):format(s) .. ("="):rep(math.max(0, 72 - #s)))
+end
+
+local function say(code)
+  -- show the line, then what it evaluates to
+  local f = assert(load("return " .. code))
+  local results = table.pack(f())
+  local out = {}
+  for i = 1, results.n do out[i] = tostring(results[i]) end
+  print(("> %s\n%s"):format(code, table.concat(out, "\t")))
+end
+
+print("tessel " .. tessel.version .. ": a workbench for tensor layouts and kernels")
+print("Start the REPL with ./tessel; type help() there. This tour is scripts/tour.lua.")
+
+title("CuTe layouts: Shape:Stride, column-major coordinates")
+say('cute.layout("((2,2),4):((1,4),2)")')
+L = cute.layout("((2,2),4):((1,4),2)")
+say("#L, cute.cosize(L), cute.rank(L), cute.depth(L)")
+say("L(5), L(1, 1), L{{1,0},1}")
+show(L)
+
+title("The algebra, with CuTe's names and C++ v4 semantics")
+say('cute.coalesce("(2,(1,6)):(1,(6,2))")')
+say('cute.composition("(6,2):(8,2)", "(4,3):(3,1)")')
+say('cute.complement("(2,2):(1,6)", 24)')
+say('cute.right_inverse("(4,2):(2,1)"), cute.left_inverse("4:2")')
+say('cute.logical_divide("(4,2,3):(2,1,8)", "4:2")')
+say('cute.zipped_divide("(9,(4,8)):(59,(13,1))", "(3:3,(2,4):(1,8))")')
+say('cute.blocked_product("(2,5):(5,1)", "(3,4):(1,3)")')
+say('cute.raked_product("(2,5):(5,1)", "(3,4):(1,3)")')
+
+title("Tiling a 2-D layout: an 8x8 row-major matrix in 2x4 tiles")
+A = cute.layout({8, 8}, "row")
+T = cute.zipped_divide(A, "(2,4)")
+say('A, T')
+print("-- column j of the picture is tile j: mode 0 walks inside a tile, mode 1 over tiles")
+show(T)
+say('T(cute._, 5)')
+local tile5, off = T(cute._, 5)
+print(("-- tile 5 is %s at offset %d: rows %d-%d, columns %d-%d of A"):format(
+  tostring(tile5), off, off // 8, off // 8 + 1, off % 8, off % 8 + 3))
+
+title("Errors say which condition failed, as CuTe's static assertions would")
+local ok, err = pcall(cute.composition, "(4,3):(1,5)", "3:3")
+print(err)
+ok, err = pcall(cute.complement, "(2,2):(1,1)")
+print(err)
+
+title("A swizzled shared-memory layout, coloured by bank")
+print("-- 8 rows of 128 bytes as 16-byte vectors; Sw<3,0,3> xors the row into the column")
+say('cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)")')
+show(cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)"), {elem_bytes = 16})
+
+title("Thread-value layouts and MMA atoms")
+mn, tv = cute.make_layout_tv(cute.layout({2, 4}, {4, 1}), cute.layout({2, 2}))
+say("tv")
+show(tv)
+atom = cute.mma_atom("SM80_16x8x8_F16F16F16F16_TN")
+say("atom")
+show(atom.c)
+print()
+print("More: scripts/cute_basics.lua, docs/cute.md, and help() in the REPL.")
