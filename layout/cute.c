@@ -141,12 +141,18 @@ row_major_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 int
 cute_make_compact(Layout *l, const Tuple *shape, int row_major, Err *e)
 {
+	char a[FMT_MAX];
 	Layout t;
+	int i;
 
 	t.shape = *shape;
 	t.stride.n = 0;
 	if (tuple_has_under(shape))
 		return err_set(e, "make_layout: a shape cannot contain '_'");
+	for (i = 0; i < shape->n; i++)
+		if (shape->node[i].kids == T_LEAF && shape->node[i].v < 1)
+			return err_set(e, "make_layout: shape %s has a mode of size %lld; sizes must be >= 1",
+			               tfmt(a, shape), (long long)shape->node[i].v);
 	if (row_major) {
 		if (row_major_at(shape, 0, 1, &t.stride, e) < 0)
 			return -1;

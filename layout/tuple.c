@@ -307,8 +307,13 @@ compatible_at(const Tuple *a, int ia, const Tuple *b, int ib)
 {
 	int i, ka = a->node[ia].kids, kb = b->node[ib].kids;
 
-	if (ka < 0)
-		return a->node[ia].v == node_product(b, ib);
+	if (ka < 0) {
+		Tuple sub;
+		int64_t p;
+		if (node_extract(b, ib, &sub, NULL) < 0 || tuple_product(&sub, &p, NULL) < 0)
+			return 0;
+		return a->node[ia].v == p;
+	}
 	if (kb < 0 || ka != kb)
 		return 0;
 	for (i = 0; i < ka; i++)
@@ -380,6 +385,30 @@ tuple_flatten(const Tuple *t, Tuple *out, Err *e)
 		if (t->node[i].kids < 0 && tuple_push_copy(out, t, i, e) < 0)
 			return -1;
 	tuple_close(out, at);
+	return 0;
+}
+
+/* A shape given by the user: positive integers whose product stays below
+** CUTE_SIZE_LIMIT, so that node_product and the colexicographic splits
+** below are safe on it. */
+static int
+shape_ok(const Tuple *t, const char *op, Err *e)
+{
+	char a[FMT_MAX];
+	int64_t p = 1;
+	int i;
+
+	for (i = 0; i < t->n; i++) {
+		const TNode *n = &t->node[i];
+		if (n->kids == T_UNDER)
+			return err_set(e, "%s: shape %s contains '_'", op, tfmt(a, t));
+		if (n->kids != T_LEAF)
+			continue;
+		if (n->v < 1)
+			return err_set(e, "%s: shape %s has the non-positive extent %lld", op, tfmt(a, t), (long long)n->v);
+		if (__builtin_mul_overflow(p, n->v, &p) || p >= CUTE_SIZE_LIMIT)
+			return err_set(e, "%s: shape %s is too large (its size reaches 2^62)", op, tfmt(a, t));
+	}
 	return 0;
 }
 
@@ -473,7 +502,7 @@ prefix_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 int
 tuple_prefix_product(const Tuple *t, Tuple *out, Err *e)
 {
-	if (no_under(t, "prefix_product", e) < 0)
+	if (shape_ok(t, "prefix_product", e) < 0)
 		return -1;
 	out->n = 0;
 	return prefix_at(t, 0, 1, out, e);
@@ -523,15 +552,16 @@ div_at(DivFn f, const char *op, int pad, const Tuple *a, int ia, const Tuple *b,
 	return 0;
 }
 
+/* Shapes are positive, so a / b rounds up to 1 when b is the multiple. */
 static int
 shape_div1(int64_t a, int64_t b, int64_t *r, Err *e)
 {
-	if (b == 0)
-		return err_set(e, "shape_div: division by zero");
+	if (a < 1 || b < 1)
+		return err_set(e, "shape_div: %lld and %lld must be positive", (long long)a, (long long)b);
 	if (a % b != 0 && b % a != 0)
 		return err_set(e, "shape_div: divisibility condition fails: neither %lld nor %lld divides the other",
 		               (long long)a, (long long)b);
-	*r = (a + b - 1) / b;
+	*r = a % b == 0 ? a / b : 1;
 	return 0;
 }
 
@@ -547,7 +577,7 @@ ceil_div1(int64_t a, int64_t b, int64_t *r, Err *e)
 int
 tuple_shape_div(const Tuple *a, const Tuple *b, Tuple *out, Err *e)
 {
-	if (no_under(a, "shape_div", e) < 0 || no_under(b, "shape_div", e) < 0)
+	if (shape_ok(a, "shape_div", e) < 0 || shape_ok(b, "shape_div", e) < 0)
 		return -1;
 	out->n = 0;
 	return div_at(shape_div1, "shape_div", 0, a, 0, b, 0, 0, out, e);
@@ -556,7 +586,7 @@ tuple_shape_div(const Tuple *a, const Tuple *b, Tuple *out, Err *e)
 int
 tuple_ceil_div(const Tuple *a, const Tuple *b, Tuple *out, Err *e)
 {
-	if (no_under(a, "ceil_div", e) < 0 || no_under(b, "ceil_div", e) < 0)
+	if (shape_ok(a, "ceil_div", e) < 0 || shape_ok(b, "ceil_div", e) < 0)
 		return -1;
 	out->n = 0;
 	return div_at(ceil_div1, "ceil_div", 1, a, 0, b, 0, 0, out, e);
@@ -623,6 +653,8 @@ tuple_crd2idx(const Tuple *crd, const Tuple *shape, const Tuple *stride, int64_t
 	if (!node_congruent(shape, 0, stride, 0))
 		return err_set(e, "crd2idx: shape %s and stride %s are not congruent",
 		               tfmt(x, shape), tfmt(y, stride));
+	if (shape_ok(shape, "crd2idx", e) < 0 || no_under(stride, "crd2idx", e) < 0)
+		return -1;
 	return node_crd2idx(crd, 0, shape, 0, stride, 0, out, e);
 }
 
@@ -666,7 +698,7 @@ idx2crd_at(int64_t idx, const Tuple *s, int is, Tuple *o, Err *e)
 int
 tuple_idx2crd(int64_t idx, const Tuple *shape, Tuple *out, Err *e)
 {
-	if (no_under(shape, "idx2crd", e) < 0)
+	if (shape_ok(shape, "idx2crd", e) < 0)
 		return -1;
 	out->n = 0;
 	return idx2crd_at(idx, shape, 0, out, e);
@@ -703,6 +735,8 @@ crd2crd_at(const Tuple *c, int ic, const Tuple *s, int is, const Tuple *d, int i
 int
 tuple_crd2crd(const Tuple *crd, const Tuple *src, const Tuple *dst, Tuple *out, Err *e)
 {
+	if (shape_ok(src, "crd2crd", e) < 0 || shape_ok(dst, "crd2crd", e) < 0)
+		return -1;
 	out->n = 0;
 	return crd2crd_at(crd, 0, src, 0, dst, 0, out, e);
 }
