@@ -111,16 +111,18 @@ $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $< -lutil
 
-LUADIR = $(PREFIX)/lib/x86_64-linux-gnu/lua/5.4
+# where a stock lua5.4 finds C modules for PREFIX=/usr/local or /usr
+LUADIR = $(PREFIX)/lib/lua/5.4
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tessel \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/include/tessel/layout $(DESTDIR)$(PREFIX)/include/tessel/util \
 	  $(DESTDIR)$(LUADIR) $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/tessel/scripts $(DESTDIR)$(PREFIX)/share/doc/tessel
 	install -m 755 tessel $(DESTDIR)$(PREFIX)/bin/tessel
 	install -m 644 libtessel.a $(DESTDIR)$(PREFIX)/lib/libtessel.a
 	install -m 644 tessel.so $(DESTDIR)$(LUADIR)/tessel.so
-	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout.h
-	install -m 644 util/buf.h $(DESTDIR)$(PREFIX)/include/tessel/buf.h
+	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout/layout.h
+	install -m 644 util/buf.h $(DESTDIR)$(PREFIX)/include/tessel/util/buf.h
 	install -m 644 docs/tessel.1 $(DESTDIR)$(PREFIX)/share/man/man1/tessel.1
 	install -m 644 scripts/*.lua $(DESTDIR)$(PREFIX)/share/tessel/scripts
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/tessel

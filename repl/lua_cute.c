@@ -65,16 +65,20 @@ is_under(lua_State *L, int i)
 static void
 table_to_tuple(lua_State *L, int i, Tuple *t, int depth, int allow_under, Err *e, int *bad)
 {
-	int at, n, k;
+	int at, n, k, isint;
+	lua_Integer v;
 
 	i = lua_absindex(L, i);
 	if (*bad)
 		return;
-	if (lua_isinteger(L, i) || (lua_type(L, i) == LUA_TNUMBER && lua_tointegerx(L, i, NULL) == lua_tonumber(L, i))) {
-		if (!lua_isinteger(L, i) && !lua_tointegerx(L, i, &k))
-			goto badval;
-		if (tuple_push(t, lua_tointeger(L, i), e) < 0)
+	if (lua_type(L, i) == LUA_TNUMBER) {
+		v = lua_tointegerx(L, i, &isint);
+		if (!isint) {
+			err_set(e, "number %s has no integer representation", lua_tostring(L, i));
 			*bad = 1;
+		} else if (tuple_push(t, v, e) < 0) {
+			*bad = 1;
+		}
 		return;
 	}
 	if (allow_under && is_under(L, i)) {
@@ -96,9 +100,8 @@ table_to_tuple(lua_State *L, int i, Tuple *t, int depth, int allow_under, Err *e
 		tuple_close(t, at);
 		return;
 	}
-badval:
 	err_set(e, "expected an integer%s or a table of them, got %s",
-	        allow_under ? ", '_'" : "", luaL_typename(L, i));
+	        allow_under ? ", '_'" : "", depth >= 32 ? "a table nested too deep" : luaL_typename(L, i));
 	*bad = 1;
 }
 
@@ -1379,94 +1382,172 @@ typedef struct Fn {
 
 static const Fn funcs[] = {
 	{ "layout", l_layout,
+	  "make a layout from notation, a shape and stride, or a shape\n"
 	  "cute.layout(notation) | cute.layout(shape, stride) | cute.layout(shape [, \"row\"|\"col\"])\n"
 	  "Make a layout. Shapes and strides are integers or nested tables; the default strides are\n"
 	  "CuTe's compact column-major ones, \"row\" gives LayoutRight.\n"
 	  "  cute.layout(\"((2,2),4):((1,4),2)\")  cute.layout({4,2}, {1,4})  cute.layout({4,2}, \"row\")" },
 	{ "make_layout", l_make_layout,
+	  "concatenate layouts as modes, or make one from a shape\n"
 	  "cute.make_layout(L1, L2, ...) -> (L1,L2,...)   concatenate layouts as modes\n"
 	  "cute.make_layout(shape [, stride | \"row\"])     as cute.layout" },
 	{ "size", l_size,
+	  "number of elements (of the whole, or of a mode)\n"
 	  "cute.size(L [, i, j...]) -> number of elements of L, or of its mode <i,j...> (0-based, as size<i>)" },
 	{ "cosize", l_cosize,
+	  "1 + the largest index the layout produces\n"
 	  "cute.cosize(L [, i...]) -> 1 + the largest index L produces (codomain size)" },
-	{ "rank", l_rank, "cute.rank(L [, i...]) -> number of top-level modes (1 for an integral layout)" },
-	{ "depth", l_depth, "cute.depth(L [, i...]) -> nesting depth of the shape (0 for an integer)" },
+	{ "rank", l_rank,
+	  "number of top-level modes\n"
+	  "cute.rank(L [, i...]) -> number of top-level modes (1 for an integral layout)" },
+	{ "depth", l_depth,
+	  "nesting depth of the shape\n"
+	  "cute.depth(L [, i...]) -> nesting depth of the shape (0 for an integer)" },
 	{ "shape", l_shape,
+	  "the shape, as a tuple table\n"
 	  "cute.shape(L [, i...]) -> the shape as a Lua table that prints in notation (integer if integral).\n"
 	  "Tables are 1-based Lua sequences: cute.shape(L)[1] is mode 0's shape." },
-	{ "stride", l_stride, "cute.stride(L [, i...]) -> the stride, as cute.shape" },
+	{ "stride", l_stride,
+	  "the stride, as a tuple table\n"
+	  "cute.stride(L [, i...]) -> the stride, as cute.shape" },
 	{ "mode", l_mode,
+	  "the sub-layout layout<i,j...>(L), 0-based\n"
 	  "cute.mode(L, i [, j...]) -> the sub-layout layout<i,j...>(L). Mode indices are 0-based, as in CuTe." },
-	{ "get", l_get, "cute.get(L, i [, j...]) -> layout<i,j...>(L), same as cute.mode" },
-	{ "select", l_select, "cute.select(L, i, j, ...) -> the layout of the chosen modes (0-based), in that order" },
-	{ "flatten", l_flatten, "cute.flatten(L or tuple) -> all leaf modes at the top level" },
+	{ "get", l_get,
+	  "the sub-layout layout<i,j...>(L), same as cute.mode\n"
+	  "cute.get(L, i [, j...]) -> layout<i,j...>(L), same as cute.mode" },
+	{ "select", l_select,
+	  "the layout of the chosen modes, in that order\n"
+	  "cute.select(L, i, j, ...) -> the layout of the chosen modes (0-based), in that order" },
+	{ "flatten", l_flatten,
+	  "all leaf modes at the top level\n"
+	  "cute.flatten(L or tuple) -> all leaf modes at the top level" },
 	{ "coalesce", l_coalesce,
+	  "the same function with the fewest modes\n"
 	  "cute.coalesce(L [, profile]) -> the same function on [0,size) with the fewest modes.\n"
 	  "With a profile tuple, coalesce each mode named by the profile separately: coalesce(L, {1,1})." },
-	{ "filter", l_filter, "cute.filter(L) -> coalesce after removing stride-0 modes (1:0 if nothing is left)" },
+	{ "filter", l_filter,
+	  "coalesce after dropping stride-0 modes\n"
+	  "cute.filter(L) -> coalesce after removing stride-0 modes (1:0 if nothing is left)" },
 	{ "composition", l_composition,
+	  "the layout A o B: R(c) = A(B(c)), shaped like B\n"
 	  "cute.composition(A, B) -> R with R(c) = A(B(c)) and the shape of B.\n"
 	  "B may be a layout or a tiler (a tuple applied mode by mode, cute._ for no-op):\n"
 	  "  cute.composition(\"(6,8):(2,12)\", \"(2,_)\")  cute.composition(A, {\"3:4\", 2})\n"
 	  "With a swizzle on the left it builds a swizzled (composed) layout: composition(cute.swizzle(3,4,3), L).\n"
 	  "Errors name CuTe's stride and shape divisibility conditions when B does not fit A." },
 	{ "complement", l_complement,
+	  "the layout that fills the holes of L up to a cotarget\n"
 	  "cute.complement(L [, cotarget]) -> C such that (L, C) is injective and covers the cotarget\n"
 	  "(default cosize(L)); an error if L is not injective." },
-	{ "right_inverse", l_right_inverse, "cute.right_inverse(L) -> R with L(R(i)) == i for i < size(R)" },
+	{ "right_inverse", l_right_inverse,
+	  "R with L(R(i)) == i\n"
+	  "cute.right_inverse(L) -> R with L(R(i)) == i for i < size(R)" },
 	{ "left_inverse", l_left_inverse,
+	  "R with R(L(i)) == i\n"
 	  "cute.left_inverse(L) -> R with R(L(i)) == i; holes of L's codomain get stride 0" },
 	{ "logical_divide", l_logical_divide,
+	  "split L into (tile, rest) by a tiler\n"
 	  "cute.logical_divide(L, tiler) -> (tile, rest) per mode of the tiler: L o (T, complement(T, ...))" },
-	{ "zipped_divide", l_zipped_divide, "cute.zipped_divide(L, tiler) -> ((tiles...),(rests...))" },
-	{ "tiled_divide", l_tiled_divide, "cute.tiled_divide(L, tiler) -> ((tiles...), rest0, rest1, ...)" },
-	{ "flat_divide", l_flat_divide, "cute.flat_divide(L, tiler) -> (tile0, tile1, ..., rest0, rest1, ...)" },
+	{ "zipped_divide", l_zipped_divide,
+	  "logical_divide gathered as ((tiles...),(rests...))\n"
+	  "cute.zipped_divide(L, tiler) -> ((tiles...),(rests...))" },
+	{ "tiled_divide", l_tiled_divide,
+	  "logical_divide as ((tiles...), rest0, rest1, ...)\n"
+	  "cute.tiled_divide(L, tiler) -> ((tiles...), rest0, rest1, ...)" },
+	{ "flat_divide", l_flat_divide,
+	  "logical_divide as (tile0, ..., rest0, ...)\n"
+	  "cute.flat_divide(L, tiler) -> (tile0, tile1, ..., rest0, rest1, ...)" },
 	{ "logical_product", l_logical_product,
+	  "repeat a block A as (A, repetitions) by a tiler\n"
 	  "cute.logical_product(A, tiler) -> (A, complement(A, size(A)*cosize(B)) o B) per mode" },
-	{ "zipped_product", l_zipped_product, "cute.zipped_product(A, tiler) -> ((blocks...),(repeats...))" },
-	{ "tiled_product", l_tiled_product, "cute.tiled_product(A, tiler) -> ((blocks...), rep0, rep1, ...)" },
-	{ "flat_product", l_flat_product, "cute.flat_product(A, tiler) -> (block modes..., repeat modes...)" },
+	{ "zipped_product", l_zipped_product,
+	  "logical_product as ((blocks...),(repeats...))\n"
+	  "cute.zipped_product(A, tiler) -> ((blocks...),(repeats...))" },
+	{ "tiled_product", l_tiled_product,
+	  "logical_product as ((blocks...), rep0, rep1, ...)\n"
+	  "cute.tiled_product(A, tiler) -> ((blocks...), rep0, rep1, ...)" },
+	{ "flat_product", l_flat_product,
+	  "logical_product as (block modes..., repeat modes...)\n"
+	  "cute.flat_product(A, tiler) -> (block modes..., repeat modes...)" },
 	{ "blocked_product", l_blocked_product,
+	  "A repeated as whole blocks over B, mode by mode\n"
 	  "cute.blocked_product(A, B) -> A repeated as blocks over B, rank max(rank A, rank B)" },
 	{ "raked_product", l_raked_product,
+	  "A's elements interleaved across B's blocks\n"
 	  "cute.raked_product(A, B) -> A's elements interleaved (raked) across B's blocks" },
 	{ "crd2idx", l_crd2idx,
+	  "a coordinate to its index\n"
 	  "cute.crd2idx(crd, shape [, stride]) | cute.crd2idx(crd, L) -> index (colexicographic when no stride)" },
 	{ "idx2crd", l_idx2crd,
+	  "an index to its natural coordinate\n"
 	  "cute.idx2crd(idx, shape) -> the natural coordinate; the last mode takes what is left (as CuTe)" },
-	{ "crd2crd", l_crd2crd, "cute.crd2crd(crd, src_shape, dst_shape) -> the coordinate in dst_shape" },
+	{ "crd2crd", l_crd2crd,
+	  "a coordinate of one shape to the same index in another\n"
+	  "cute.crd2crd(crd, src_shape, dst_shape) -> the coordinate in dst_shape" },
 	{ "slice", l_slice,
+	  "the sub-layout at the cute._ positions of a coordinate\n"
 	  "cute.slice(crd, L) -> sub-layout of the modes where crd has cute._, and the offset of the rest.\n"
 	  "  cute.slice({cute._, 2}, \"(4,8):(1,4)\") --> (4):(1), 8      L(cute._, 2) does the same" },
 	{ "same_function", l_same_function,
+	  "whether two layouts compute the same map\n"
 	  "cute.same_function(A, B) -> true if A(i) == B(i) for every i (false, first differing index otherwise)" },
-	{ "with_shape", l_with_shape, "cute.with_shape(L, shape) -> L o make_layout(shape)" },
-	{ "tuple", l_tuple, "cute.tuple(\"((2,2),4)\" or table) -> an integer tuple (a table that prints in notation)" },
-	{ "product", l_product, "cute.product(t) -> the product of all integers of t" },
-	{ "prefix_product", l_prefix_product, "cute.prefix_product(t) -> exclusive prefix products (compact col-major strides)" },
-	{ "shape_div", l_shape_div, "cute.shape_div(a, b) -> a divided by b as CuTe's shape_div (divisibility checked)" },
-	{ "ceil_div", l_ceil_div, "cute.ceil_div(a, b) -> a / b rounded up, folded across tuples as CuTe does" },
-	{ "inner_product", l_inner_product, "cute.inner_product(a, b) -> sum of products of congruent tuples" },
-	{ "congruent", l_congruent, "cute.congruent(a, b) -> same tree structure" },
-	{ "weakly_congruent", l_weakly_congruent, "cute.weakly_congruent(a, b) -> a's structure is a coarsening of b's" },
-	{ "compatible", l_compatible, "cute.compatible(a, b) -> a coordinate of shape a is a coordinate of shape b" },
+	{ "with_shape", l_with_shape,
+	  "L reshaped: L o make_layout(shape)\n"
+	  "cute.with_shape(L, shape) -> L o make_layout(shape)" },
+	{ "tuple", l_tuple,
+	  "an integer tuple from notation or a table\n"
+	  "cute.tuple(\"((2,2),4)\" or table) -> an integer tuple (a table that prints in notation)" },
+	{ "product", l_product,
+	  "the product of a tuple's integers\n"
+	  "cute.product(t) -> the product of all integers of t" },
+	{ "prefix_product", l_prefix_product,
+	  "exclusive prefix products (compact strides)\n"
+	  "cute.prefix_product(t) -> exclusive prefix products (compact col-major strides)" },
+	{ "shape_div", l_shape_div,
+	  "CuTe's shape_div, divisibility checked\n"
+	  "cute.shape_div(a, b) -> a divided by b as CuTe's shape_div (divisibility checked)" },
+	{ "ceil_div", l_ceil_div,
+	  "division rounded up, folded across tuples\n"
+	  "cute.ceil_div(a, b) -> a / b rounded up, folded across tuples as CuTe does" },
+	{ "inner_product", l_inner_product,
+	  "sum of products of congruent tuples\n"
+	  "cute.inner_product(a, b) -> sum of products of congruent tuples" },
+	{ "congruent", l_congruent,
+	  "whether two tuples have the same structure\n"
+	  "cute.congruent(a, b) -> same tree structure" },
+	{ "weakly_congruent", l_weakly_congruent,
+	  "whether a's structure coarsens b's\n"
+	  "cute.weakly_congruent(a, b) -> a's structure is a coarsening of b's" },
+	{ "compatible", l_compatible,
+	  "whether coordinates of shape a are coordinates of b\n"
+	  "cute.compatible(a, b) -> a coordinate of shape a is a coordinate of shape b" },
 	{ "swizzle", l_swizzle,
+	  "the Swizzle<B,M,S> functor\n"
 	  "cute.swizzle(B, M, S) | cute.swizzle(\"Sw<3,4,3>\") -> Swizzle<B,M,S>: x ^ ((x & yyy) >> S).\n"
 	  "Call it on an offset (sw(x)); compose it with a layout: cute.composition(sw, L)." },
 	{ "composed", l_composed,
+	  "a swizzled layout sw(offset + L(x))\n"
 	  "cute.composed(sw, [offset,] L) | cute.composed(\"Sw<2,0,2> o 0 o (4,4):(4,1)\") -> sw(offset + L(x))" },
 	{ "make_layout_tv", l_make_layout_tv,
+	  "thread-value layouts from thread and value layouts\n"
 	  "cute.make_layout_tv(thr, val) -> layout_mn, layout_tv\n"
 	  "layout_mn = raked_product(thr, val) maps (m,n) to (thread, value); layout_tv is its right\n"
 	  "inverse shaped (size(thr), size(val)). show(layout_tv) draws T#V# cells." },
-	{ "tv", l_tv, "cute.tv(L, M, N) -> L marked as a TV layout over an M x N tile, for show()" },
+	{ "tv", l_tv,
+	  "mark a layout as a TV layout over an M x N tile, for show\n"
+	  "cute.tv(L, M, N) -> L marked as a TV layout over an M x N tile, for show()" },
 	{ "mma_atom", l_mma_atom,
+	  "a built-in MMA atom and its A, B, C fragments\n"
 	  "cute.mma_atom(name) -> an MMA atom with fields name, ptx, types, m, n, k, thr_id, a, b, c.\n"
 	  "a, b, c are TV layouts (thread, value) -> column-major index in MxK, NxK, MxN.\n"
 	  "  show(cute.mma_atom(\"SM80_16x8x16_F32F16F16F32_TN\"))   cute.mma_atoms() lists the names" },
-	{ "mma_atoms", l_mma_atoms, "cute.mma_atoms() -> the names of the built-in MMA atoms" },
-	{ "print_layout", l_print_layout, "cute.print_layout(L) prints CuTe's print_layout table (no colour)" },
+	{ "mma_atoms", l_mma_atoms,
+	  "the names of the built-in MMA atoms\n"
+	  "cute.mma_atoms() -> the names of the built-in MMA atoms" },
+	{ "print_layout", l_print_layout,
+	  "print CuTe's print_layout table (no colour)\n"
+	  "cute.print_layout(L) prints CuTe's print_layout table (no colour)" },
 	{ NULL, NULL, NULL }
 };
 
