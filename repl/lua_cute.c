@@ -1602,7 +1602,7 @@ under_tostring(lua_State *L)
 
 static const char *const topics[][2] = {
 	{ "cute",
-	  "cute: CuTe layouts (Shape:Stride), as in CuTe C++ v4.\n"
+	  "CuTe layouts with the semantics of CuTe C++ v4\n"
 	  "A layout maps a coordinate to an index: the inner product of the natural coordinate with the\n"
 	  "strides; a 1-D coordinate is unflattened colexicographically (first mode fastest).\n"
 	  "  L = cute.layout(\"(4,2):(1,4)\")   L(5) --> 5   L(1,1) --> 5   #L --> 8   show(L)\n"
@@ -1610,39 +1610,47 @@ static const char *const topics[][2] = {
 	  "in place of layouts and tilers. Topics: help \"modes\", help \"tilers\", help \"swizzle\",\n"
 	  "help \"tv\", help \"notation\"." },
 	{ "cute.Layout",
-	  "A CuTe layout (immutable). tostring(L) is its notation; L(i), L(i, j), L{1,{0,1}} evaluate\n"
+	  "a CuTe layout: an immutable Shape:Stride map\n"
+	  "tostring(L) is its notation; L(i), L(i, j), L{1,{0,1}} evaluate\n"
 	  "(a cute._ in the coordinate slices); #L is the size; == compares shape and stride;\n"
 	  "L:same_function(M) compares the maps. Methods: every cute function, e.g. L:coalesce()." },
 	{ "modes",
+	  "mode indices are 0-based, Lua tables 1-based\n"
 	  "Mode indices follow CuTe and are 0-based: cute.mode(L, 0) is layout<0>(L), cute.size(L, 1)\n"
 	  "is size<1>(L), cute.mode(L, 1, 0) is layout<1,0>(L). Integer tuples returned to Lua are\n"
 	  "plain Lua sequences, 1-based as every Lua table: cute.shape(L)[1] is the shape of mode 0." },
 	{ "tilers",
+	  "tilers: layouts, or tuples of tilers applied by mode\n"
 	  "A tiler is a layout, or a tuple of tilers applied mode by mode. An integer n means n:1 and\n"
 	  "cute._ leaves the mode alone. Write them as strings \"(2,_)\", \"(3:4,(2,2):(1,8))\" or tables\n"
 	  "{2, cute._}, {\"3:4\", L}. composition drops the modes a tuple tiler does not reach; the\n"
 	  "divides and products keep them." },
 	{ "notation",
+	  "the notation of tuples, layouts and swizzles\n"
 	  "Notation is CuTe's: integers, tuples (a,b) without spaces, a 1-tuple (4) differs from 4,\n"
 	  "layouts SHAPE:STRIDE, swizzles Sw<B,M,S>, composed layouts Sw<2,0,2> o 0 o (4,4):(4,1).\n"
 	  "The parser also accepts spaces and CuTe's static _4; print(parse(s)) gives s back." },
 	{ "swizzle",
+	  "swizzles and swizzled shared-memory layouts\n"
 	  "Swizzle<B,M,S> xors the B bits at M+max(0,S) into the B bits at M-min(0,S); |S| >= B.\n"
 	  "sw = cute.swizzle(3,4,3); sw(128) --> 136; S = cute.composition(sw, \"(8,64):(64,1)\")\n"
 	  "show(S, {elem_bytes = 2}) colours shared-memory banks and counts conflicts." },
 	{ "cute.ComposedLayout",
-	  "A swizzled layout x -> sw(offset + L(x)). Fields: .swizzle, .offset, .layout. Divides,\n"
+	  "a swizzled layout x -> sw(offset + L(x))\n"
+	  "Fields: .swizzle, .offset, .layout. Divides,\n"
 	  "products and composition act on the inner layout, as CuTe's ComposedLayout does." },
 	{ "tv",
-	  "Thread-value layouts map (thread, value) to a coordinate of a tile.\n"
+	  "thread-value layouts: (thread, value) -> tile coordinate\n"
 	  "  mn, tv = cute.make_layout_tv(cute.layout({4,8},{8,1}), cute.layout({4,1}))\n"
 	  "  show(tv)   -- the tile with T#V# cells coloured by thread" },
 	{ "mma",
-	  "MMA atoms: cute.mma_atom(name) for the names in cute.mma_atoms(). Fields a, b, c are TV\n"
+	  "MMA atoms and their A, B, C fragments\n"
+	  "cute.mma_atom(name) for the names in cute.mma_atoms(). Fields a, b, c are TV\n"
 	  "layouts; show(atom) draws the A, B and C panels as CuTe's print_latex does." },
 	{ "cute.MmaAtom",
-	  "An MMA atom: .name .ptx .types .m .n .k .thr_id and TV layouts .a (MxK) .b (NxK) .c (MxN)." },
-	{ "cute.Swizzle", "A swizzle functor: sw(x) applies it; tostring gives Sw<B,M,S>." },
+	  "an MMA atom\n"
+	  "Fields .name .ptx .types .m .n .k .thr_id and TV layouts .a (MxK) .b (NxK) .c (MxN)." },
+	{ "cute.Swizzle", "a swizzle functor\nsw(x) applies it; tostring gives Sw<B,M,S>." },
 };
 
 int

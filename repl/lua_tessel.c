@@ -77,7 +77,7 @@ luaopen_tessel(lua_State *L)
 	lua_pushliteral(L, TESSEL_VERSION);
 	lua_setfield(L, -2, "version");
 	help_topic(L, "tessel",
-	           "tessel " TESSEL_VERSION ": a workbench for tensor layouts and kernels.\n"
+	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
 	           "Areas: cute (CuTe layouts). Start with help(cute) and help \"cute\".");
 	return 1;
 }
