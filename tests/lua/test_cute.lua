@@ -248,6 +248,26 @@ check("pictures", function()
   local _ = out
 end)
 
+check("small bindings", function()
+  eq(cute.with_shape("16:1", {4, 4}), "(4,4):(1,4)")
+  eq(cute.layout("16:1"):with_shape({2, 8}), "(2,8):(1,2)")
+  raises(function() cute.select("(4,2):(1,4)", 2) end, "select", "out of range")
+  raises(function() cute.make_layout("4:1", "(2,2):(1)") end, "not congruent")
+  raises(function() cute.swizzle(5000, 1, 1) end, "out of range")
+  local T = cute.tv("((2,2),2):((1,4),2)", 4, 2)
+  eq(T, "((2,2),2):((1,4),2)")
+  local pic = getmetatable(T).__show(T, {color = false})
+  assert(pic:find("T3", 1, true) and pic:find("4x2 tile", 1, true), pic)
+  raises(function() cute.tv("4:1", 0, 2) end, "out of range")
+  -- print_layout writes CuTe's table to stdout: check it in a child tessel
+  local exe = assert(arg and arg[-1])
+  local p = assert(io.popen(exe .. [[ -e 'cute.print_layout("(2,2):(1,2)")']]))
+  local out = p:read("a")
+  p:close()
+  eq(out, "(2,2):(1,2)\n      0   1 \n    +---+---+\n 0  | 0 | 2 |\n    +---+---+\n" ..
+          " 1  | 1 | 3 |\n    +---+---+\n")
+end)
+
 check("help", function()
   -- every function has a help text: run help(f) for each in a child tessel
   local exe = assert(arg and arg[-1], "arg[-1] names the interpreter")
