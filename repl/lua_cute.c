@@ -372,65 +372,33 @@ layout_or_inner(lua_State *L, int i, Layout *tmp)
 	return check_layout(L, i, tmp);
 }
 
+/* size, cosize, rank, depth, shape and stride share their arguments:
+** (L [, i, j...]) for the layout or its mode <i,j...>. */
+enum { Q_SIZE, Q_COSIZE, Q_RANK, Q_DEPTH, Q_SHAPE, Q_STRIDE };
+
 static int
-l_size(lua_State *L)
+query(lua_State *L, int q)
 {
 	Layout tmp, mt;
 	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
 
-	lua_pushinteger(L, cute_size(l));
+	switch (q) {
+	case Q_SIZE: lua_pushinteger(L, cute_size(l)); break;
+	case Q_COSIZE: lua_pushinteger(L, cute_cosize(l)); break;
+	case Q_RANK: lua_pushinteger(L, cute_rank(l)); break;
+	case Q_DEPTH: lua_pushinteger(L, cute_depth(l)); break;
+	case Q_SHAPE: push_tuple(L, &l->shape); break;
+	default: push_tuple(L, &l->stride); break;
+	}
 	return 1;
 }
 
-static int
-l_cosize(lua_State *L)
-{
-	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
-
-	lua_pushinteger(L, cute_cosize(l));
-	return 1;
-}
-
-static int
-l_rank(lua_State *L)
-{
-	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
-
-	lua_pushinteger(L, cute_rank(l));
-	return 1;
-}
-
-static int
-l_depth(lua_State *L)
-{
-	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
-
-	lua_pushinteger(L, cute_depth(l));
-	return 1;
-}
-
-static int
-l_shape(lua_State *L)
-{
-	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
-
-	push_tuple(L, &l->shape);
-	return 1;
-}
-
-static int
-l_stride(lua_State *L)
-{
-	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
-
-	push_tuple(L, &l->stride);
-	return 1;
-}
+static int l_size(lua_State *L) { return query(L, Q_SIZE); }
+static int l_cosize(lua_State *L) { return query(L, Q_COSIZE); }
+static int l_rank(lua_State *L) { return query(L, Q_RANK); }
+static int l_depth(lua_State *L) { return query(L, Q_DEPTH); }
+static int l_shape(lua_State *L) { return query(L, Q_SHAPE); }
+static int l_stride(lua_State *L) { return query(L, Q_STRIDE); }
 
 static int
 l_mode(lua_State *L)
@@ -1235,18 +1203,6 @@ term_width(void)
 	return 120;
 }
 
-static int
-digits(int64_t v)
-{
-	int d = 1;
-
-	while (v >= 10) {
-		v /= 10;
-		d++;
-	}
-	return d;
-}
-
 /*
 ** Options of show(). Unless max_cols is given, as many columns as fit the
 ** width: a cell is its widest label plus "| " and " " (CuTe's layout), and an
@@ -1256,7 +1212,7 @@ digits(int64_t v)
 static void
 get_opts(lua_State *L, int i, VizOpts *o, int64_t label_max, int panels)
 {
-	int cell = digits(label_max < 0 ? 0 : label_max) + 4, fit;
+	int cell = num_digits(label_max < 0 ? 0 : label_max) + 4, fit;
 
 	viz_opts_default(o);
 	o->color = tessel_want_color(L, i);

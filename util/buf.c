@@ -111,3 +111,15 @@ buf_take(Buf *b)
 	buf_init(b);
 	return s;
 }
+
+int
+num_digits(int64_t v)
+{
+	int n = v < 0 ? 2 : 1;
+
+	while (v >= 10 || v <= -10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A caller-owned error record: functions that can fail on user input return a
 ** status and write a readable message here. They never exit or abort. */
@@ -30,6 +31,8 @@ void buf_reset(Buf *b);
 void emit(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vemit(Buf *b, const char *fmt, va_list ap);
 void emitn(Buf *b, const char *s, size_t n);
+/* The number of characters of v in decimal, a minus sign included (CuTe's num_digits). */
+int num_digits(int64_t v);
 /* Hand the string over to the caller (free() it); b is left empty. */
 char *buf_take(Buf *b);
 

@@ -20,20 +20,6 @@ eval_composed(const void *src, int64_t i, int64_t *out, Err *e)
 }
 
 static int
-digits(int64_t v)
-{
-	int n = 1;
-
-	if (v < 0)
-		n++;
-	while (v >= 10 || v <= -10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
-static int
 pick(const VizOpts *o, int dflt)
 {
 	return o->scheme == VIZ_SCHEME_AUTO ? dflt : o->scheme;
@@ -201,7 +187,7 @@ value_grid(Scene *s, const Layout *shape_of, EvalFn f, const void *src, int sche
 	g->nrows = rows;
 	g->ncols = cols;
 	g->scheme = scheme;
-	g->minw = digits(cute_cosize(shape_of));
+	g->minw = num_digits(cute_cosize(shape_of));
 	for (r = 0; r < g->rows; r++)
 		for (c = 0; c < g->cols; c++) {
 			Cell *cell = scene_cell(g, r, c);

@@ -118,20 +118,6 @@ spaces(Buf *b, int n)
 	}
 }
 
-static int
-digits(int64_t v)
-{
-	int n = 1;
-
-	if (v < 0)
-		n++;
-	while (v >= 10 || v <= -10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
 /* The nearest xterm-256 colour: the 6x6x6 cube or the 24-step grey ramp. */
 static int
 xterm256(int32_t rgb)
@@ -255,10 +241,10 @@ measure(const Scene *s, int *w, int *rw, int *nl)
 
 		if (g->minw > *w)
 			*w = g->minw;
-		if (digits(g->cols - 1) > *w)
-			*w = digits(g->cols - 1);
-		if (digits(g->rows - 1) > *rw)
-			*rw = digits(g->rows - 1);
+		if (num_digits(g->cols - 1) > *w)
+			*w = num_digits(g->cols - 1);
+		if (num_digits(g->rows - 1) > *rw)
+			*rw = num_digits(g->rows - 1);
 		for (k = 0; k < g->rows * g->cols; k++) {
 			const Cell *cell = &g->cell[k];
 			int j;
