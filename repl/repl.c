@@ -1,11 +1,14 @@
 /* repl.c - the read-eval-print loop: readline, completion, history and Ctrl-C, after lua.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <unistd.h>
 
@@ -390,23 +393,78 @@ online(char *line)
 }
 
 /*
+** Waiting for keys. readline's own rl_getc waits in pselect with the signal
+** mask it recorded when rlread had SIGINT blocked, so a Ctrl-C that flushes
+** the keys readline was about to read left it waiting, deaf to SIGINT, for
+** another key. tessel reads the keys itself: it waits with SIGINT and
+** SIGWINCH deliverable and reads without blocking (from a second,
+** non-blocking descriptor of the terminal), and on Ctrl-C it leaves
+** readline for rlread, which cleans up as readline's own handler would.
+*/
+static sigset_t rlwait;		/* the mask to wait with: SIGINT deliverable */
+static sigjmp_buf rlescape;	/* back to rlread on Ctrl-C */
+static int rlreading;		/* rlescape is set */
+static int nbfd = -1;		/* the terminal, O_NONBLOCK, or -1 */
+
+static int
+rlgetc(FILE *f)
+{
+	int fd = fileno(f), avail;
+	unsigned char c;
+	fd_set fds;
+	ssize_t n;
+
+	for (;;) {
+		if (gotint && rlreading)
+			siglongjmp(rlescape, 1);
+		if (gotwinch) {
+			gotwinch = 0;
+			rl_resize_terminal();
+		}
+		FD_ZERO(&fds);
+		FD_SET(fd, &fds);
+		if (pselect(fd + 1, &fds, NULL, NULL, NULL, &rlwait) < 0) {
+			if (errno == EINTR)
+				continue;
+			return EOF;
+		}
+		if (nbfd >= 0) {
+			n = read(nbfd, &c, 1);
+		} else {
+			/* no second descriptor: read only what is there */
+			if (ioctl(fd, FIONREAD, &avail) == 0 && avail == 0)
+				continue;
+			n = read(fd, &c, 1);
+		}
+		if (n == 1)
+			return c;
+		if (n == 0)
+			return EOF;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return EOF;
+	}
+}
+
+/*
 ** Read a line with readline's callback interface: readline() cannot be
-** left on Ctrl-C short of a longjmp. SIGINT and SIGWINCH stay blocked but
-** inside pselect, so none is lost between the test of its flag and the
-** wait. Returns LUA_OK with the line in *line (NULL at end of input), or
+** left on Ctrl-C. SIGINT and SIGWINCH stay blocked but while waiting for
+** a key, so none is lost between the test of its flag and the wait.
+** Returns LUA_OK with the line in *line (NULL at end of input), or
 ** INPUT_INTERRUPTED when Ctrl-C discarded the line.
 */
 static int
 rlread(const char *prompt, char **line)
 {
 	sigset_t block, old;
-	fd_set fds;
-	int fd = fileno(rl_instream), status = LUA_OK;
+	int status = LUA_OK;
 
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	rlwait = old;
+	sigdelset(&rlwait, SIGINT);
+	sigdelset(&rlwait, SIGWINCH);
 	gotint = 0;
 	rldone = 0;
 	rlline = NULL;
@@ -415,33 +473,25 @@ rlread(const char *prompt, char **line)
 	** in an extra newline. */
 	rl_eof_found = 0;
 	rl_callback_handler_install(prompt, online);
-	while (!rldone) {
-		if (gotint) {
-			/* What readline does when it handles SIGINT itself. */
-			rl_free_line_state();
-			rl_callback_sigcleanup();
-			rl_echo_signal_char(SIGINT);
-			rl_cleanup_after_signal();
-			rl_callback_handler_remove();
-			fputs("\n", rl_outstream);
-			fflush(rl_outstream);
-			status = INPUT_INTERRUPTED;
-			break;
-		}
-		if (gotwinch) {
-			gotwinch = 0;
-			rl_resize_terminal();
-		}
-		FD_ZERO(&fds);
-		FD_SET(fd, &fds);
-		if (pselect(fd + 1, &fds, NULL, NULL, NULL, &old) > 0)
+	if (sigsetjmp(rlescape, 0) == 0) {
+		rlreading = 1;
+		/* rlgetc waits for each key, and leaves at once on Ctrl-C */
+		while (!rldone && !gotint)
 			rl_callback_read_char();
-		else if (errno != EINTR) {	/* the terminal is gone */
-			rl_callback_handler_remove();
-			break;
-		}
 	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	rlreading = 0;
+	if (gotint && !rldone) {
+		/* What readline does when it handles SIGINT itself. */
+		rl_free_line_state();
+		rl_callback_sigcleanup();
+		rl_echo_signal_char(SIGINT);
+		rl_cleanup_after_signal();
+		rl_callback_handler_remove();
+		fputs("\n", rl_outstream);
+		fflush(rl_outstream);
+		status = INPUT_INTERRUPTED;
+	}
+	sigprocmask(SIG_SETMASK, &rlwait, NULL);
 	*line = rlline;
 	return status;
 }
@@ -648,6 +698,9 @@ initreadline(const char *hist)
 	rl_outstream = stdout;
 	rl_catch_signals = 0;		/* SIGINT and SIGWINCH are ours: see rlread */
 	rl_catch_sigwinch = 0;
+	rl_getc_function = rlgetc;
+	if (nbfd < 0 && ttyname(STDIN_FILENO) != NULL)
+		nbfd = open(ttyname(STDIN_FILENO), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	rl_attempted_completion_function = complete;
 	rl_basic_word_break_characters = WORDBREAK;
 	/* Timestamps, written as comment lines, delimit the entries in the
