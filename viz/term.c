@@ -369,62 +369,55 @@ term_render(Buf *out, const Scene *s, const VizOpts *o, Err *e)
 	return 0;
 }
 
+/* Render the scene a cute_scene_* call filled (status < 0: it failed), then free it. */
+static int
+render(Buf *out, Scene *s, int status, const VizOpts *o, Err *e)
+{
+	int rc;
+
+	if (status < 0)
+		return -1;
+	rc = term_render(out, s, o, e);
+	scene_free(s);
+	return rc;
+}
+
 int
 viz_show_layout(Buf *out, const Layout *l, const VizOpts *o, Err *e)
 {
 	Scene s;
-	int rc;
 
 	if (!out)
 		return err_set(e, "viz.layout: no output buffer");
-	if (cute_scene_layout(&s, l, o, e) < 0)
-		return -1;
-	rc = term_render(out, &s, o, e);
-	scene_free(&s);
-	return rc;
+	return render(out, &s, cute_scene_layout(&s, l, o, e), o, e);
 }
 
 int
 viz_show_composed(Buf *out, const Composed *c, const VizOpts *o, Err *e)
 {
 	Scene s;
-	int rc;
 
 	if (!out)
 		return err_set(e, "viz.composed: no output buffer");
-	if (cute_scene_composed(&s, c, o, e) < 0)
-		return -1;
-	rc = term_render(out, &s, o, e);
-	scene_free(&s);
-	return rc;
+	return render(out, &s, cute_scene_composed(&s, c, o, e), o, e);
 }
 
 int
 viz_show_tv(Buf *out, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e)
 {
 	Scene s;
-	int rc;
 
 	if (!out)
 		return err_set(e, "viz.tv: no output buffer");
-	if (cute_scene_tv(&s, tv, m, n, o, e) < 0)
-		return -1;
-	rc = term_render(out, &s, o, e);
-	scene_free(&s);
-	return rc;
+	return render(out, &s, cute_scene_tv(&s, tv, m, n, o, e), o, e);
 }
 
 int
 viz_show_mma(Buf *out, const MmaAtom *a, const VizOpts *o, Err *e)
 {
 	Scene s;
-	int rc;
 
 	if (!out)
 		return err_set(e, "viz.mma: no output buffer");
-	if (cute_scene_mma(&s, a, o, e) < 0)
-		return -1;
-	rc = term_render(out, &s, o, e);
-	scene_free(&s);
-	return rc;
+	return render(out, &s, cute_scene_mma(&s, a, o, e), o, e);
 }
