@@ -731,6 +731,75 @@ test_prop_same_function(void **state)
 	}
 }
 
+/* slice: every element of the sub-layout plus the offset is the layout at
+** the coordinate with the `_` modes filled in; idx2crd and crd2idx invert
+** each other on the domain. */
+static void
+test_prop_slice_coords(void **state)
+{
+	int iter;
+
+	for (iter = 0; iter < 2000; iter++) {
+		Layout l, sub;
+		Tuple crd, full, shape = { 0 };
+		int64_t off, i, v, w, idx;
+		Err e;
+		int k, r, under[8];
+
+		rand_layout(&l, 4, 1);
+		if (tuple_is_int(&l.shape) || cute_rank(&l) > 8)
+			continue;
+		r = cute_rank(&l);
+		/* a coordinate: each top mode either `_` or a 1-D coordinate in it */
+		crd.n = 0;
+		tuple_open(&crd, &e);
+		for (k = 0; k < r; k++) {
+			Layout m;
+			cute_mode(&l, k, &m, &e);
+			under[k] = rint_(0, 1);
+			if (under[k])
+				tuple_push_under(&crd, &e);
+			else
+				tuple_push(&crd, rint_(0, (int)cute_size(&m) - 1), &e);
+		}
+		tuple_close(&crd, 0);
+		assert_int_equal(cute_slice(&crd, &l, &sub, &off, &e), 0);
+		for (i = 0; i < cute_size(&sub); i++) {
+			/* spread i over the `_` modes, colexicographically */
+			int64_t rest = i;
+			full.n = 0;
+			tuple_open(&full, &e);
+			for (k = 0; k < r; k++) {
+				Layout m;
+				cute_mode(&l, k, &m, &e);
+				if (under[k]) {
+					tuple_push(&full, rest % cute_size(&m), &e);
+					rest /= cute_size(&m);
+				} else {
+					tuple_push(&full, crd.node[tuple_child(&crd, 0, k)].v, &e);
+				}
+			}
+			tuple_close(&full, 0);
+			assert_int_equal(cute_eval(&l, &full, &v, &e), 0);
+			if (at(&sub, i) + off != v)
+				fail_msg("slice of %s at %s: element %lld is %lld + %lld, the layout says %lld",
+				         str(&l), "(...)", (long long)i, (long long)at(&sub, i), (long long)off,
+				         (long long)v);
+		}
+		/* coordinates round-trip */
+		shape = l.shape;
+		for (i = 0; i < cute_size(&l); i++) {
+			Tuple c;
+			assert_int_equal(tuple_idx2crd(i, &shape, &c, &e), 0);
+			assert_true(tuple_congruent(&c, &shape));
+			assert_int_equal(tuple_crd2idx_colex(&c, &shape, &idx, &e), 0);
+			assert_int_equal(idx, i);
+			assert_int_equal(cute_eval(&l, &c, &w, &e), 0);
+			assert_int_equal(w, at(&l, i));
+		}
+	}
+}
+
 static int
 seed_setup(void **state)
 {
@@ -762,6 +831,7 @@ main(void)
 		cmocka_unit_test_setup(test_prop_complement_inverse, seed_setup),
 		cmocka_unit_test_setup(test_prop_divide_product, seed_setup),
 		cmocka_unit_test_setup(test_prop_same_function, seed_setup),
+		cmocka_unit_test_setup(test_prop_slice_coords, seed_setup),
 	};
 
 	return cmocka_run_group_tests_name("cute", tests, NULL, NULL);
