@@ -60,7 +60,7 @@ int
 luaopen_tessel(lua_State *L)
 {
 	lua_newtable(L);
-	luaL_requiref(L, "tessel.cute", luaopen_tessel_cute, 0);
+	luaL_requiref(L, "cute", luaopen_tessel_cute, 0);  /* errors then name cute.f */
 	lua_setfield(L, -2, "cute");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
