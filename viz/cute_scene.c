@@ -451,7 +451,6 @@ cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e)
 	const char *op = "viz.mma";
 	int64_t M, N, K;
 	VizOpts d;
-	Grid *ga, *gb, *gc;
 	int scheme;
 
 	if (!s)
@@ -470,25 +469,36 @@ cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e)
 	           (long long)N, (long long)K);
 	if (a->ptx[0] || a->types[0])
 		scene_note(&s->title, "%s%s%s", a->ptx, a->ptx[0] && a->types[0] ? "  " : "", a->types);
-	/* CuTe's print_latex layout: B above C, A left of C, the corner empty. */
-	if (!(ga = tv_grid(s, op, o, M, K, 1, 0, "m", "k", scheme, e)))
-		return fail(s);
-	emit(&ga->title, "A (M x K)  ");
-	cute_print(&ga->title, &a->a);
-	if (tv_fill(ga, op, "A layout", &a->a, M, K, 0, scheme, o->compact, e) < 0)
-		return fail(s);
-	if (!(gb = tv_grid(s, op, o, K, N, 0, 1, "k", "n", scheme, e)))
-		return fail(s);
-	emit(&gb->title, "B (K x N)  ");
-	cute_print(&gb->title, &a->b);
-	if (tv_fill(gb, op, "B layout", &a->b, N, K, 1, scheme, o->compact, e) < 0)
-		return fail(s);
-	if (!(gc = tv_grid(s, op, o, M, N, 1, 1, "m", "n", scheme, e)))
-		return fail(s);
-	emit(&gc->title, "C (M x N)  ");
-	cute_print(&gc->title, &a->c);
-	if (tv_fill(gc, op, "C layout", &a->c, M, N, 0, scheme, o->compact, e) < 0)
-		return fail(s);
+	/* CuTe's print_latex layout: B above C, A left of C, the corner empty.
+	** B is stored N x K and drawn K x N, so its grid is transposed. */
+	{
+		const struct {
+			const char *title, *what, *rax, *cax;
+			const Layout *tv;
+			int64_t d0, d1;
+			int prow, pcol, transpose;
+		} panel[3] = {
+			{ "A (M x K)  ", "A layout", "m", "k", &a->a, M, K, 1, 0, 0 },
+			{ "B (K x N)  ", "B layout", "k", "n", &a->b, N, K, 0, 1, 1 },
+			{ "C (M x N)  ", "C layout", "m", "n", &a->c, M, N, 1, 1, 0 },
+		};
+		int i;
+
+		for (i = 0; i < 3; i++) {
+			int64_t rows = panel[i].transpose ? panel[i].d1 : panel[i].d0;
+			int64_t cols = panel[i].transpose ? panel[i].d0 : panel[i].d1;
+			Grid *g = tv_grid(s, op, o, rows, cols, panel[i].prow, panel[i].pcol,
+			                  panel[i].rax, panel[i].cax, scheme, e);
+
+			if (!g)
+				return fail(s);
+			emit(&g->title, "%s", panel[i].title);
+			cute_print(&g->title, panel[i].tv);
+			if (tv_fill(g, op, panel[i].what, panel[i].tv, panel[i].d0, panel[i].d1,
+			            panel[i].transpose, scheme, o->compact, e) < 0)
+				return fail(s);
+		}
+	}
 	if (!thr_identity(&a->thr_id)) {
 		scene_note(&s->caption, "T is the logical thread; the hardware thread is thr_id(T), thr_id = ");
 		cute_print(&s->caption, &a->thr_id);
