@@ -35,8 +35,9 @@ else
   OUT      = .
 endif
 
-CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c \
-           layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c
+CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c layout/lego.c \
+           layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c \
+           viz/lego_scene.c
 LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
 EXE_SRC  = repl/main.c repl/repl.c
 

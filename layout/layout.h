@@ -173,4 +173,148 @@ int cute_mma_atom(const char *name, MmaAtom *out, Err *e);
 int cute_mma_count(void);
 const char *cute_mma_name(int i);
 
+/* lego.c
+**
+** LEGO layouts (Tavakkoli, Oancea, Hall): bijections between a logical index
+** space and a flat physical space, built from RegP (a regular permutation of
+** a tile's dimensions), GenP (a general bijection: a built-in or a user
+** callback pair), OrderBy (tile levels flattened outermost-in), GroupBy (a
+** logical view plus a chain of OrderBys) and ExpandBy (partial tiles).
+** Conventions of LEGO's implementation, which the paper leaves implicit:
+**   - RegP is a gather: physical dimension t is logical dimension perm[t]
+**     (0-based here; the paper writes perm 1-based);
+**   - an OrderBy unflattens its input row-major over the concatenation of its
+**     parts' dimensions, outer part first; it does not stripmine;
+**   - in a chain GroupBy(dims, O1, ..., Ok) apply runs Ok first and O1 last
+**     (fluent O1:OrderBy(O2):GroupBy(dims) is the same value).
+** Flattening is row-major (last dimension fastest) everywhere. Sizes must
+** agree exactly (LEGO accepts mismatches silently; tessel refuses them).
+**
+** A Lego is a plain value (no allocation) of one of four kinds: a single
+** permutation, an OrderBy, a chain of OrderBys not yet grouped, a GroupBy.
+** apply and inv of every kind are defined by compiling the value into a
+** LegoProg, a list of primitive steps on a vector of integers (flatten,
+** unflatten, gather, scatter, GenP apply/inv, bounds check); lowering to
+** symbolic index expressions walks the same steps.
+*/
+enum { LEGO_DIMS = 12, LEGO_PARTS = 8, LEGO_CHAIN = 8, LEGO_STEPS = 192 };
+/* GenPs of at most this many elements are checked by enumeration when made. */
+enum { LEGO_VERIFY_LIMIT = 1 << 16 };
+
+enum { LEGO_PERM, LEGO_ORDER, LEGO_CHAINED, LEGO_GROUP };        /* Lego.kind */
+enum { LEGO_REGP, LEGO_GENP };                                    /* LegoPerm.kind */
+enum { LEGO_GEN_USER, LEGO_GEN_IDENTITY, LEGO_GEN_REVERSE, LEGO_GEN_ANTIDIAG,
+       LEGO_GEN_MORTON };                                          /* LegoPerm.gen */
+enum { LEGO_SUGAR_NONE, LEGO_SUGAR_ROW, LEGO_SUGAR_COL, LEGO_SUGAR_TILEBY };
+
+/* A user GenP: apply maps idx[0..rank) to a flat index, inv the reverse.
+** Both return 0, or -1 with a message in e (propagated as the caller's error). */
+typedef int (*LegoApplyFn)(void *ctx, const int64_t *idx, int rank, int64_t *flat, Err *e);
+typedef int (*LegoInvFn)(void *ctx, int64_t flat, int64_t *idx, int rank, Err *e);
+
+typedef struct LegoPerm {
+	int kind, rank;
+	int64_t dim[LEGO_DIMS];
+	int perm[LEGO_DIMS];      /* RegP: the gather */
+	int sugar, q;             /* RegP: how it prints; TileBy's number of levels */
+	int gen;                  /* GenP: LEGO_GEN_* */
+	uint32_t mask;            /* GenP reverse: bit k set = dimension k reversed */
+	LegoApplyFn apply;        /* GenP user */
+	LegoInvFn inv;
+	void *ctx;
+	char label[48];           /* GenP user: printed as lego.GenP({dims}, label) */
+} LegoPerm;
+
+typedef struct LegoOrder {
+	int nparts;
+	int tiled, q;             /* made by TileOrderBy with q levels (prints so) */
+	LegoPerm part[LEGO_PARTS];
+} LegoOrder;
+
+typedef struct Lego {
+	int kind;
+	int rank;                 /* logical dimensions */
+	int64_t dim[LEGO_DIMS];
+	int ngroup;               /* GroupBy: tile groups (printing only) */
+	int glen[LEGO_DIMS];
+	int nchain;               /* chain[0] is written first and runs last */
+	LegoOrder chain[LEGO_CHAIN];
+	int erank;                /* ExpandBy: 0, or the rank of the physical space */
+	int64_t edim[LEGO_DIMS];  /* expanded physical dimensions (size = size of the layout) */
+	int64_t odim[LEGO_DIMS];  /* original physical extents */
+} Lego;
+
+/* The primitive steps. Each acts on v[at .. at+n) of a vector v. */
+enum {
+	LS_FLATTEN,      /* v[at..at+n) over dim -> one index (row-major) */
+	LS_UNFLATTEN,    /* v[at] -> n indices over dim */
+	LS_GATHER,       /* w[t] = v[at + perm[t]] */
+	LS_SCATTER,      /* w[perm[t]] = v[at + t] */
+	LS_GENP_APPLY,   /* v[at..at+n) -> genp apply */
+	LS_GENP_INV,     /* v[at] -> genp inv, n indices */
+	LS_BOUND         /* ExpandBy: the result is -1 unless v[at+k] < dim[k] for all k */
+};
+
+typedef struct LegoStep {
+	int op, at, n;
+	int64_t dim[LEGO_DIMS];
+	int perm[LEGO_DIMS];
+	const LegoPerm *genp;     /* points into the Lego the program was made from */
+} LegoStep;
+
+typedef struct LegoProg {
+	int inverse;              /* 0: apply (rank indices -> 1), 1: inv (1 -> rank) */
+	int nin, nout, nstep;
+	int64_t inlim[LEGO_DIMS]; /* the inputs' bounds: in[k] in [0, inlim[k]) */
+	int64_t cosize;           /* apply's results lie in [0, cosize) or are -1 */
+	LegoStep step[LEGO_STEPS];
+} LegoProg;
+
+int lego_regp(Lego *out, const int64_t *dims, int rank, const int *perm, Err *e);
+int lego_row(Lego *out, const int64_t *dims, int rank, Err *e);
+int lego_col(Lego *out, const int64_t *dims, int rank, Err *e);
+/* TileBy(t1..tq): dims = q groups of d; logical (t1 coords, ..., tq coords)
+** to the row-major index of the untiled shape (prod over levels per dim). */
+int lego_tileby(Lego *out, const int64_t *dims, int d, int q, Err *e);
+int lego_genp(Lego *out, const int64_t *dims, int rank, int gen, uint32_t mask, Err *e);
+/* A user GenP; verified by enumeration (every value in range, distinct, inv
+** inverts apply) when it has at most LEGO_VERIFY_LIMIT elements. */
+int lego_genp_user(Lego *out, const int64_t *dims, int rank, LegoApplyFn apply, LegoInvFn inv,
+                   void *ctx, const char *label, Err *e);
+int lego_orderby(Lego *out, const Lego *const *parts, int n, Err *e);
+/* TileOrderBy(t1..tq): OrderBy(RegP(stripmined dims, sigma^-1)): the row-major
+** index of the untiled shape to the tile-by-tile order. */
+int lego_tileorderby(Lego *out, const int64_t *dims, int d, int q, Err *e);
+/* O1:OrderBy(O2): a chain (not yet grouped). Each may be a perm, OrderBy or chain. */
+int lego_then(Lego *out, const Lego *a, const Lego *b, Err *e);
+/* GroupBy(dims, chain...): dims split into ngroup tile groups of glen[i]
+** dimensions (glen NULL: one group). Each chain element is a perm, an OrderBy
+** or a chain (spliced in place). */
+int lego_groupby(Lego *out, const int64_t *dims, int rank, const int *glen, int ngroup,
+                 const Lego *const *chain, int n, Err *e);
+/* Fluent O:TileBy(t1..tq) as LEGO's Python API: GroupBy(t1..tq, each OrderBy
+** of O followed by a TileOrderBy of its parts, OrderBy(TileBy(t1..tq))). */
+int lego_tileby_group(Lego *out, const Lego *o, const int64_t *dims, int d, int q, Err *e);
+/* ExpandBy(G, ext [, edims]): G's physical space viewed as edims (default:
+** per dimension the product of G's tile levels), clipped to ext. */
+int lego_expandby(Lego *out, const Lego *g, const int64_t *ext, int n, const int64_t *edims,
+                  Err *e);
+
+int64_t lego_size(const Lego *g);
+/* The number of physical elements: size, or prod(odim) with ExpandBy. */
+int64_t lego_cosize(const Lego *g);
+int lego_prog(const Lego *g, int inverse, LegoProg *p, Err *e);
+int lego_run(const LegoProg *p, const int64_t *in, int64_t *out, Err *e);
+void lego_prog_print(Buf *b, const LegoProg *p);
+/* apply: rank indices -> physical index (-1 outside ExpandBy's extents). */
+int lego_apply(const Lego *g, const int64_t *idx, int64_t *out, Err *e);
+int lego_inv(const Lego *g, int64_t flat, int64_t *idx, Err *e);
+/* Whole-layout check by enumeration when size <= limit: apply is a bijection
+** onto [0, cosize) and inv inverts it. 1 checked, 0 too large to enumerate,
+** -1 with a counterexample. */
+int lego_check(const Lego *g, int64_t limit, Err *e);
+void lego_print(Buf *b, const Lego *g);
+int lego_to_cute(const Lego *g, Layout *out, Err *e);
+int lego_from_cute(Lego *out, const Layout *l, Err *e);
+
 #endif

@@ -179,4 +179,19 @@ int viz_show_composed(Buf *out, const Composed *c, const VizOpts *o, Err *e);
 int viz_show_tv(Buf *out, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e);
 int viz_show_mma(Buf *out, const MmaAtom *a, const VizOpts *o, Err *e);
 
+/* lego_scene.c
+**
+** lego_scene: two panels of a LEGO layout. (0,0) the logical view: the
+** logical index space as a grid (rank 2: rows x columns; rank 1: one row;
+** rank >= 3: the first rank/2 dimensions flattened into the rows, the rest
+** into the columns, row-major), each cell the physical index apply gives
+** ("-" outside ExpandBy's extents). (0,1) the physical view: the physical
+** indices in a grid of the same shape (with ExpandBy, of the original
+** extents), each cell the logical coordinate inv gives ("2,5"). Cells are
+** coloured by the logical row, the same colour in both panels. Only the
+** cells shown are evaluated.
+*/
+int lego_scene(Scene *s, const Lego *g, const VizOpts *o, Err *e);
+int viz_show_lego(Buf *out, const Lego *g, const VizOpts *o, Err *e);
+
 #endif
