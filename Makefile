@@ -38,7 +38,7 @@ endif
 CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c layout/lego.c \
            layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c \
            viz/lego_scene.c
-LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
+LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c repl/lua_lego.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

@@ -1,0 +1,1174 @@
+/* lua_lego.c - the `lego` Lua table: LEGO layouts (RegP, GenP, OrderBy, GroupBy, ExpandBy) and their pictures. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../layout/layout.h"
+#include "../viz/viz.h"
+#include "help.h"
+#include "tessel.h"
+
+#define LEGO    "lego.Layout"
+#define GENFN   "lego.GenPFunctions"
+#define FNS     "tessel.lego.fns"      /* registry: lightuserdata -> GenFn userdata (weak values) */
+#define SESSION "tessel.lego.session"  /* registry: the Session userdata */
+
+/*
+** User GenPs call Lua functions from C. The C layer holds ctx, a pointer to
+** a GenFn userdata whose two user values are the apply and inv functions;
+** the FNS table finds the userdata again from the pointer. Every layout
+** that contains the GenP keeps the GenFn alive: its user value is a table
+** of the GenFns it uses (its anchors). The running thread is not known to
+** the C layer, so every entry point that may evaluate a GenP records it in
+** the session first (coroutines may call in).
+*/
+typedef struct Session {
+	lua_State *L;
+} Session;
+
+typedef struct GenFn {
+	Session *sess;
+	char label[48];
+} GenFn;
+
+typedef struct LLego {
+	Lego g;
+} LLego;
+
+static int
+fail(lua_State *L, const Err *e)
+{
+	return luaL_error(L, "%s", e->msg);
+}
+
+static Session *
+session(lua_State *L)
+{
+	Session *s;
+
+	lua_getfield(L, LUA_REGISTRYINDEX, SESSION);
+	s = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	return s;
+}
+
+/* Record the running thread; returns the previous one, to restore. */
+static lua_State *
+enter(lua_State *L)
+{
+	Session *s = session(L);
+	lua_State *prev = s->L;
+
+	s->L = L;
+	return prev;
+}
+
+static void
+leave(lua_State *L, lua_State *prev)
+{
+	session(L)->L = prev;
+}
+
+static LLego *
+check_lego(lua_State *L, int i)
+{
+	return luaL_checkudata(L, i, LEGO);
+}
+
+static LLego *
+test_lego(lua_State *L, int i)
+{
+	return luaL_testudata(L, i, LEGO);
+}
+
+/* A new layout userdata, in a safe empty state, with an empty anchor table;
+** fill u->g afterwards. */
+static LLego *
+new_lego(lua_State *L)
+{
+	LLego *u = lua_newuserdatauv(L, sizeof *u, 1);
+
+	memset(u, 0, sizeof *u);
+	u->g.kind = LEGO_PERM;
+	luaL_setmetatable(L, LEGO);
+	lua_newtable(L);
+	lua_setiuservalue(L, -2, 1);
+	return u;
+}
+
+/* Add the anchors of the layout at index src to those of the one at dst. */
+static void
+anchor_from(lua_State *L, int dst, int src)
+{
+	lua_Integer n, k, m;
+
+	dst = lua_absindex(L, dst);
+	src = lua_absindex(L, src);
+	if (!test_lego(L, src))
+		return;
+	lua_getiuservalue(L, dst, 1);
+	lua_getiuservalue(L, src, 1);
+	n = luaL_len(L, -1);
+	m = luaL_len(L, -2);
+	for (k = 1; k <= n; k++) {
+		lua_rawgeti(L, -1, k);
+		lua_rawseti(L, -3, m + k);
+	}
+	lua_pop(L, 2);
+}
+
+/*
+** Callbacks
+*/
+static int
+push_fn(lua_State *L, void *ctx, int which, Err *e)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, FNS);
+	if (lua_rawgetp(L, -1, ctx) != LUA_TUSERDATA) {
+		lua_pop(L, 2);
+		return err_set(e, "lego.GenP: its functions are gone");
+	}
+	lua_getiuservalue(L, -1, which);
+	lua_replace(L, -3);
+	lua_pop(L, 1);
+	return 0;
+}
+
+static const char *
+errobj(lua_State *L, int i)
+{
+	const char *m = lua_tostring(L, i);
+
+	return m ? m : lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, i));
+}
+
+static void
+crd(char *dst, size_t n, const int64_t *x, int r)
+{
+	size_t len = 0;
+	int k;
+
+	dst[0] = '\0';
+	for (k = 0; k < r && len < n; k++)
+		len += (size_t)snprintf(dst + len, n - len, "%s%lld", k ? "," : "", (long long)x[k]);
+}
+
+static int
+lua_apply(void *ctx, const int64_t *idx, int rank, int64_t *flat, Err *e)
+{
+	GenFn *b = ctx;
+	lua_State *L = b->sess->L;
+	char c[128];
+	int k, top, isint;
+
+	if (!L)
+		return err_set(e, "lego.GenP(%s): called outside Lua", b->label);
+	if (!lua_checkstack(L, rank + 8))
+		return err_set(e, "lego.GenP(%s): Lua stack overflow", b->label);
+	top = lua_gettop(L);
+	crd(c, sizeof c, idx, rank);
+	if (push_fn(L, ctx, 1, e) < 0)
+		return -1;
+	for (k = 0; k < rank; k++)
+		lua_pushinteger(L, idx[k]);
+	if (lua_pcall(L, rank, 1, 0) != LUA_OK) {
+		err_set(e, "lego.GenP(%s): apply(%s) raised: %s", b->label, c, errobj(L, -1));
+		lua_settop(L, top);
+		return -1;
+	}
+	*flat = lua_tointegerx(L, -1, &isint);
+	if (!isint) {
+		err_set(e, "lego.GenP(%s): apply(%s) returned %s, not an integer", b->label, c,
+		        luaL_typename(L, -1));
+		lua_settop(L, top);
+		return -1;
+	}
+	lua_settop(L, top);
+	return 0;
+}
+
+static int
+lua_inv(void *ctx, int64_t flat, int64_t *idx, int rank, Err *e)
+{
+	GenFn *b = ctx;
+	lua_State *L = b->sess->L;
+	int k, top, n, isint, base;
+
+	if (!L)
+		return err_set(e, "lego.GenP(%s): called outside Lua", b->label);
+	if (!lua_checkstack(L, rank + 8))
+		return err_set(e, "lego.GenP(%s): Lua stack overflow", b->label);
+	top = lua_gettop(L);
+	if (push_fn(L, ctx, 2, e) < 0)
+		return -1;
+	lua_pushinteger(L, flat);
+	if (lua_pcall(L, 1, LUA_MULTRET, 0) != LUA_OK) {
+		err_set(e, "lego.GenP(%s): inv(%lld) raised: %s", b->label, (long long)flat, errobj(L, -1));
+		lua_settop(L, top);
+		return -1;
+	}
+	n = lua_gettop(L) - top;
+	base = top + 1;
+	if (n == 1 && lua_type(L, base) == LUA_TTABLE && rank > 1) {
+		/* a table of rank integers */
+		if (!lua_checkstack(L, rank + 2)) {
+			lua_settop(L, top);
+			return err_set(e, "lego.GenP(%s): Lua stack overflow", b->label);
+		}
+		for (k = 1; k <= rank; k++)
+			lua_rawgeti(L, base, k);
+		base = top + 2;
+		n = rank;
+		if (lua_rawlen(L, top + 1) != (size_t)rank) {
+			err_set(e, "lego.GenP(%s): inv(%lld) returned a table of %d values, expected %d",
+			        b->label, (long long)flat, (int)lua_rawlen(L, top + 1), rank);
+			lua_settop(L, top);
+			return -1;
+		}
+	}
+	if (n != rank) {
+		err_set(e, "lego.GenP(%s): inv(%lld) returned %d value%s, expected %d integers (or a table)",
+		        b->label, (long long)flat, n, n == 1 ? "" : "s", rank);
+		lua_settop(L, top);
+		return -1;
+	}
+	for (k = 0; k < rank; k++) {
+		idx[k] = lua_tointegerx(L, base + k, &isint);
+		if (!isint) {
+			err_set(e, "lego.GenP(%s): inv(%lld) returned %s as coordinate %d, not an integer",
+			        b->label, (long long)flat, luaL_typename(L, base + k), k);
+			lua_settop(L, top);
+			return -1;
+		}
+	}
+	lua_settop(L, top);
+	return 0;
+}
+
+/*
+** Arguments
+*/
+/* A table of integers (dimensions, a permutation) into d; returns the count. */
+static int
+check_ints(lua_State *L, int i, int64_t *d, int max, const char *what)
+{
+	lua_Integer n, k;
+	int isint;
+
+	luaL_checktype(L, i, LUA_TTABLE);
+	n = luaL_len(L, i);
+	if (n < 1 || n > max)
+		luaL_argerror(L, i, lua_pushfstring(L, "%s must have 1 to %d entries, not %d", what, max, (int)n));
+	for (k = 1; k <= n; k++) {
+		lua_geti(L, i, k);
+		d[k - 1] = lua_tointegerx(L, -1, &isint);
+		if (!isint)
+			luaL_argerror(L, i, lua_pushfstring(L, "%s: entry %d is %s, not an integer", what,
+			                                    (int)k, luaL_typename(L, -1)));
+		lua_pop(L, 1);
+	}
+	return (int)n;
+}
+
+/* Dimensions: a table {6,6}, or the integers from index i on (Row(6,6)). */
+static int
+check_dims_args(lua_State *L, int i, int64_t *d)
+{
+	int n = lua_gettop(L), k, isint;
+
+	if (lua_type(L, i) == LUA_TTABLE)
+		return check_ints(L, i, d, LEGO_DIMS, "dims");
+	if (n < i)
+		luaL_argerror(L, i, "dimensions expected (a table {6,6} or integers)");
+	if (n - i + 1 > LEGO_DIMS)
+		luaL_argerror(L, i, "too many dimensions");
+	for (k = i; k <= n; k++) {
+		d[k - i] = lua_tointegerx(L, k, &isint);
+		if (!isint)
+			luaL_typeerror(L, k, "integer");
+	}
+	return n - i + 1;
+}
+
+/* Tile groups: {6,6} is one group, {{2,2},{3,3}} two. */
+static int
+check_groups(lua_State *L, int i, int64_t *d, int *glen, int *ngroup)
+{
+	lua_Integer n, k;
+	int total = 0;
+
+	luaL_checktype(L, i, LUA_TTABLE);
+	lua_geti(L, i, 1);
+	if (lua_type(L, -1) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		*ngroup = 1;
+		glen[0] = check_ints(L, i, d, LEGO_DIMS, "dims");
+		return glen[0];
+	}
+	lua_pop(L, 1);
+	n = luaL_len(L, i);
+	if (n > LEGO_DIMS)
+		luaL_argerror(L, i, "too many tile groups");
+	for (k = 1; k <= n; k++) {
+		int64_t t[LEGO_DIMS];
+		int m;
+		lua_geti(L, i, k);
+		if (lua_type(L, -1) != LUA_TTABLE)
+			luaL_argerror(L, i, "tile groups must all be tables: {{2,2},{3,3}}");
+		m = check_ints(L, lua_gettop(L), t, LEGO_DIMS, "tile group");
+		if (total + m > LEGO_DIMS)
+			luaL_argerror(L, i, "the tile groups have too many dimensions");
+		memcpy(d + total, t, (size_t)m * sizeof *t);
+		total += m;
+		glen[k - 1] = m;
+		lua_pop(L, 1);
+	}
+	*ngroup = (int)n;
+	if (total == 0)
+		luaL_argerror(L, i, "no dimensions");
+	return total;
+}
+
+/* Tiles t1, ..., tq from index i on, each a table of d integers. */
+static void
+check_tiles(lua_State *L, int i, int64_t *d, int *dd, int *q)
+{
+	int n = lua_gettop(L) - i + 1, k, m;
+
+	if (n < 1)
+		luaL_argerror(L, i, "tiles expected: TileBy({2,2}, {3,3})");
+	if (n > LEGO_DIMS)
+		luaL_argerror(L, i, "too many tile levels");
+	*dd = 0;
+	for (k = 0; k < n; k++) {
+		int64_t t[LEGO_DIMS];
+		m = check_ints(L, i + k, t, LEGO_DIMS, "tile");
+		if (k == 0)
+			*dd = m;
+		else if (m != *dd)
+			luaL_argerror(L, i + k, "every tile level must have the same number of dimensions");
+		if ((k + 1) * m > LEGO_DIMS)
+			luaL_argerror(L, i + k, "too many dimensions in all");
+		memcpy(d + k * m, t, (size_t)m * sizeof *t);
+	}
+	*q = n;
+}
+
+/* Finish a constructor: the new userdata is on the top, status from C. */
+static int
+done(lua_State *L, lua_State *prev, int status, Err *e)
+{
+	leave(L, prev);
+	if (status < 0)
+		return fail(L, e);
+	return 1;
+}
+
+/*
+** Constructors
+*/
+static int
+l_regp(lua_State *L)
+{
+	int64_t d[LEGO_DIMS], p64[LEGO_DIMS];
+	int p[LEGO_DIMS], n, m, k, di = 1, pi = 2;
+	LLego *u;
+	Err e;
+
+	/* RegP{dims, perm} and RegP{dims=..., perm=...} as well as RegP(dims, perm) */
+	if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TTABLE) {
+		if (lua_getfield(L, 1, "dims") == LUA_TNIL) {
+			lua_pop(L, 1);
+			lua_geti(L, 1, 1);
+			lua_geti(L, 1, 2);
+		} else {
+			lua_getfield(L, 1, "perm");
+		}
+		di = 2;
+		pi = 3;
+	}
+	n = check_ints(L, di, d, LEGO_DIMS, "dims");
+	m = check_ints(L, pi, p64, LEGO_DIMS, "perm");
+	if (m != n)
+		return luaL_error(L, "lego.RegP: %d dimensions but a permutation of %d", n, m);
+	for (k = 0; k < n; k++) {
+		if (p64[k] < -1000 || p64[k] > 1000)
+			return luaL_error(L, "lego.RegP: perm[%d] = %d is out of range", k + 1, (int)p64[k]);
+		p[k] = (int)p64[k];
+	}
+	u = new_lego(L);
+	if (lego_regp(&u->g, d, n, p, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int
+l_rowcol(lua_State *L, int col)
+{
+	int64_t d[LEGO_DIMS];
+	int n = check_dims_args(L, 1, d);
+	LLego *u = new_lego(L);
+	Err e;
+
+	if ((col ? lego_col(&u->g, d, n, &e) : lego_row(&u->g, d, n, &e)) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int l_row(lua_State *L) { return l_rowcol(L, 0); }
+static int l_col(lua_State *L) { return l_rowcol(L, 1); }
+
+static const struct {
+	const char *name;
+	int gen;
+} builtins[] = {
+	{ "identity", LEGO_GEN_IDENTITY }, { "reverse", LEGO_GEN_REVERSE },
+	{ "antidiagonal", LEGO_GEN_ANTIDIAG }, { "antidiag", LEGO_GEN_ANTIDIAG },
+	{ "morton", LEGO_GEN_MORTON }, { "zorder", LEGO_GEN_MORTON },
+};
+
+static int
+l_genp(lua_State *L)
+{
+	int64_t d[LEGO_DIMS];
+	int n = check_ints(L, 1, d, LEGO_DIMS, "dims"), k;
+	lua_State *prev;
+	LLego *u;
+	GenFn *b;
+	Err e;
+
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		const char *name = lua_tostring(L, 2);
+		uint32_t mask = 0;
+		for (k = 0; k < (int)(sizeof builtins / sizeof builtins[0]); k++)
+			if (strcmp(name, builtins[k].name) == 0)
+				break;
+		if (k == (int)(sizeof builtins / sizeof builtins[0]))
+			return luaL_argerror(L, 2, lua_pushfstring(L, "unknown built-in '%s' (identity, "
+			                     "reverse, antidiagonal, morton)", name));
+		if (builtins[k].gen == LEGO_GEN_REVERSE && !lua_isnoneornil(L, 3)) {
+			int64_t which[LEGO_DIMS];
+			int m = check_ints(L, 3, which, LEGO_DIMS, "reversed dimensions"), j;
+			for (j = 0; j < m; j++) {
+				if (which[j] < 0 || which[j] >= n)
+					return luaL_argerror(L, 3, lua_pushfstring(L, "dimension %d is not "
+					                     "0..%d (0-based)", (int)which[j], n - 1));
+				mask |= 1u << which[j];
+			}
+		}
+		u = new_lego(L);
+		if (lego_genp(&u->g, d, n, builtins[k].gen, mask, &e) < 0)
+			return fail(L, &e);
+		return 1;
+	}
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	luaL_checktype(L, 3, LUA_TFUNCTION);
+	u = new_lego(L);                       /* index top: the layout */
+	b = lua_newuserdatauv(L, sizeof *b, 2);
+	memset(b, 0, sizeof *b);
+	luaL_setmetatable(L, GENFN);
+	b->sess = session(L);
+	snprintf(b->label, sizeof b->label, "%s", lua_isstring(L, 4) ? lua_tostring(L, 4) : "f, finv");
+	lua_pushvalue(L, 2);
+	lua_setiuservalue(L, -2, 1);
+	lua_pushvalue(L, 3);
+	lua_setiuservalue(L, -2, 2);
+	lua_getfield(L, LUA_REGISTRYINDEX, FNS);
+	lua_pushvalue(L, -2);
+	lua_rawsetp(L, -2, b);
+	lua_pop(L, 1);
+	lua_getiuservalue(L, -2, 1);           /* anchor it in the layout */
+	lua_pushvalue(L, -2);
+	lua_rawseti(L, -2, 1);
+	lua_pop(L, 2);
+	prev = enter(L);
+	return done(L, prev, lego_genp_user(&u->g, d, n, lua_apply, lua_inv, b, b->label, &e), &e);
+}
+
+static int
+l_orderby(lua_State *L)
+{
+	int n = lua_gettop(L), k;
+	const Lego *parts[LEGO_PARTS];
+	LLego *u;
+	Err e;
+
+	if (n < 1)
+		return luaL_error(L, "lego.OrderBy: at least one RegP or GenP expected");
+	if (n > LEGO_PARTS)
+		return luaL_error(L, "lego.OrderBy: %d parts; at most %d", n, LEGO_PARTS);
+	for (k = 1; k <= n; k++)
+		parts[k - 1] = &check_lego(L, k)->g;
+	u = new_lego(L);
+	for (k = 1; k <= n; k++)
+		anchor_from(L, -1, k);
+	if (lego_orderby(&u->g, parts, n, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int
+l_tileorderby(lua_State *L)
+{
+	int64_t d[LEGO_DIMS];
+	int dd, q;
+	LLego *u;
+	Err e;
+
+	check_tiles(L, 1, d, &dd, &q);
+	u = new_lego(L);
+	if (lego_tileorderby(&u->g, d, dd, q, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int
+l_tileby(lua_State *L)
+{
+	int64_t d[LEGO_DIMS];
+	int dd, q;
+	LLego *u;
+	Err e;
+
+	check_tiles(L, 1, d, &dd, &q);
+	u = new_lego(L);
+	if (lego_tileby(&u->g, d, dd, q, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int
+groupby_at(lua_State *L, int ti, int first, int last)
+{
+	int64_t d[LEGO_DIMS];
+	int glen[LEGO_DIMS], ng, n, k;
+	const Lego *ch[LEGO_CHAIN];
+	LLego *u;
+	Err e;
+
+	n = check_groups(L, ti, d, glen, &ng);
+	if (last - first + 1 > LEGO_CHAIN)
+		return luaL_error(L, "lego.GroupBy: more than %d OrderBys", LEGO_CHAIN);
+	for (k = first; k <= last; k++)
+		ch[k - first] = &check_lego(L, k)->g;
+	u = new_lego(L);
+	for (k = first; k <= last; k++)
+		anchor_from(L, -1, k);
+	if (lego_groupby(&u->g, d, n, glen, ng, ch, last - first + 1, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int
+l_groupby(lua_State *L)
+{
+	return groupby_at(L, 1, 2, lua_gettop(L));
+}
+
+/* O:GroupBy(tiles) */
+static int
+m_groupby(lua_State *L)
+{
+	check_lego(L, 1);
+	if (lua_gettop(L) != 2)
+		return luaL_error(L, "GroupBy: O:GroupBy(tiles) takes the tiles only");
+	return groupby_at(L, 2, 1, 1);
+}
+
+/* O:OrderBy(p1, ...) or O:OrderBy(O2): extend the chain. */
+static int
+m_orderby(lua_State *L)
+{
+	LLego *a = check_lego(L, 1), *b, *u;
+	int n = lua_gettop(L), k;
+	Err e;
+
+	if (n < 2)
+		return luaL_error(L, "OrderBy: O:OrderBy(p1, ...) needs at least one part");
+	b = check_lego(L, 2);
+	if (n > 2 || b->g.kind == LEGO_PERM) {
+		const Lego *parts[LEGO_PARTS];
+		LLego *o;
+		if (n - 1 > LEGO_PARTS)
+			return luaL_error(L, "OrderBy: %d parts; at most %d", n - 1, LEGO_PARTS);
+		for (k = 2; k <= n; k++)
+			parts[k - 2] = &check_lego(L, k)->g;
+		o = new_lego(L);
+		for (k = 2; k <= n; k++)
+			anchor_from(L, -1, k);
+		if (lego_orderby(&o->g, parts, n - 1, &e) < 0)
+			return fail(L, &e);
+		b = o;
+	}
+	u = new_lego(L);
+	anchor_from(L, -1, 1);
+	anchor_from(L, -1, -2);
+	if (lego_then(&u->g, &a->g, &b->g, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+/* O:TileBy(t1, ..., tq): LEGO's fluent tiling. */
+static int
+m_tileby(lua_State *L)
+{
+	LLego *o = check_lego(L, 1), *u;
+	int64_t d[LEGO_DIMS];
+	int dd, q;
+	Err e;
+
+	check_tiles(L, 2, d, &dd, &q);
+	u = new_lego(L);
+	anchor_from(L, -1, 1);
+	if (lego_tileby_group(&u->g, &o->g, d, dd, q, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+static int
+l_expandby(lua_State *L)
+{
+	LLego *g = check_lego(L, 1), *u;
+	int64_t ext[LEGO_DIMS], ed[LEGO_DIMS];
+	int n = check_ints(L, 2, ext, LEGO_DIMS, "extents"), m = 0;
+	Err e;
+
+	if (!lua_isnoneornil(L, 3)) {
+		m = check_ints(L, 3, ed, LEGO_DIMS, "expanded dims");
+		if (m != n)
+			return luaL_error(L, "lego.ExpandBy: %d extents but %d expanded dimensions", n, m);
+	}
+	u = new_lego(L);
+	anchor_from(L, -1, 1);
+	if (lego_expandby(&u->g, &g->g, ext, n, m ? ed : NULL, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+/*
+** Evaluation
+*/
+/* G:apply(i, j, ...), G:apply{i, j}, or G:apply(k) with k the row-major
+** logical index. */
+static int
+m_apply(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	int64_t x[LEGO_DIMS], f;
+	int n = lua_gettop(L) - 1, k, r = u->g.rank, isint;
+	lua_State *prev;
+	Err e;
+
+	if (n == 1 && lua_type(L, 2) == LUA_TTABLE) {
+		n = check_ints(L, 2, x, LEGO_DIMS, "coordinate");
+	} else {
+		if (n > LEGO_DIMS)
+			return luaL_error(L, "apply: too many coordinates");
+		for (k = 0; k < n; k++) {
+			x[k] = lua_tointegerx(L, k + 2, &isint);
+			if (!isint)
+				return luaL_typeerror(L, k + 2, "integer");
+		}
+	}
+	if (n == 1 && r > 1) {
+		int64_t a = x[0];
+		if (a < 0 || a >= lego_size(&u->g))
+			return luaL_error(L, "apply: logical index %d is outside 0..%d", (int)a,
+			                  (int)(lego_size(&u->g) - 1));
+		for (k = r - 1; k >= 0; k--) {
+			x[k] = a % u->g.dim[k];
+			a /= u->g.dim[k];
+		}
+		n = r;
+	}
+	if (n != r)
+		return luaL_error(L, "apply: %d coordinates for a layout of %d dimensions", n, r);
+	prev = enter(L);
+	k = lego_apply(&u->g, x, &f, &e);
+	leave(L, prev);
+	if (k < 0)
+		return fail(L, &e);
+	lua_pushinteger(L, f);
+	return 1;
+}
+
+static int
+m_inv(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	lua_Integer f = luaL_checkinteger(L, 2);
+	int64_t x[LEGO_DIMS];
+	lua_State *prev = enter(L);
+	int k, rc;
+	Err e;
+
+	rc = lego_inv(&u->g, f, x, &e);
+	leave(L, prev);
+	if (rc < 0)
+		return fail(L, &e);
+	luaL_checkstack(L, u->g.rank, "inv");
+	for (k = 0; k < u->g.rank; k++)
+		lua_pushinteger(L, x[k]);
+	return u->g.rank;
+}
+
+static int
+m_size(lua_State *L)
+{
+	lua_pushinteger(L, lego_size(&check_lego(L, 1)->g));
+	return 1;
+}
+
+static int
+m_cosize(lua_State *L)
+{
+	lua_pushinteger(L, lego_cosize(&check_lego(L, 1)->g));
+	return 1;
+}
+
+static int
+m_rank(lua_State *L)
+{
+	lua_pushinteger(L, check_lego(L, 1)->g.rank);
+	return 1;
+}
+
+static int
+m_dims(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	int k;
+
+	lua_createtable(L, u->g.rank, 0);
+	for (k = 0; k < u->g.rank; k++) {
+		lua_pushinteger(L, u->g.dim[k]);
+		lua_rawseti(L, -2, k + 1);
+	}
+	return 1;
+}
+
+static int
+m_kind(lua_State *L)
+{
+	static const char *const k[] = { "perm", "orderby", "chain", "groupby" };
+
+	lua_pushstring(L, k[check_lego(L, 1)->g.kind]);
+	return 1;
+}
+
+/* G:check([limit]) -> true | false, message (nil, message when too large). */
+static int
+m_check(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	lua_Integer lim = luaL_optinteger(L, 2, 1 << 22);
+	lua_State *prev;
+	Err e;
+	int rc;
+
+	if (lim < 0 || lim > (1 << 26))
+		return luaL_argerror(L, 2, "limit must be 0 .. 2^26");
+	prev = enter(L);
+	rc = lego_check(&u->g, lim, &e);
+	leave(L, prev);
+	if (rc == 1) {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	if (rc == 0) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "check: %d elements are more than the limit %d; not enumerated",
+		                (int)(lego_size(&u->g) > 2147483647 ? 2147483647 : lego_size(&u->g)), (int)lim);
+		return 2;
+	}
+	lua_pushboolean(L, 0);
+	lua_pushstring(L, e.msg);
+	return 2;
+}
+
+static int
+m_steps(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	int inverse = lua_isstring(L, 2) && strcmp(lua_tostring(L, 2), "inv") == 0;
+	LegoProg *p = malloc(sizeof *p);
+	Buf b;
+	Err e;
+
+	if (!p)
+		return luaL_error(L, "steps: out of memory");
+	if (lego_prog(&u->g, inverse, p, &e) < 0) {
+		free(p);
+		return fail(L, &e);
+	}
+	buf_init(&b);
+	lego_prog_print(&b, p);
+	free(p);
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+/* Call cute.layout(notation) so that the result is a real cute.Layout. */
+static int
+m_to_cute(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	Layout l;
+	Buf b;
+	Err e;
+
+	if (lego_to_cute(&u->g, &l, &e) < 0)
+		return fail(L, &e);
+	buf_init(&b);
+	cute_print(&b, &l);
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+	if (lua_getfield(L, -1, "cute") != LUA_TTABLE) {
+		buf_free(&b);
+		return luaL_error(L, "to_cute: the cute module is not loaded");
+	}
+	lua_getfield(L, -1, "layout");
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	lua_call(L, 1, 1);
+	return 1;
+}
+
+static int
+l_from_cute(lua_State *L)
+{
+	const char *s;
+	Layout l;
+	LLego *u;
+	Err e;
+
+	if (luaL_testudata(L, 1, "cute.Layout"))
+		s = luaL_tolstring(L, 1, NULL);
+	else
+		s = luaL_checkstring(L, 1);
+	if (cute_parse(s, &l, &e) < 0)
+		return luaL_argerror(L, 1, e.msg);
+	u = new_lego(L);
+	if (lego_from_cute(&u->g, &l, &e) < 0)
+		return fail(L, &e);
+	return 1;
+}
+
+/*
+** Metamethods
+*/
+static int
+mm_tostring(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	Buf b;
+
+	buf_init(&b);
+	lego_print(&b, &u->g);
+	lua_pushstring(L, b.s ? b.s : "?");
+	buf_free(&b);
+	return 1;
+}
+
+static int
+mm_len(lua_State *L)
+{
+	return m_size(L);
+}
+
+/* == compares the functions when both are small enough to enumerate, else the notation. */
+static int
+mm_eq(lua_State *L)
+{
+	LLego *a = check_lego(L, 1), *b = check_lego(L, 2);
+	int64_t n = lego_size(&a->g), k, x[LEGO_DIMS], f, g;
+	lua_State *prev;
+	Err e;
+	int same = 1, rc = 0;
+
+	if (a->g.rank != b->g.rank || memcmp(a->g.dim, b->g.dim, sizeof a->g.dim) ||
+	    lego_cosize(&a->g) != lego_cosize(&b->g)) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	if (n > (1 << 20)) {
+		Buf x1, x2;
+		buf_init(&x1);
+		buf_init(&x2);
+		lego_print(&x1, &a->g);
+		lego_print(&x2, &b->g);
+		lua_pushboolean(L, x1.s && x2.s && strcmp(x1.s, x2.s) == 0);
+		buf_free(&x1);
+		buf_free(&x2);
+		return 1;
+	}
+	prev = enter(L);
+	for (k = 0; k < n && same && rc == 0; k++) {
+		int64_t r = k;
+		int j;
+		for (j = a->g.rank - 1; j >= 0; j--) {
+			x[j] = r % a->g.dim[j];
+			r /= a->g.dim[j];
+		}
+		rc = lego_apply(&a->g, x, &f, &e);
+		if (rc == 0)
+			rc = lego_apply(&b->g, x, &g, &e);
+		same = f == g;
+	}
+	leave(L, prev);
+	if (rc < 0)
+		return fail(L, &e);
+	lua_pushboolean(L, same);
+	return 1;
+}
+
+static int
+mm_call(lua_State *L)
+{
+	return m_apply(L);
+}
+
+static int
+term_width(void)
+{
+	struct winsize w;
+	const char *c = getenv("COLUMNS");
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40)
+		return w.ws_col;
+	if (c && atoi(c) >= 40)
+		return atoi(c);
+	return 120;
+}
+
+static int
+mm_show(lua_State *L)
+{
+	LLego *u = check_lego(L, 1);
+	int rank = u->g.rank, cell, fit;
+	lua_State *prev;
+	VizOpts o;
+	Buf b;
+	Err e;
+	int rc;
+
+	viz_opts_default(&o);
+	o.color = tessel_want_color(L, 2);
+	/* a physical-view cell shows a coordinate: about 3 characters a dimension */
+	cell = 3 * rank + 3;
+	if (num_digits(lego_cosize(&u->g)) + 4 > cell)
+		cell = num_digits(lego_cosize(&u->g)) + 4;
+	fit = (term_width() / 2 - 6) / cell;
+	if (fit < 4)
+		fit = 4;
+	if (fit < o.max_cols)
+		o.max_cols = fit;
+	o.max_rows = 32;
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_getfield(L, 2, "max_rows");
+		if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 512)
+			o.max_rows = (int)lua_tointeger(L, -1);
+		lua_getfield(L, 2, "max_cols");
+		if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 512)
+			o.max_cols = (int)lua_tointeger(L, -1);
+		lua_pop(L, 2);
+	}
+	buf_init(&b);
+	prev = enter(L);
+	rc = viz_show_lego(&b, &u->g, &o, &e);
+	leave(L, prev);
+	if (rc < 0) {
+		buf_free(&b);
+		return fail(L, &e);
+	}
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+/*
+** Registration
+*/
+typedef struct Fn {
+	const char *name;
+	lua_CFunction f;
+	const char *help;
+} Fn;
+
+static const Fn funcs[] = {
+	{ "RegP", l_regp,
+	  "a regular permutation of a tile's dimensions\n"
+	  "lego.RegP(dims, perm) | lego.RegP{dims, perm}: physical dimension t is logical dimension\n"
+	  "perm[t] (a gather, 0-based; the paper writes perm 1-based). apply flattens the permuted\n"
+	  "coordinate row-major.\n"
+	  "  lego.RegP({2,3,2,3}, {0,2,1,3})   -- Figure 6's B: 2x2 tiles of 3x3" },
+	{ "GenP", l_genp,
+	  "a general bijection of a tile: built-in or a pair of Lua functions\n"
+	  "lego.GenP(dims, \"identity\"|\"reverse\"|\"antidiagonal\"|\"morton\" [, reversed dims])\n"
+	  "lego.GenP(dims, f, finv [, label]): f(i, j, ...) -> flat index, finv(k) -> i, j, ... (or a\n"
+	  "table). Checked by enumeration when it has at most 65536 elements; errors in f name the\n"
+	  "coordinate. label is how it prints (default \"f, finv\").\n"
+	  "  lego.GenP({3,3}, \"antidiagonal\")   lego.GenP({4}, function(i) return 3-i end, function(k) return 3-k end)" },
+	{ "Row", l_row,
+	  "row-major order of a tile: RegP with the identity\n"
+	  "lego.Row(6, 6) | lego.Row{6,6}" },
+	{ "Col", l_col,
+	  "column-major order of a tile: RegP reversing the dimensions\n"
+	  "lego.Col(6, 6) | lego.Col{6,6}" },
+	{ "TileBy", l_tileby,
+	  "hierarchical tiling as a RegP: tile coordinates -> the untiled row-major index\n"
+	  "lego.TileBy(t1, ..., tq): logical dims t1..tq (q levels of d dims), perm sigma_{d,q}.\n"
+	  "  lego.TileBy({2,2}, {3,3})  -- (ti, tj, i, j) -> (3*ti + i)*6 + 3*tj + j" },
+	{ "TileOrderBy", l_tileorderby,
+	  "an OrderBy storing a row-major index tile by tile\n"
+	  "lego.TileOrderBy(t1, ..., tq) = OrderBy(RegP(stripmined dims, sigma^-1)).\n"
+	  "  lego.TileOrderBy({2,2}, {3,3}) is Figure 6's B" },
+	{ "OrderBy", l_orderby,
+	  "tile levels, outermost first, each reordered by its RegP or GenP\n"
+	  "lego.OrderBy(P1, ..., Pk): the input index is unflattened row-major over the concatenated\n"
+	  "dimensions of P1..Pk (no stripmining), each level is mapped by its P, and the levels'\n"
+	  "results are flattened outermost-in. Fluent: O:OrderBy(P...) chains, O:GroupBy(tiles),\n"
+	  "O:TileBy(t1, ..., tq) as in LEGO's Python API." },
+	{ "GroupBy", l_groupby,
+	  "a logical view and a chain of OrderBys: the whole layout\n"
+	  "lego.GroupBy(tiles, O1, ..., Ok): tiles {6,6} or {{2,2},{3,3}} (levels, concatenated).\n"
+	  "apply flattens the logical index and runs Ok first, O1 last: the OrderBy written nearest\n"
+	  "the GroupBy in the fluent form O1:OrderBy(O2):GroupBy(tiles) runs first. Sizes must agree.\n"
+	  "  G = lego.GroupBy({6,6}, C, B)  G:apply(4, 2)  G:inv(15)  show(G)" },
+	{ "ExpandBy", l_expandby,
+	  "partial tiles: apply gives -1 outside the original extents\n"
+	  "lego.ExpandBy(G, extents [, expanded]): G's physical index, unflattened over the expanded\n"
+	  "dims (default: per dimension the product of G's tile levels), is kept when inside the\n"
+	  "extents and flattened over them; inv maps back. G:ExpandBy(extents) is the same." },
+	{ "from_cute", l_from_cute,
+	  "a compact CuTe layout as a LEGO layout\n"
+	  "lego.from_cute(L): L compact (its image is 0..size-1); the logical dims are L's flattened\n"
+	  "modes, ordered by a RegP. G(crd) equals L at the flattened coordinate." },
+	{ NULL, NULL, NULL }
+};
+
+static const Fn methods[] = {
+	{ "apply", m_apply,
+	  "the physical index of a logical coordinate\n"
+	  "G:apply(i, j, ...) | G:apply{i, j} | G:apply(k) (k the row-major logical index); also G(i, j).\n"
+	  "-1 outside ExpandBy's extents." },
+	{ "inv", m_inv,
+	  "the logical coordinate of a physical index\n"
+	  "G:inv(k) -> i, j, ... (one value per logical dimension)" },
+	{ "size", m_size, "number of logical elements\nG:size() (also #G)" },
+	{ "cosize", m_cosize, "number of physical elements\nG:cosize(): the size, or the product of ExpandBy's extents" },
+	{ "rank", m_rank, "number of logical dimensions\nG:rank()" },
+	{ "dims", m_dims, "the logical dimensions\nG:dims() -> {6,6}" },
+	{ "kind", m_kind, "perm, orderby, chain or groupby\nG:kind()" },
+	{ "check", m_check,
+	  "verify the bijection by enumeration\n"
+	  "G:check([limit]) -> true | false, counterexample | nil, reason (more than limit elements,\n"
+	  "default 2^22)" },
+	{ "steps", m_steps,
+	  "the primitive steps of apply (or inv)\n"
+	  "G:steps([\"inv\"]) -> text: flatten, unflatten, gather, scatter, genp, bound; the lowering to\n"
+	  "index expressions walks the same steps." },
+	{ "to_cute", m_to_cute,
+	  "the CuTe layout computing the same map, where it is affine\n"
+	  "G:to_cute() -> cute.Layout with L(i, j, ...) == G:apply(i, j, ...); an error naming the\n"
+	  "non-affine part (GenP, ExpandBy, a chain CuTe's composition cannot express)." },
+	{ "OrderBy", m_orderby, "chain another OrderBy: O:OrderBy(P1, ...) or O:OrderBy(O2)\nO1:OrderBy(O2):GroupBy(t) applies O2 first." },
+	{ "GroupBy", m_groupby, "group a chain: O:GroupBy(tiles)\nO:GroupBy(tiles) = lego.GroupBy(tiles, O)" },
+	{ "TileBy", m_tileby,
+	  "LEGO's fluent tiling: O:TileBy(t1, ..., tq)\n"
+	  "GroupBy(t1..tq, each OrderBy of O followed by a TileOrderBy of its levels, OrderBy(TileBy(t1..tq)))" },
+	{ "ExpandBy", l_expandby, "partial tiles: G:ExpandBy(extents [, expanded])\nsee lego.ExpandBy" },
+	{ NULL, NULL, NULL }
+};
+
+static const luaL_Reg meta[] = {
+	{ "__tostring", mm_tostring },
+	{ "__len", mm_len },
+	{ "__eq", mm_eq },
+	{ "__call", mm_call },
+	{ "__show", mm_show },
+	{ NULL, NULL }
+};
+
+static const char *const topics[][2] = {
+	{ "lego",
+	  "LEGO layouts: bijections between a logical view and a flat physical space\n"
+	  "  B = lego.TileOrderBy({2,2}, {3,3})                              -- 2x2 tiles of 3x3\n"
+	  "  C = lego.OrderBy(lego.RegP({2,2}, {1,0}), lego.GenP({3,3}, \"antidiagonal\"))\n"
+	  "  G = C:OrderBy(B):GroupBy({6,6})  G:apply(4, 2) --> 15  G:inv(15) --> 4 2  show(G)\n"
+	  "RegP is a gather (0-based), OrderBy does not stripmine, B runs before C. See help \"lego.Layout\"." },
+	{ "lego.Layout",
+	  "a LEGO value: a RegP/GenP, an OrderBy, a chain or a GroupBy\n"
+	  "tostring(G) is Lua that builds it again; G(i, j) and G:apply evaluate, G:inv inverts, #G is\n"
+	  "the size, == compares the maps. Methods: apply inv size cosize rank dims kind check steps\n"
+	  "to_cute OrderBy GroupBy TileBy ExpandBy." },
+};
+
+static int
+genfn_tostring(lua_State *L)
+{
+	GenFn *b = luaL_checkudata(L, 1, GENFN);
+
+	lua_pushfstring(L, "lego.GenP functions (%s)", b->label);
+	return 1;
+}
+
+int
+luaopen_tessel_lego(lua_State *L)
+{
+	const Fn *f;
+	int i;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, SESSION) == LUA_TNIL) {
+		Session *s = lua_newuserdatauv(L, sizeof *s, 0);
+		s->L = NULL;
+		lua_setfield(L, LUA_REGISTRYINDEX, SESSION);
+	}
+	lua_pop(L, 1);
+	if (lua_getfield(L, LUA_REGISTRYINDEX, FNS) == LUA_TNIL) {
+		lua_newtable(L);
+		lua_createtable(L, 0, 1);
+		lua_pushliteral(L, "v");
+		lua_setfield(L, -2, "__mode");
+		lua_setmetatable(L, -2);
+		lua_setfield(L, LUA_REGISTRYINDEX, FNS);
+	}
+	lua_pop(L, 1);
+	if (luaL_newmetatable(L, GENFN)) {
+		lua_pushcfunction(L, genfn_tostring);
+		lua_setfield(L, -2, "__tostring");
+	}
+	lua_pop(L, 1);
+
+	lua_newtable(L);  /* lego */
+	for (f = funcs; f->name; f++) {
+		const char *name;
+		lua_pushcfunction(L, f->f);
+		name = lua_pushfstring(L, "lego.%s", f->name);
+		help_add(L, -2, name, f->help);
+		lua_pop(L, 1);
+		lua_setfield(L, -2, f->name);
+	}
+	help_add(L, -1, "lego", topics[0][1]);
+	for (i = 0; i < (int)(sizeof topics / sizeof topics[0]); i++)
+		help_topic(L, topics[i][0], topics[i][1]);
+
+	luaL_newmetatable(L, LEGO);
+	luaL_setfuncs(L, meta, 0);
+	lua_newtable(L);  /* methods */
+	for (f = methods; f->name; f++) {
+		const char *name;
+		lua_pushcfunction(L, f->f);
+		name = lua_pushfstring(L, "lego.Layout:%s", f->name);
+		/* a function shared with the lego table keeps its first help text */
+		help_add(L, -2, name, f->help);
+		lua_pop(L, 1);
+		lua_setfield(L, -2, f->name);
+	}
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	return 1;
+}
