@@ -32,6 +32,7 @@ typedef struct Session {
 typedef struct GenFn {
 	Session *sess;
 	char label[48];
+	char name[128];
 } GenFn;
 
 typedef struct LLego {
@@ -165,9 +166,9 @@ lua_apply(void *ctx, const int64_t *idx, int rank, int64_t *flat, Err *e)
 	int k, top, isint;
 
 	if (!L)
-		return err_set(e, "lego.GenP(%s): called outside Lua", b->label);
+		return err_set(e, "%s: called outside Lua", b->name);
 	if (!lua_checkstack(L, rank + 8))
-		return err_set(e, "lego.GenP(%s): Lua stack overflow", b->label);
+		return err_set(e, "%s: Lua stack overflow", b->name);
 	top = lua_gettop(L);
 	crd(c, sizeof c, idx, rank);
 	if (push_fn(L, ctx, 1, e) < 0)
@@ -175,13 +176,13 @@ lua_apply(void *ctx, const int64_t *idx, int rank, int64_t *flat, Err *e)
 	for (k = 0; k < rank; k++)
 		lua_pushinteger(L, idx[k]);
 	if (lua_pcall(L, rank, 1, 0) != LUA_OK) {
-		err_set(e, "lego.GenP(%s): apply(%s) raised: %s", b->label, c, errobj(L, -1));
+		err_set(e, "%s: apply(%s) raised: %s", b->name, c, errobj(L, -1));
 		lua_settop(L, top);
 		return -1;
 	}
 	*flat = lua_tointegerx(L, -1, &isint);
 	if (!isint) {
-		err_set(e, "lego.GenP(%s): apply(%s) returned %s, not an integer", b->label, c,
+		err_set(e, "%s: apply(%s) returned %s, not an integer", b->name, c,
 		        luaL_typename(L, -1));
 		lua_settop(L, top);
 		return -1;
@@ -198,15 +199,15 @@ lua_inv(void *ctx, int64_t flat, int64_t *idx, int rank, Err *e)
 	int k, top, n, isint, base;
 
 	if (!L)
-		return err_set(e, "lego.GenP(%s): called outside Lua", b->label);
+		return err_set(e, "%s: called outside Lua", b->name);
 	if (!lua_checkstack(L, rank + 8))
-		return err_set(e, "lego.GenP(%s): Lua stack overflow", b->label);
+		return err_set(e, "%s: Lua stack overflow", b->name);
 	top = lua_gettop(L);
 	if (push_fn(L, ctx, 2, e) < 0)
 		return -1;
 	lua_pushinteger(L, flat);
 	if (lua_pcall(L, 1, LUA_MULTRET, 0) != LUA_OK) {
-		err_set(e, "lego.GenP(%s): inv(%lld) raised: %s", b->label, (long long)flat, errobj(L, -1));
+		err_set(e, "%s: inv(%lld) raised: %s", b->name, (long long)flat, errobj(L, -1));
 		lua_settop(L, top);
 		return -1;
 	}
@@ -216,30 +217,30 @@ lua_inv(void *ctx, int64_t flat, int64_t *idx, int rank, Err *e)
 		/* a table of rank integers */
 		if (!lua_checkstack(L, rank + 2)) {
 			lua_settop(L, top);
-			return err_set(e, "lego.GenP(%s): Lua stack overflow", b->label);
+			return err_set(e, "%s: Lua stack overflow", b->name);
 		}
 		for (k = 1; k <= rank; k++)
 			lua_rawgeti(L, base, k);
 		base = top + 2;
 		n = rank;
 		if (lua_rawlen(L, top + 1) != (size_t)rank) {
-			err_set(e, "lego.GenP(%s): inv(%lld) returned a table of %d values, expected %d",
-			        b->label, (long long)flat, (int)lua_rawlen(L, top + 1), rank);
+			err_set(e, "%s: inv(%lld) returned a table of %d values, expected %d",
+			        b->name, (long long)flat, (int)lua_rawlen(L, top + 1), rank);
 			lua_settop(L, top);
 			return -1;
 		}
 	}
 	if (n != rank) {
-		err_set(e, "lego.GenP(%s): inv(%lld) returned %d value%s, expected %d integers (or a table)",
-		        b->label, (long long)flat, n, n == 1 ? "" : "s", rank);
+		err_set(e, "%s: inv(%lld) returned %d value%s, expected %d integers (or a table)",
+		        b->name, (long long)flat, n, n == 1 ? "" : "s", rank);
 		lua_settop(L, top);
 		return -1;
 	}
 	for (k = 0; k < rank; k++) {
 		idx[k] = lua_tointegerx(L, base + k, &isint);
 		if (!isint) {
-			err_set(e, "lego.GenP(%s): inv(%lld) returned %s as coordinate %d, not an integer",
-			        b->label, (long long)flat, luaL_typename(L, base + k), k);
+			err_set(e, "%s: inv(%lld) returned %s as coordinate %d, not an integer",
+			        b->name, (long long)flat, luaL_typename(L, base + k), k);
 			lua_settop(L, top);
 			return -1;
 		}
@@ -471,7 +472,15 @@ l_genp(lua_State *L)
 	memset(b, 0, sizeof *b);
 	luaL_setmetatable(L, GENFN);
 	b->sess = session(L);
-	snprintf(b->label, sizeof b->label, "%s", lua_isstring(L, 4) ? lua_tostring(L, 4) : "f, finv");
+	{
+		/* messages name it as it prints: lego.GenP({3,3}, f, finv) */
+		char dd[64];
+		size_t len = 0;
+		for (k = 0; k < n && len < sizeof dd; k++)
+			len += (size_t)snprintf(dd + len, sizeof dd - len, "%s%lld", k ? "," : "", (long long)d[k]);
+		snprintf(b->label, sizeof b->label, "%s", lua_isstring(L, 4) ? lua_tostring(L, 4) : "f, finv");
+		snprintf(b->name, sizeof b->name, "lego.GenP({%s}, %s)", dd, b->label);
+	}
 	lua_pushvalue(L, 2);
 	lua_setiuservalue(L, -2, 1);
 	lua_pushvalue(L, 3);
