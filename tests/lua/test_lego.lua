@@ -1,0 +1,199 @@
+-- test_lego.lua - every binding of the `lego` table, with values from the LEGO paper and error messages.
+local passed, failed = 0, 0
+
+local function check(name, f)
+  local ok, err = pcall(f)
+  if ok then
+    passed = passed + 1
+  else
+    failed = failed + 1
+    io.stderr:write("FAIL ", name, ": ", tostring(err), "\n")
+  end
+end
+
+local function eq(got, want, what)
+  if tostring(got) ~= tostring(want) then
+    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+local function raises(f, ...)
+  local ok, err = pcall(f)
+  if ok then error("expected an error", 2) end
+  for _, frag in ipairs({...}) do
+    if not tostring(err):find(frag, 1, true) then
+      error(string.format("error %q lacks %q", tostring(err), frag), 2)
+    end
+  end
+end
+
+local function all(G)
+  local t = {}
+  for a = 0, #G - 1 do t[#t + 1] = G:apply(a) end
+  return table.concat(t, ",")
+end
+
+local B = lego.TileOrderBy({2,2}, {3,3})
+local C = lego.OrderBy(lego.RegP({2,2}, {1,0}), lego.GenP({3,3}, "antidiagonal"))
+
+check("figure 6", function()
+  -- the paper's B, written as RegP (1-based [1,3,2,4] there, 0-based here)
+  local B2 = lego.OrderBy(lego.RegP({2,3,2,3}, {0,2,1,3}))
+  eq(lego.GroupBy({6,6}, B2):apply(4, 2), 23)
+  eq(lego.GroupBy({6,6}, B):apply(4, 2), 23)
+  local G = lego.GroupBy({6,6}, C, B)
+  eq(G:apply(4, 2), 15)
+  eq(G(4, 2), 15)
+  eq(G:apply{4, 2}, 15)
+  eq(G:apply(26), 15)
+  local i, j = G:inv(15)
+  eq(i, 4); eq(j, 2)
+  -- LEGO's own package gives this row-major table (differential check, tests/diff)
+  eq(all(G), "0,1,3,18,19,21,2,4,6,20,22,24,5,7,8,23,25,26,9,10,12,27,28,30,11,13,15,29,31,33,14,16,17,32,34,35")
+  -- fluent: C:OrderBy(B):GroupBy runs B first
+  eq(C:OrderBy(B):GroupBy({6,6}) == G, true)
+  eq(tostring(C:OrderBy(B):GroupBy({6,6})), tostring(G))
+  eq(all(lego.GroupBy({6,6}, B, C)), "0,1,9,2,10,3,11,4,5,18,19,27,20,28,21,29,22,23,12,13,6,14,7,15,8,16,17,30,31,24,32,25,33,26,34,35")
+  eq(G:check(), true)
+end)
+
+check("figure 2", function()
+  local G = lego.GroupBy({6,6}, lego.OrderBy(lego.RegP({2,2}, {1,0}), lego.GenP({3,3}, "reverse")))
+  eq(all(G), "8,7,6,5,4,3,2,1,0,26,25,24,23,22,21,20,19,18,17,16,15,14,13,12,11,10,9,35,34,33,32,31,30,29,28,27")
+  eq(G(2, 5), 18)
+  eq(select(2, G:inv(18)), 5)
+  -- the same with the reversal as a Lua GenP
+  local R = lego.GenP({3,3}, function(i, j) return (2 - i) * 3 + (2 - j) end,
+                      function(k) return 2 - k // 3, 2 - k % 3 end, "rev, revinv")
+  eq(all(lego.GroupBy({6,6}, lego.OrderBy(lego.RegP({2,2}, {1,0}), R))), all(G))
+end)
+
+check("figure 7 antidiagonal", function()
+  local A = lego.GenP({3,3}, "antidiagonal")
+  eq(all(A), "0,1,3,2,4,6,5,7,8")
+  eq(tostring(lego.GenP({3,3}, "antidiag")), 'lego.GenP({3,3}, "antidiagonal")')
+  -- NW: (16+1)^2 shared buffer, every antidiagonal contiguous
+  local NW = lego.GroupBy({17,17}, lego.OrderBy(lego.GenP({17,17}, "antidiagonal")))
+  for k = 0, 32 do
+    local lo = math.max(0, k - 16)
+    for i = lo, math.min(k, 16) do eq(NW(i, k - i), NW(lo, k - lo) + i - lo) end
+  end
+  eq(NW:check(), true)
+end)
+
+check("LUD coarsening and bricks", function()
+  local LUD = lego.OrderBy(lego.Row(64, 64)):GroupBy({{4,4},{16,16}})
+  eq(LUD, "lego.GroupBy({{4,4},{16,16}}, lego.OrderBy(lego.Row(64,64)))")
+  local ii, jj, tx, ty = LUD:inv((2 * 4 + 3) * 256 + 37)
+  eq(table.concat({ii, jj, tx, ty}, " "), "2 3 2 5")
+  local bricks = lego.OrderBy(lego.Row(4,4,4), lego.Row(2,2,2)):TileBy({4,4,4}, {2,2,2})
+  eq(bricks(1, 2, 3, 1, 0, 1), ((1 * 4 + 2) * 4 + 3) * 8 + 5)
+  local normal = lego.OrderBy(lego.Row(8,8,8)):TileBy({4,4,4}, {2,2,2})
+  eq(normal(1, 2, 3, 1, 0, 1), 3 * 64 + 4 * 8 + 7)
+  eq(bricks:check(), true)
+end)
+
+check("builtins and sugar", function()
+  eq(all(lego.GenP({4,4}, "morton")), "0,1,4,5,2,3,6,7,8,9,12,13,10,11,14,15")
+  eq(lego.GenP({2,3}, "reverse", {1}), 'lego.GenP({2,3}, "reverse", {1})')
+  eq(all(lego.GenP({2,3}, "reverse", {1})), "2,1,0,5,4,3")
+  eq(all(lego.Col(2, 3)), "0,2,4,1,3,5")
+  eq(lego.Row{2, 3}, "lego.Row(2,3)")
+  eq(lego.RegP{{2,3}, {1,0}}, "lego.RegP({2,3}, {1,0})")
+  eq(lego.RegP{dims = {2,3}, perm = {1,0}}, "lego.RegP({2,3}, {1,0})")
+  eq(all(lego.TileBy({2,2}, {3,3})), all(lego.GroupBy({{2,2},{3,3}}, lego.OrderBy(lego.TileBy({2,2},{3,3})))))
+  eq(lego.TileBy({2,2}, {3,3})(1, 0, 2, 1), (3 + 2) * 6 + 1)
+  eq(#lego.GenP({2,4}, "identity"), 8)
+  local G = lego.GroupBy({6,6}, C, B)
+  eq(G:kind(), "groupby"); eq(C:kind(), "orderby"); eq(C:OrderBy(B):kind(), "chain")
+  eq(table.concat(G:dims(), ","), "6,6"); eq(G:rank(), 2); eq(G:size(), 36)
+end)
+
+check("expand", function()
+  local G = lego.GroupBy({{2,2},{4,4}}, lego.OrderBy(lego.TileBy({2,2},{4,4}))):ExpandBy({7,6})
+  eq(G, "lego.ExpandBy(lego.GroupBy({{2,2},{4,4}}, lego.OrderBy(lego.TileBy({2,2}, {4,4}))), {7,6})")
+  eq(G:cosize(), 42)
+  eq(G(1, 1, 2, 1), 6 * 6 + 5)
+  eq(G(1, 1, 3, 1), -1)
+  eq(G(0, 1, 0, 2), -1)
+  eq(table.concat({G:inv(41)}, ","), "1,1,2,1")
+  eq(G:check(), true)
+  raises(function() return G:inv(42) end, "outside 0..41")
+  raises(function() return lego.ExpandBy(lego.GroupBy({6,6}), {7,6}) end, "exceeds")
+end)
+
+check("cute conversion", function()
+  local L = lego.GroupBy({6,6}, B):to_cute()
+  eq(L, "((3,2),(3,2)):((3,18),(1,9))")
+  for i = 0, 5 do for j = 0, 5 do eq(L(i, j), lego.GroupBy({6,6}, B)(i, j)) end end
+  eq(lego.from_cute(cute.layout({4,2})), "lego.GroupBy({4,2}, lego.OrderBy(lego.Col(4,2)))")
+  eq(lego.from_cute("(4,2):(2,1)"), "lego.GroupBy({4,2}, lego.OrderBy(lego.Row(4,2)))")
+  local M = cute.layout("((2,2),4):((1,8),2)")
+  local G = lego.from_cute(M)
+  eq(cute.same_function(G:to_cute(), M), true)
+  raises(function() return lego.GroupBy({6,6}, C, B):to_cute() end, "antidiagonal", "not affine")
+  raises(function() return lego.from_cute("(4,2):(2,4)") end, "not compact")
+end)
+
+check("user GenP failures", function()
+  raises(function() lego.GenP({3}, function(i) return "x" end, function(k) return k end) end,
+         "lego.GenP({3}, f, finv): apply(0) returned string, not an integer")
+  raises(function() lego.GenP({3}, function(i) error("boom") end, function(k) return k end) end, "boom")
+  raises(function() lego.GenP({3}, function(i) error({}) end, function(k) return k end) end,
+         "error object is a table")
+  raises(function() lego.GenP({3,3}, function(i, j) return (i + j) % 9 end, function(k) return k // 3, k % 3 end) end,
+         "not a bijection: apply(0,1) = 1 and apply(1,0) = 1")
+  raises(function() lego.GenP({2,2}, function(i, j) return i * 2 + j end, function(k) return k end) end,
+         "returned 1 value, expected 2")
+  raises(function() lego.GenP({3}, function(i) return 5 end, function(k) return k end) end, "outside 0..2")
+  -- yields inside a callback are refused, not followed
+  local co = coroutine.wrap(function()
+    return pcall(lego.GenP, {3}, function(i) coroutine.yield(1); return i end, function(k) return k end)
+  end)
+  local ok, msg = co()
+  eq(ok, false)
+  -- a callback that turns wrong after the check is caught at apply time
+  local n = 0
+  local G = lego.GenP({2}, function(i) n = n + 1; return n > 4 and 7 or i end, function(k) return k end)
+  raises(function() return G(1) end, "outside 0..1")
+  -- functions stay alive as long as a layout uses them
+  local O = lego.OrderBy(lego.GenP({3}, function(i) return 2 - i end, function(k) return 2 - k end), lego.Row(2))
+  collectgarbage(); collectgarbage()
+  eq(all(lego.GroupBy({6}, O)), "4,5,2,3,0,1")
+  -- from inside a coroutine
+  local co2 = coroutine.wrap(function() return lego.GroupBy({6}, O)(0) end)
+  eq(co2(), 4)
+end)
+
+check("errors name the operation", function()
+  raises(function() return lego.RegP({2,3}, {0,0}) end, "lego.RegP", "twice")
+  raises(function() return lego.RegP({2,3}, {1,2}) end, "0-based")
+  raises(function() return lego.RegP({2,3}, {0}) end, "2 dimensions but a permutation of 1")
+  raises(function() return lego.GroupBy({6,6}, lego.OrderBy(lego.Row(5,7))) end,
+         "lego.OrderBy(lego.Row(5,7)) has 35 elements, the chain 36")
+  raises(function() return lego.GenP({3,3,3}, "antidiagonal") end, "2-D")
+  raises(function() return lego.GenP({3,4}, "morton") end, "power-of-two")
+  raises(function() return lego.GenP({3}, "spiral") end, "unknown built-in 'spiral'")
+  raises(function() return lego.GroupBy({6,6}, C, B)(6, 0) end, "coordinate 0 is 6, outside 0..5")
+  raises(function() return lego.GroupBy({6,6}, C, B)(1, 2, 3) end, "3 coordinates for a layout of 2")
+  raises(function() return lego.OrderBy() end, "at least one")
+  raises(function() return lego.Row(0, 3) end, "dimension 0 is 0")
+end)
+
+check("show", function()
+  local G = lego.GroupBy({6,6}, C, B)
+  local s = getmetatable(G).__show(G, {color = false})
+  assert(s:find("logical view: cell = physical index", 1, true))
+  assert(s:find("| 3,2 | 4,1 |", 1, true))
+  assert(not s:find("\27", 1, true))
+  assert(getmetatable(G).__show(G, {color = true}):find("\27[", 1, true))
+end)
+
+check("help", function()
+  for _, k in ipairs({"RegP", "GenP", "Row", "Col", "TileBy", "TileOrderBy", "OrderBy", "GroupBy", "ExpandBy", "from_cute"}) do
+    assert(type(lego[k]) == "function", k)
+  end
+end)
+
+print(("%d passed, %d failed"):format(passed, failed))
+if failed > 0 then os.exit(1) end
