@@ -1420,9 +1420,10 @@ lego_from_cute(Lego *out, const Layout *l, Err *e)
 			if (f.s[m] == 1)
 				continue;
 			if (f.d[m] != want)
-				return err_set(e, "from_cute: %s is not compact: after the modes of stride < %lld "
-				               "the next stride should be %lld, not %lld", lfmt(s, l),
-				               (long long)want, (long long)want, (long long)f.d[m]);
+				return err_set(e, "from_cute: %s is not compact (a bijection onto 0..%lld): sorted "
+				               "by stride its modes should have strides 1, s0, s0*s1, ...; found "
+				               "stride %lld where %lld was due", lfmt(s, l),
+				               (long long)cute_size(l) - 1, (long long)f.d[m], (long long)want);
 			want *= f.s[m];
 		}
 		for (i = 0; i < n; i++) {

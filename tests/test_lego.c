@@ -664,7 +664,7 @@ ref_perm_apply(const LegoPerm *p, const int64_t *x)
 		one.nchain = 1;
 		one.chain[0].nparts = 1;
 		one.chain[0].part[0] = *p;
-		memcpy(y, x, sizeof y);
+		memcpy(y, x, (size_t)p->rank * sizeof *y);
 		lego_apply(&one, y, &v, &e);
 		return v;
 	}

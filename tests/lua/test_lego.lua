@@ -189,6 +189,18 @@ check("show", function()
   assert(getmetatable(G).__show(G, {color = true}):find("\27[", 1, true))
 end)
 
+check("notation reads back", function()
+  for _, G in ipairs({lego.GroupBy({6,6}, C, B), C:OrderBy(B), lego.TileBy({2,2},{3,3}), lego.Col(2,3),
+                      lego.GenP({2,3}, "reverse", {1}), lego.GenP({4,4}, "morton"),
+                      lego.OrderBy(lego.Row(4,4,4), lego.Row(2,2,2)):TileBy({4,4,4}, {2,2,2}),
+                      lego.GroupBy({{2,2},{4,4}}, lego.OrderBy(lego.TileBy({2,2},{4,4}))):ExpandBy({7,6}),
+                      lego.GroupBy({{2,2},{4,4}}, lego.OrderBy(lego.TileBy({2,2},{4,4}))):ExpandBy({3,13}, {4,16})}) do
+    local H = assert(load("return " .. tostring(G)))()
+    eq(tostring(H), tostring(G))
+    eq(H == G, true)
+  end
+end)
+
 check("help", function()
   for _, k in ipairs({"RegP", "GenP", "Row", "Col", "TileBy", "TileOrderBy", "OrderBy", "GroupBy", "ExpandBy", "from_cute"}) do
     assert(type(lego[k]) == "function", k)
