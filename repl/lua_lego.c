@@ -893,7 +893,8 @@ static int
 mm_eq(lua_State *L)
 {
 	LLego *a = check_lego(L, 1), *b = check_lego(L, 2);
-	int64_t n = lego_size(&a->g), k, x[LEGO_DIMS], f, g;
+	int64_t n = lego_size(&a->g), k, x[LEGO_DIMS], f = 0, g = 0;
+	LegoProg *pa, *pb;
 	lua_State *prev;
 	Err e;
 	int same = 1, rc = 0;
@@ -914,6 +915,16 @@ mm_eq(lua_State *L)
 		buf_free(&x2);
 		return 1;
 	}
+	pa = malloc(sizeof *pa);
+	pb = malloc(sizeof *pb);
+	if (!pa || !pb) {
+		free(pa);
+		free(pb);
+		return luaL_error(L, "==: out of memory");
+	}
+	rc = lego_prog(&a->g, 0, pa, &e);
+	if (rc == 0)
+		rc = lego_prog(&b->g, 0, pb, &e);
 	prev = enter(L);
 	for (k = 0; k < n && same && rc == 0; k++) {
 		int64_t r = k;
@@ -922,12 +933,14 @@ mm_eq(lua_State *L)
 			x[j] = r % a->g.dim[j];
 			r /= a->g.dim[j];
 		}
-		rc = lego_apply(&a->g, x, &f, &e);
+		rc = lego_run(pa, x, &f, &e);
 		if (rc == 0)
-			rc = lego_apply(&b->g, x, &g, &e);
+			rc = lego_run(pb, x, &g, &e);
 		same = f == g;
 	}
 	leave(L, prev);
+	free(pa);
+	free(pb);
 	if (rc < 0)
 		return fail(L, &e);
 	lua_pushboolean(L, same);
