@@ -3,7 +3,7 @@
 #   python3.12 -m venv /tmp/v && /tmp/v/bin/pip install lego-layout
 #   /tmp/v/bin/python tests/diff/lego_oracle.py ./tessel [count] [seed]
 import json, random, subprocess, sys
-from lego import OrderBy, GroupBy, RegP, GenP, antidiag
+from lego import OrderBy, GroupBy, RegP, GenP, Row, antidiag
 
 tessel = sys.argv[1] if len(sys.argv) > 1 else "./tessel"
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 40
@@ -65,4 +65,21 @@ for it in range(count):
         wantinv = [" ".join(str(int(v)) for v in G.inv(k)) for k in range(n)]
         if out[1].split(",") != wantinv:
             bad += 1; print("INV DIFFERS", lua, wantinv, out[1])
+# LEGO's fluent TileBy, which stripmines into each multi-level OrderBy
+fixed = [
+    (OrderBy(Row(4,4,4), Row(2,2,2)).TileBy([4,4,4], [2,2,2]),
+     "lego.OrderBy(lego.Row(4,4,4), lego.Row(2,2,2)):TileBy({4,4,4}, {2,2,2})", [4,4,4,2,2,2]),
+    (OrderBy(Row(8,8,8)).TileBy([4,4,4], [2,2,2]),
+     "lego.OrderBy(lego.Row(8,8,8)):TileBy({4,4,4}, {2,2,2})", [4,4,4,2,2,2]),
+    (OrderBy(RegP([2,2],[1,0]), GenP([3,3], lambda x: (2-x[0])*3 + 2-x[1], lambda k: (2 - k//3, 2 - k%3))).TileBy([2,2],[3,3]),
+     'lego.OrderBy(lego.RegP({2,2}, {1,0}), lego.GenP({3,3}, "reverse")):TileBy({2,2}, {3,3})', [2,2,3,3]),
+]
+import itertools
+for L, lua, dims in fixed:
+    want = [int(L.apply(*x)) for x in itertools.product(*[range(d) for d in dims])]
+    script = "local G = %s\nlocal t = {}\nfor a = 0, #G - 1 do t[#t+1] = G:apply(a) end\nprint(table.concat(t, ','))\n" % lua
+    got = [int(v) for v in subprocess.run([tessel, "-e", script], capture_output=True, text=True).stdout.split(",")]
+    count += 1
+    if got != want:
+        bad += 1; print("TILEBY DIFFERS", lua)
 print("%d passed, %d failed" % (count - bad, bad))
