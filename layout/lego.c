@@ -1308,21 +1308,38 @@ done:
 ** reverse(E) and the strides reversed alike. The logical view is the
 ** row-major layout of the GroupBy's dimensions, and the whole apply is the
 ** composition O1 o ... o Ok o Logical, which CuTe's composition computes
-** exactly when it is affine (its divisibility conditions hold).
+** exactly when it is affine (its divisibility conditions hold). A morton
+** GenP is affine in the bits of its coordinates: dimension k becomes the
+** mode (2,2,...):(2^p(k,0), 2^p(k,1), ...).
 */
 static int
 order_layout(const LegoOrder *o, Layout *out, Err *e)
 {
 	Tuple sh, st;
 	int64_t d[LEGO_DIMS], s[LEGO_DIMS], w = 1, ps;
-	int m = order_dims(o, d), k, t, off = m, a, b;
+	int m = order_dims(o, d), k, t, off = m, a, b, c0, c1;
+	int pos[LEGO_DIMS][64], bits[LEGO_DIMS], zk[LEGO_DIMS];
+	int64_t zw[LEGO_DIMS];
+	const LegoPerm *zp[LEGO_DIMS];
 	char c[NOTE_MAX];
 
+	/* zk[dim] >= 0: the dimension is dimension zk of a morton part (bits become modes) */
+	for (k = 0; k < m; k++)
+		zk[k] = -1;
 	for (k = o->nparts - 1; k >= 0; k--) {
 		const LegoPerm *q = &o->part[k];
+		off -= q->rank;
+		if (q->kind == LEGO_GENP && q->gen == LEGO_GEN_MORTON) {
+			for (t = 0; t < q->rank; t++) {
+				zk[off + t] = t;
+				zp[off + t] = q;
+				zw[off + t] = w;
+			}
+			w *= perm_size(q);
+			continue;
+		}
 		if (q->kind != LEGO_REGP && q->gen != LEGO_GEN_IDENTITY)
 			return err_set(e, "to_cute: %s is not affine", pnote(c, q));
-		off -= q->rank;
 		ps = 1;
 		for (t = q->rank - 1; t >= 0; t--) {
 			int src = q->kind == LEGO_REGP ? q->perm[t] : t;
@@ -1334,9 +1351,23 @@ order_layout(const LegoOrder *o, Layout *out, Err *e)
 	sh.n = st.n = 0;
 	if ((a = tuple_open(&sh, e)) < 0 || (b = tuple_open(&st, e)) < 0)
 		return -1;
-	for (k = m - 1; k >= 0; k--)
-		if (tuple_push(&sh, d[k], e) < 0 || tuple_push(&st, s[k], e) < 0)
+	for (k = m - 1; k >= 0; k--) {
+		if (zk[k] < 0 || d[k] == 1) {
+			if (tuple_push(&sh, d[k], e) < 0 || tuple_push(&st, zk[k] < 0 ? s[k] : 0, e) < 0)
+				return -1;
+			continue;
+		}
+		/* morton: bit j of the coordinate is a mode of size 2, stride 2^pos */
+		morton_pos(zp[k], pos, bits);
+		if ((c0 = tuple_open(&sh, e)) < 0 || (c1 = tuple_open(&st, e)) < 0)
 			return -1;
+		for (t = 0; t < bits[zk[k]]; t++)
+			if (tuple_push(&sh, 2, e) < 0 ||
+			    tuple_push(&st, ((int64_t)1 << pos[zk[k]][t]) * zw[k], e) < 0)
+				return -1;
+		tuple_close(&sh, c0);
+		tuple_close(&st, c1);
+	}
 	tuple_close(&sh, a);
 	tuple_close(&st, b);
 	return cute_make(out, &sh, &st, e);

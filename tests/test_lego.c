@@ -570,7 +570,8 @@ rand_perm(int64_t n, int regonly)
 		p[k] = p[j];
 		p[j] = t;
 	}
-	choice = regonly ? 0 : rint_(0, 4);
+	/* regonly: the parts to_cute accepts, RegP and morton */
+	choice = regonly ? (rint_(0, 3) == 0 ? 2 : 0) : rint_(0, 4);
 	if (choice == 1 && r == 2 && lego_genp(&g, d, r, LEGO_GEN_ANTIDIAG, 0, &e) == 0)
 		return g;
 	if (choice == 2 && pow2 && lego_genp(&g, d, r, LEGO_GEN_MORTON, 0, &e) == 0)

@@ -133,6 +133,9 @@ check("cute conversion", function()
   eq(cute.same_function(G:to_cute(), M), true)
   raises(function() return lego.GroupBy({6,6}, C, B):to_cute() end, "antidiagonal", "not affine")
   raises(function() return lego.from_cute("(4,2):(2,4)") end, "not compact")
+  local Z = lego.GroupBy({4,4}, lego.OrderBy(lego.GenP({4,4}, "morton")))
+  eq(Z:to_cute(), "((2,2),(2,2)):((2,8),(1,4))")
+  for i = 0, 3 do for j = 0, 3 do eq(Z:to_cute()(i, j), Z(i, j)) end end
 end)
 
 check("user GenP failures", function()
