@@ -837,6 +837,8 @@ lego_groupby(Lego *out, const int64_t *dims, int rank, const int *glen, int ngro
 	t.kind = LEGO_GROUP;
 	t.rank = rank;
 	memcpy(t.dim, dims, (size_t)rank * sizeof *dims);
+	if (glen && ngroup > rank)
+		return err_set(e, "lego.GroupBy: %d tile groups for %d dimensions", ngroup, rank);
 	if (glen && ngroup > 1) {
 		for (i = 0; i < ngroup; i++) {
 			if (glen[i] < 1)
@@ -861,7 +863,7 @@ lego_groupby(Lego *out, const int64_t *dims, int rank, const int *glen, int ngro
 int
 lego_tileby_group(Lego *out, const Lego *o, const int64_t *dims, int d, int q, Err *e)
 {
-	Lego parts[LEGO_CHAIN * 2 + 1], tb;
+	Lego *parts, tb;
 	const Lego *ptr[LEGO_CHAIN * 2 + 1];
 	int64_t tile[LEGO_DIMS];
 	int glen[LEGO_DIMS], i, n = 0, k;
@@ -871,6 +873,9 @@ lego_tileby_group(Lego *out, const Lego *o, const int64_t *dims, int d, int q, E
 		return -1;
 	if (o->kind == LEGO_GROUP)
 		return err_set(e, "TileBy: %s is already grouped", note(s, o));
+	/* Legos are large values: keep these off the stack */
+	if (!(parts = malloc((LEGO_CHAIN * 2 + 1) * sizeof *parts)))
+		return err_set(e, "TileBy: out of memory");
 	for (i = 0; i < o->nchain; i++) {
 		const LegoOrder *ord = &o->chain[i];
 		lego_zero(&parts[n]);
@@ -883,23 +888,31 @@ lego_tileby_group(Lego *out, const Lego *o, const int64_t *dims, int d, int q, E
 			/* LEGO stripmines the untiled index into this OrderBy's tile levels */
 			int dd = ord->part[0].rank;
 			for (k = 0; k < ord->nparts; k++)
-				if (ord->part[k].rank != dd)
+				if (ord->part[k].rank != dd) {
+					free(parts);
 					return err_set(e, "TileBy: the parts of %s differ in rank; TileBy needs "
 					               "levels of one rank", note(s, o));
+				}
 			order_dims(ord, tile);
-			if (lego_tileorderby(&parts[n], tile, dd, ord->nparts, e) < 0)
+			if (lego_tileorderby(&parts[n], tile, dd, ord->nparts, e) < 0) {
+				free(parts);
 				return -1;
+			}
 			n++;
 		}
 	}
-	if (lego_tileby(&tb, dims, d, q, e) < 0)
+	if (lego_tileby(&tb, dims, d, q, e) < 0) {
+		free(parts);
 		return -1;
+	}
 	parts[n++] = tb;
 	for (i = 0; i < n; i++)
 		ptr[i] = &parts[i];
 	for (i = 0; i < q; i++)
 		glen[i] = d;
-	return lego_groupby(out, dims, d * q, glen, q, ptr, n, e);
+	k = lego_groupby(out, dims, d * q, glen, q, ptr, n, e);
+	free(parts);
+	return k;
 }
 
 int
