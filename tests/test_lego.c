@@ -897,6 +897,64 @@ test_scene(void **state)
 	scene_free(&s);
 }
 
+
+/* Hostile values into every constructor and evaluator: errors, never a crash
+** (the sanitizer build checks the memory side). */
+static void
+test_hostile(void **state)
+{
+	static const int64_t weird[] = { 0, 1, 2, 3, 4, 8, -1, -7, (int64_t)1 << 31, (int64_t)1 << 40,
+	                                 INT64_MAX, INT64_MIN, 17 };
+	int it, ok = 0, bad = 0;
+
+	for (it = 0; it < 3000; it++) {
+		int64_t d[LEGO_DIMS + 2], x[LEGO_DIMS + 2], f;
+		int p[LEGO_DIMS + 2], n = rint_(-1, LEGO_DIMS + 1), k, rc;
+		Lego a, b, c;
+		const Lego *ptr[3];
+		Err e;
+
+		for (k = 0; k < LEGO_DIMS + 2; k++) {
+			d[k] = weird[rint_(0, (int)(sizeof weird / sizeof weird[0]) - 1)];
+			p[k] = rint_(-2, n + 1);
+			x[k] = weird[rint_(0, (int)(sizeof weird / sizeof weird[0]) - 1)];
+		}
+		switch (rint_(0, 5)) {
+		case 0: rc = lego_regp(&a, d, n, p, &e); break;
+		case 1: rc = lego_genp(&a, d, n, rint_(0, 5), (uint32_t)rnd(), &e); break;
+		case 2: rc = lego_tileby(&a, d, rint_(-1, 6), rint_(-1, 6), &e); break;
+		case 3: rc = lego_tileorderby(&a, d, rint_(-1, 6), rint_(-1, 6), &e); break;
+		case 4: rc = lego_row(&a, d, n, &e); break;
+		default: rc = lego_col(&a, d, n, &e); break;
+		}
+		if (rc < 0) {
+			bad++;
+			assert_true(strlen(e.msg) > 0);
+			continue;
+		}
+		ok++;
+		ptr[0] = ptr[1] = ptr[2] = &a;
+		if (lego_orderby(&b, ptr, rint_(-1, 3), &e) < 0)
+			b = a;
+		if (lego_groupby(&c, d, n, p, rint_(-1, 4), ptr, rint_(0, 3), &e) < 0)
+			c = b;
+		if (rint_(0, 1))
+			lego_expandby(&c, &c, d, rint_(-1, 4), rint_(0, 1) ? d + 1 : NULL, &e);
+		lego_apply(&c, x, &f, &e);
+		lego_inv(&c, x[0], x, &e);
+		lego_check(&c, 4096, &e);
+		{
+			Layout l;
+			Buf bb;
+			buf_init(&bb);
+			lego_print(&bb, &c);
+			buf_free(&bb);
+			lego_to_cute(&c, &l, &e);
+		}
+	}
+	assert_true(ok > 0 && bad > 0);
+}
+
 static int
 seed_setup(void **state)
 {
@@ -929,6 +987,7 @@ main(void)
 		cmocka_unit_test(test_steps),
 		cmocka_unit_test(test_cute_examples),
 		cmocka_unit_test(test_scene),
+		cmocka_unit_test_setup(test_hostile, seed_setup),
 		cmocka_unit_test_setup(test_prop_bijection, seed_setup),
 		cmocka_unit_test_setup(test_prop_reference, seed_setup),
 		cmocka_unit_test_setup(test_prop_to_cute, seed_setup),
