@@ -575,27 +575,41 @@ axe_parse(const char *s, AxeLayout *l, Err *e)
 	return 0;
 }
 
+/* "(4,8)", "(4,)", "4" or "4,8". */
 int
 axe_shape_parse(const char *s, AxeShape *sh, Err *e)
 {
 	P p = { s, s, e };
-	int64_t v[AXE_ITERS];
-	int n, i;
+	int paren, n = 0;
+	int64_t v;
 
-	if (plist(&p, v, NULL, &n, 1) < 0)
-		return -1;
-	if (*p.p == ',')  /* "(4,)" */
-		p.p++;
 	ws(&p);
+	paren = *p.p == '(';
+	if (paren)
+		p.p++;
+	for (;;) {
+		if (n >= AXE_RANK)
+			return err_set(e, "shape %.100s: more than %d modes", s, AXE_RANK);
+		if (pint(&p, &v) < 0)
+			return -1;
+		if (v < 1)
+			return err_set(e, "shape %.100s: extent %lld is not >= 1", s, (long long)v);
+		sh->v[n++] = v;
+		if (*p.p != ',')
+			break;
+		p.p++;
+		ws(&p);
+		if (*p.p == ')' || *p.p == 0)
+			break;
+	}
+	if (paren) {
+		if (*p.p != ')')
+			return perr(&p, "expected ')' in a shape");
+		p.p++;
+		ws(&p);
+	}
 	if (*p.p)
 		return perr(&p, "unexpected text after the shape");
-	if (n > AXE_RANK)
-		return err_set(e, "shape %s: more than %d modes", s, AXE_RANK);
-	for (i = 0; i < n; i++) {
-		if (v[i] < 1)
-			return err_set(e, "shape %s: extent %lld is not >= 1", s, (long long)v[i]);
-		sh->v[i] = v[i];
-	}
 	sh->n = n;
 	return 0;
 }
