@@ -62,12 +62,16 @@ luaopen_tessel(lua_State *L)
 	lua_newtable(L);
 	luaL_requiref(L, "cute", luaopen_tessel_cute, 0);  /* errors then name cute.f */
 	lua_setfield(L, -2, "cute");
+	luaL_requiref(L, "axe", luaopen_tessel_axe, 0);
+	lua_setfield(L, -2, "axe");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
 	         "layout as T#V# cells coloured by thread, an MMA atom as its A, B and C panels, a\n"
 	         "swizzled layout coloured by shared-memory bank. opts: color (default: when stdout is a\n"
-	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.");
+	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.\n"
+	         "An Axe layout shows its logical grid labelled by thread/device coordinates; opts.axis\n"
+	         "picks the colouring axis, opts.shape the grid.");
 	lua_setfield(L, -2, "show");
 	lua_pushcfunction(L, help_lua);
 	help_add(L, -1, "help",
@@ -78,7 +82,7 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "version");
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
-	           "Areas: cute (CuTe layouts). Start with help(cute) and help \"cute\".");
+	           "Areas: cute (CuTe layouts), axe (Axe layouts). Start with help(cute) and help \"cute\".");
 	return 1;
 }
 
@@ -88,6 +92,8 @@ tessel_open_globals(lua_State *L)
 	luaL_requiref(L, "tessel", luaopen_tessel, 1);
 	lua_getfield(L, -1, "cute");
 	lua_setglobal(L, "cute");
+	lua_getfield(L, -1, "axe");
+	lua_setglobal(L, "axe");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "help");

@@ -13,6 +13,9 @@ void tessel_open_globals(lua_State *L);
 /* lua_cute.c */
 int luaopen_tessel_cute(lua_State *L);
 
+/* lua_axe.c */
+int luaopen_tessel_axe(lua_State *L);
+
 /* show(x [, opts]): the terminal picture of a value, through its metatable's
 ** __show(x, opts) which returns the text. */
 int tessel_show(lua_State *L);
