@@ -1961,7 +1961,18 @@ axe_to_dtensor(const AxeLayout *l, const AxeShape *sh, const AxeMesh *mesh, int 
 			p[j] = (int)(k % (sh->n + 1)) - 1;
 		if (axe_dtensor(sh, mesh, p, &cand, &tmp) < 0)
 			continue;
-		if (axe_equivalent(&cand, l, &same, &where, &tmp) == 0 && same) {
+		/* candidates satisfy GC, so equal canonical forms decide; enumerate only small ones */
+		{
+			AxeLayout c1, c2;
+			if (axe_canonicalize(&cand, &c1, NULL, &tmp) == 0 && axe_canonicalize(l, &c2, NULL, &tmp) == 0 &&
+			    axe_equal(&c1, &c2))
+				same = 1;
+			else if (axe_size(l) * axe_nreplicas(l) <= 65536 && axe_size(l) == axe_size(&cand))
+				same = axe_equivalent(&cand, l, &same, &where, &tmp) == 0 && same;
+			else
+				same = 0;
+		}
+		if (same) {
 			memcpy(placement, p, (size_t)mesh->n * sizeof *p);
 			return 0;
 		}

@@ -114,9 +114,21 @@ check_axe(lua_State *L, int i, AxeLayout *tmp, const AxeShape **sh)
 
 /* The shape at arg i if present, else the layout's own, else (size). */
 static int
+is_mesh(lua_State *L, int i)
+{
+	int t;
+
+	if (lua_type(L, i) != LUA_TTABLE)
+		return 0;
+	t = lua_geti(L, i, 1);
+	lua_pop(L, 1);
+	return t == LUA_TTABLE;
+}
+
+static int
 opt_shape(lua_State *L, int i, const AxeLayout *l, const AxeShape *own, AxeShape *out)
 {
-	if (!lua_isnoneornil(L, i) && !luaL_testudata(L, i, AXE_LAYOUT) &&
+	if (!lua_isnoneornil(L, i) && !luaL_testudata(L, i, AXE_LAYOUT) && !is_mesh(L, i) &&
 	    (lua_type(L, i) == LUA_TTABLE || lua_isinteger(L, i) ||
 	     (lua_type(L, i) == LUA_TSTRING && lua_tostring(L, i)[0] != 'S'))) {
 		check_shape(L, i, out);
