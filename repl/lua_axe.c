@@ -1038,6 +1038,7 @@ ax_show(lua_State *L)
 	const AxeShape *sh = u->has_shape ? &u->sh : NULL;
 	AxeShape given;
 	const char *axis = NULL;
+	AxeAxes labels;
 	VizOpts o;
 	Buf b;
 	Err e;
@@ -1053,6 +1054,19 @@ ax_show(lua_State *L)
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		if (lua_getfield(L, 2, "axis") == LUA_TSTRING)
 			axis = lua_tostring(L, -1);
+		labels.n = 0;
+		if (lua_getfield(L, 2, "labels") == LUA_TTABLE) {
+			int k, n = (int)luaL_len(L, -1);
+			for (k = 1; k <= n && k <= AXE_AXES; k++) {
+				const char *nm;
+				lua_geti(L, -1, k);
+				nm = lua_tostring(L, -1);
+				if (!nm || strlen(nm) >= AXE_NAME)
+					return luaL_error(L, "axe.show: labels is a list of axis names");
+				axe_axes_add(&labels, nm, &e);
+				lua_pop(L, 1);
+			}
+		}
 		if (lua_getfield(L, 2, "shape") != LUA_TNIL) {
 			check_shape(L, lua_gettop(L), &given);
 			sh = &given;
@@ -1065,7 +1079,7 @@ ax_show(lua_State *L)
 			o.max_cols = (int)lua_tointeger(L, -1);
 	}
 	buf_init(&b);
-	r = viz_show_axe(&b, &u->l, sh, axis, &o, &e);
+	r = viz_show_axe(&b, &u->l, sh, axis, lua_type(L, 2) == LUA_TTABLE ? &labels : NULL, &o, &e);
 	if (r < 0) {
 		buf_free(&b);
 		return fail(L, &e);
@@ -1204,7 +1218,8 @@ static const char *const topics[][2] = {
 	{ "axe.Layout",
 	  "an Axe layout\n"
 	  "tostring(L) is TIRx notation; L(i, j) applies; #L is the size; == compares canonical forms;\n"
-	  "L:equivalent(M) compares the maps. show(L, {axis = \"lane\"}) colours by another axis." },
+	  "L:equivalent(M) compares the maps. show(L, {axis = \"lane\"}) colours by another axis,\n"
+	  "show(L, {labels = {\"warp\", \"lane\", \"reg\"}}) labels cells with other axes." },
 };
 
 int

@@ -62,5 +62,16 @@ show(tv)
 atom = cute.mma_atom("SM80_16x8x8_F16F16F16F16_TN")
 say("atom")
 show(atom.c)
+
+title("Axe layouts: named axes, replicas and offsets")
+print("-- the paper's 8x16 tensor-core tile over 2 warps, replicated 4 warps apart, offset by 5")
+TC = axe.layout("S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp", {8, 16})
+say("TC")
+print("-- element (3, 9) lives in two places; warp 6, lane 12 holds two elements")
+for _, c in ipairs(TC(3, 9)) do print(("   warp %d lane %d reg %d"):format(c.warp, c.lane, c.reg)) end
+for _, e in ipairs(TC:find{warp = 6, lane = 12}) do print(("   (%d, %d)"):format(e[1], e[2])) end
+show(TC, {max_cols = 8})
+print("-- a 64x128 tensor sharded over a 2x2 mesh, rows split and replicated across columns")
+say('axe.dtensor({64, 128}, {{"gpuid", 2}, {"gpuid", 2}}, {"S(0)", "R"})')
 print()
-print("More: scripts/cute_basics.lua, docs/cute.md, and help() in the REPL.")
+print("More: scripts/cute_basics.lua, scripts/axe_tour.lua, docs/cute.md, docs/axe.md, and help() in the REPL.")

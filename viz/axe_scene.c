@@ -143,7 +143,7 @@ device_notes(Scene *s, const AxeLayout *l, int64_t rows, int64_t cols, Err *e)
 
 int
 axe_scene_layout(Scene *s, const AxeLayout *l, const AxeShape *sh, const char *color_axis,
-                 const VizOpts *o, Err *e)
+                 const AxeAxes *labels, const VizOpts *o, Err *e)
 {
 	const char *op = "axe.show";
 	VizOpts d;
@@ -181,7 +181,14 @@ axe_scene_layout(Scene *s, const AxeLayout *l, const AxeShape *sh, const char *c
 		cols = size;
 	}
 	axe_axes(l, &ax);
-	label_axes(l, &lab);
+	if (labels && labels->n > 0) {
+		lab = *labels;
+		for (i = 0; i < lab.n; i++)
+			if (axe_axes_index(&ax, lab.name[i]) < 0)
+				return err_set(e, "%s: the layout has no axis %s to label with", op, lab.name[i]);
+	} else {
+		label_axes(l, &lab);
+	}
 	if (color_axis && *color_axis) {
 		if ((col = axe_axes_index(&ax, color_axis)) < 0)
 			return err_set(e, "%s: the layout has no axis %s to colour by", op, color_axis);
@@ -275,12 +282,12 @@ axe_scene_layout(Scene *s, const AxeLayout *l, const AxeShape *sh, const char *c
 
 int
 viz_show_axe(Buf *out, const AxeLayout *l, const AxeShape *sh, const char *color_axis,
-             const VizOpts *o, Err *e)
+             const AxeAxes *labels, const VizOpts *o, Err *e)
 {
 	Scene s;
 	int r;
 
-	if (axe_scene_layout(&s, l, sh, color_axis, o, e) < 0)
+	if (axe_scene_layout(&s, l, sh, color_axis, labels, o, e) < 0)
 		return -1;
 	r = term_render(out, &s, o, e);
 	scene_free(&s);
