@@ -2041,3 +2041,155 @@ axe_vector_width(const AxeLayout *src, const AxeLayout *dst, int64_t max_elems, 
 	*width = v;
 	return 0;
 }
+
+/*
+** Scopes and thread subsets
+*/
+int
+axe_scope(const char *name, int64_t threads, AxeLayout *out, Err *e)
+{
+	AxeIter it[2];
+
+	if (strcmp(name, "thread") == 0) {
+		it[0] = mkiter(1, 1, "lane");
+		return axe_make(out, it, 1, NULL, 0, NULL, 0, e);
+	}
+	if (strcmp(name, "warp") == 0) {
+		it[0] = mkiter(32, 1, "lane");
+		return axe_make(out, it, 1, NULL, 0, NULL, 0, e);
+	}
+	if (strcmp(name, "warpgroup") == 0)
+		threads = 128;
+	else if (strcmp(name, "cta") != 0)
+		return err_set(e, "scope: '%s' is not thread, warp, warpgroup or cta", name);
+	if (threads < 32 || threads % 32 != 0 || threads > 1024)
+		return err_set(e, "scope: a cta of %lld threads is not a multiple of 32 in 32..1024", (long long)threads);
+	it[0] = mkiter(threads / 32, 1, "warp");
+	it[1] = mkiter(32, 1, "lane");
+	return axe_make(out, it, 2, NULL, 0, NULL, 0, e);
+}
+
+int
+axe_warps(int64_t lo, int64_t hi, AxeLayout *out, Err *e)
+{
+	AxeIter it[2];
+	AxeOff o;
+
+	if (lo < 0 || hi <= lo || hi > 32)
+		return err_set(e, "warps: [%lld, %lld) is not a nonempty range of warps 0..32", (long long)lo, (long long)hi);
+	it[0] = mkiter(hi - lo, 1, "warp");
+	it[1] = mkiter(32, 1, "lane");
+	setname(o.axis, "warp");
+	o.v = lo;
+	return axe_make(out, it, 2, NULL, 0, &o, lo ? 1 : 0, e);
+}
+
+/*
+** TMA
+*/
+static int
+on_m_only(const AxeLayout *l, const char *what, Err *e)
+{
+	char s1[FMT_MAX];
+	int i;
+
+	if (l->nr)
+		return err_set(e, "tma: the %s layout %s has replicas", what, afmt(s1, l));
+	for (i = 0; i < l->nd; i++)
+		if (strcmp(l->d[i].axis, "m") != 0)
+			return err_set(e, "tma: the %s layout %s uses axis %s; it must be on m", what, afmt(s1, l),
+			               l->d[i].axis);
+	return 0;
+}
+
+int
+axe_tma(const AxeLayout *global, const AxeShape *gs, const AxeLayout *smem, const AxeShape *ss,
+        int elem_bytes, int swizzle, AxeTma *out, Err *e)
+{
+	AxeLayout atom, g;
+	AxeShape as;
+	AxeIter it[2];
+	int64_t w, rows, where;
+	int r = ss->n, i, seps[AXE_RANK + 1];
+	char s1[FMT_MAX];
+
+	memset(out, 0, sizeof *out);
+	if (check_shape(gs, "tma", e) < 0 || check_shape(ss, "tma", e) < 0)
+		return -1;
+	if (gs->n != r || r > 5)
+		return err_set(e, "tma: the global shape and the shared shape need the same rank, at most 5");
+	if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 && elem_bytes != 8)
+		return err_set(e, "tma: element size %d is not 1, 2, 4 or 8 bytes", elem_bytes);
+	if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+		return err_set(e, "tma: swizzle %d is not 0, 32, 64 or 128 bytes", swizzle);
+	if (on_m_only(global, "global", e) < 0 || on_m_only(smem, "shared", e) < 0)
+		return -1;
+	/* the atom: 8 rows of swizzle bytes (the swizzle itself is a separate XOR) */
+	w = swizzle ? swizzle / elem_bytes : ss->v[r - 1];
+	if (w > 256)
+		w = 256;
+	rows = r >= 2 ? (ss->v[r - 2] < 8 ? ss->v[r - 2] : 8) : 1;
+	if (!swizzle && r >= 2)
+		rows = ss->v[r - 2] < 256 ? ss->v[r - 2] : 256;
+	as.n = r;
+	for (i = 0; i < r; i++)
+		as.v[i] = 1;
+	as.v[r - 1] = w;
+	if (r >= 2)
+		as.v[r - 2] = rows;
+	it[0] = mkiter(rows, w, "m");
+	it[1] = mkiter(w, 1, "m");
+	if (axe_make(&atom, r >= 2 ? it : it + 1, r >= 2 ? 2 : 1, NULL, 0, NULL, 0, e) < 0)
+		return -1;
+	if (w * elem_bytes % 16 != 0)
+		return err_set(e, "tma: the box's inner extent %lld x %d bytes is not a multiple of 16 bytes",
+		               (long long)w, elem_bytes);
+	if (axe_tile_of(smem, ss, &atom, &as, &out->outer, &where, e) < 0) {
+		Err t = *e;
+		return err_set(e, "tma: shared memory is no tile of the %d-byte swizzle atom %s: %s", swizzle,
+		               afmt(s1, &atom), t.msg);
+	}
+	out->outer_shape.n = r;
+	for (i = 0; i < r; i++)
+		out->outer_shape.v[i] = ss->v[i] / as.v[i];
+	out->atom_shape = as;
+	/* the tensor map: one iter per global dim, unit stride innermost */
+	if (axe_group(global, gs, &g, seps, e) < 0) {
+		Err t = *e;
+		return err_set(e, "tma: the global layout: %s", t.msg);
+	}
+	for (i = 0; i < r; i++) {
+		int d = r - 1 - i;  /* innermost first */
+		int nb = seps[d + 1] - seps[d];
+		int64_t stride = nb ? g.d[seps[d]].s : 0;
+		if (nb > 1)
+			return err_set(e, "tma: global dim %d (extent %lld) is not one strided run: %s", d,
+			               (long long)gs->v[d], afmt(s1, global));
+		if (nb == 1 && stride < 0)
+			return err_set(e, "tma: global dim %d has a negative stride", d);
+		if (i == 0 && nb == 1 && stride != 1)
+			return err_set(e, "tma: the innermost global dim has stride %lld; TMA needs 1", (long long)stride);
+		if (gs->v[d] > ((int64_t)1 << 32))
+			return err_set(e, "tma: global dim %d is larger than 2^32", d);
+		out->global_dim[i] = gs->v[d];
+		if (i > 0) {
+			int64_t b = stride * elem_bytes;
+			if (nb == 0)
+				b = out->global_stride[i - 1] ? out->global_stride[i - 1] : (int64_t)elem_bytes * gs->v[r - 1];
+			if (b % 16 != 0 || b >= ((int64_t)1 << 40))
+				return err_set(e, "tma: global dim %d has a stride of %lld bytes; TMA needs a multiple "
+				               "of 16 below 2^40", d, (long long)b);
+			out->global_stride[i - 1] = b;
+		}
+		out->box_dim[i] = as.v[d];
+		out->elem_stride[i] = 1;
+		if (as.v[d] > 256)
+			return err_set(e, "tma: box dim %d is %lld, more than 256", d, (long long)as.v[d]);
+		if (ss->v[d] > gs->v[d])
+			return err_set(e, "tma: shared dim %d (%lld) is larger than global (%lld)", d,
+			               (long long)ss->v[d], (long long)gs->v[d]);
+	}
+	out->rank = r;
+	out->swizzle = swizzle;
+	return 0;
+}

@@ -316,4 +316,24 @@ int axe_to_dtensor(const AxeLayout *l, const AxeShape *sh, const AxeMesh *mesh,
 int axe_vector_width(const AxeLayout *src, const AxeLayout *dst, int64_t max_elems,
                      int64_t *width, Err *e);
 
+/* Execution scopes and thread subsets as layouts over (warp, lane): member
+** index -> thread. name: "thread", "warp", "warpgroup", "cta" (threads, a
+** multiple of 32). axe_warps: warps lo .. hi-1 (e.g. the producers 0-3). */
+int axe_scope(const char *name, int64_t threads, AxeLayout *out, Err *e);
+int axe_warps(int64_t lo, int64_t hi, AxeLayout *out, Err *e);
+
+/* TMA dispatch (Section 3.4): smem (on m, shape ss) must be C (x) atom for the
+** swizzle atom (8 rows of swizzle bytes; the whole inner extent without
+** swizzle); global (on m, shape gs, same rank <= 5) gives the tensor map. Arrays
+** are innermost first, as cuTensorMapEncodeTiled takes them; global_stride[i]
+** is the byte stride of dim i+1. */
+typedef struct AxeTma {
+	int rank, swizzle;
+	int64_t global_dim[5], global_stride[4], box_dim[5], elem_stride[5];
+	AxeLayout outer;
+	AxeShape outer_shape, atom_shape;
+} AxeTma;
+int axe_tma(const AxeLayout *global, const AxeShape *gs, const AxeLayout *smem, const AxeShape *ss,
+            int elem_bytes, int swizzle, AxeTma *out, Err *e);
+
 #endif

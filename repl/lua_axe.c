@@ -982,6 +982,113 @@ l_vector_width(lua_State *L)
 	return 1;
 }
 
+static int
+l_scope(lua_State *L)
+{
+	AxeLayout out;
+	Err e;
+
+	if (axe_scope(luaL_checkstring(L, 1), luaL_optinteger(L, 2, 0), &out, &e) < 0)
+		return luaL_error(L, "axe.scope: %s", e.msg);
+	push_axe(L, &out, NULL);
+	return 1;
+}
+
+static int
+l_warps(lua_State *L)
+{
+	AxeLayout out;
+	Err e;
+
+	if (axe_warps(luaL_checkinteger(L, 1), luaL_checkinteger(L, 2), &out, &e) < 0)
+		return luaL_error(L, "axe.warps: %s", e.msg);
+	push_axe(L, &out, NULL);
+	return 1;
+}
+
+static int
+l_holds(lua_State *L)
+{
+	int n;
+
+	lua_settop(L, 2);
+	lua_pushcfunction(L, l_find);
+	lua_insert(L, 1);
+	lua_call(L, 2, 1);
+	n = (int)luaL_len(L, -1);
+	lua_pushboolean(L, n > 0);
+	return 1;
+}
+
+/* members(L) -> every coordinate of every element, element-major. */
+static int
+l_members(lua_State *L)
+{
+	AxeLayout tmp;
+	const AxeLayout *l = check_axe(L, 1, &tmp, NULL);
+	int64_t size = axe_size(l), nrep = axe_nreplicas(l), x, k = 0;
+	AxeCoord *c;
+	int n, i;
+	Err e;
+
+	if (size > (1 << 20) / nrep)
+		return luaL_error(L, "axe.members: %lld elements x %lld replicas are more than %d", (long long)size,
+		                  (long long)nrep, 1 << 20);
+	c = lua_newuserdatauv(L, (size_t)nrep * sizeof *c, 0);
+	lua_createtable(L, (int)(size * nrep), 0);
+	for (x = 0; x < size; x++) {
+		if (axe_apply(l, x, c, (int)nrep, &n, &e) < 0)
+			return luaL_error(L, "axe.members: %s", e.msg);
+		for (i = 0; i < n; i++) {
+			push_coord(L, &c[i]);
+			lua_rawseti(L, -2, (lua_Integer)++k);
+		}
+	}
+	return 1;
+}
+
+static void
+push_ints(lua_State *L, const int64_t *v, int n, const char *field)
+{
+	int i;
+
+	lua_createtable(L, n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushinteger(L, v[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, field);
+}
+
+/* tma(global, gshape, smem, sshape [, elem_bytes = 2 [, swizzle = 128]]) */
+static int
+l_tma(lua_State *L)
+{
+	AxeLayout tg, ts;
+	const AxeLayout *g = check_axe(L, 1, &tg, NULL), *sm;
+	AxeShape gs, ss;
+	AxeTma t;
+	Err e;
+
+	check_shape(L, 2, &gs);
+	sm = check_axe(L, 3, &ts, NULL);
+	check_shape(L, 4, &ss);
+	if (axe_tma(g, &gs, sm, &ss, (int)luaL_optinteger(L, 5, 2), (int)luaL_optinteger(L, 6, 128), &t, &e) < 0)
+		return fail(L, &e);
+	lua_createtable(L, 0, 8);
+	push_ints(L, t.global_dim, t.rank, "global_dim");
+	push_ints(L, t.global_stride, t.rank - 1, "global_stride");
+	push_ints(L, t.box_dim, t.rank, "box_dim");
+	push_ints(L, t.elem_stride, t.rank, "elem_stride");
+	lua_pushinteger(L, t.swizzle);
+	lua_setfield(L, -2, "swizzle");
+	push_axe(L, &t.outer, &t.outer_shape);
+	lua_setfield(L, -2, "outer");
+	push_shape(L, &t.atom_shape);
+	lua_setfield(L, -2, "atom_shape");
+	return 1;
+}
+
 /*
 ** Metamethods
 */
@@ -1189,12 +1296,30 @@ static const Fn funcs[] = {
 	  "the widest vector each thread moves at once\n"
 	  "axe.vector_width(src or nil, dst [, max = 8]) -> the largest power of two v such that every\n"
 	  "aligned run of v elements stays in one thread of dst and is contiguous and aligned in memory" },
+	{ "scope", l_scope,
+	  "an execution scope as a layout over (warp, lane)\n"
+	  "axe.scope(\"thread\" | \"warp\" | \"warpgroup\" | \"cta\" [, threads]) -> member index -> thread" },
+	{ "warps", l_warps,
+	  "a subset of warps as a layout over (warp, lane)\n"
+	  "axe.warps(lo, hi) -> the threads of warps lo .. hi-1: producers = axe.warps(0, 4)" },
+	{ "holds", l_holds,
+	  "whether some element sits at a coordinate\n"
+	  "axe.holds(L, {warp=2, lane=5}) -> true if a coordinate of L agrees on the given axes (membership)" },
+	{ "members", l_members,
+	  "every coordinate of every element\n"
+	  "axe.members(L) -> list of coordinate tables, element by element (iteration over a scope)" },
+	{ "tma", l_tma,
+	  "TMA dispatch: the swizzle-atom check and the tensor map\n"
+	  "axe.tma(global, gshape, smem, sshape [, elem_bytes = 2 [, swizzle = 128]]) -> {global_dim,\n"
+	  "global_stride (bytes), box_dim, elem_stride (innermost first, as cuTensorMapEncodeTiled),\n"
+	  "swizzle, outer = the loop over atoms, atom_shape}, or an error naming what fails" },
 	{ NULL, NULL, NULL }
 };
 
 static const char *const methods[] = {
 	"parts", "size", "span", "axes", "shape", "with_shape", "apply", "find", "canonicalize",
-	"equivalent", "group", "tile", "tile_of", "slice", "direct_sum", "to_cute", "to_dtensor", NULL
+	"equivalent", "group", "tile", "tile_of", "slice", "direct_sum", "to_cute", "to_dtensor",
+	"holds", "members", NULL
 };
 
 static const luaL_Reg meta[] = {

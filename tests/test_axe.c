@@ -621,6 +621,57 @@ test_vector_width(void **state)
 	assert_int_equal(w, 1);   /* misaligned by the offset */
 }
 
+/* Section 3.2 and 3.4: scopes, thread subsets and the TMA dispatch. */
+static void
+test_scopes_tma(void **state)
+{
+	AxeLayout p, g = A("S[(256,512):(512,1)]"), sm = A("S[(2,64,64):(8192,64,1)]");
+	AxeShape gs = SH(2, (int64_t)256, (int64_t)512), ss = SH(2, (int64_t)128, (int64_t)64);
+	AxeCoord q;
+	AxeTma t;
+	int64_t xs[1], n;
+	Err e;
+
+	(void)state;
+	assert_int_equal(axe_warps(0, 4, &p, &e), 0);          /* producers: warps 0-3 of 8 */
+	assert_string_equal(str(&p), "S[(4,32):(1@warp,1@lane)]");
+	q.ax.n = 1;
+	strcpy(q.ax.name[0], "warp");
+	q.v[0] = 3;
+	assert_int_equal(axe_find(&p, &q, xs, NULL, 1, &n, &e), 0);
+	assert_int_equal(n, 32);
+	q.v[0] = 4;
+	assert_int_equal(axe_find(&p, &q, xs, NULL, 1, &n, &e), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(axe_warps(4, 8, &p, &e), 0);
+	assert_string_equal(str(&p), "S[(4,32):(1@warp,1@lane)] + 4@warp");
+	assert_int_equal(axe_scope("cta", 256, &p, &e), 0);
+	assert_string_equal(str(&p), "S[(8,32):(1@warp,1@lane)]");
+	assert_int_equal(axe_scope("cta", 100, &p, &e), -1);
+	/* a 128x64 fp16 tile as two row-major 64-row halves 16 KB apart: tiles of the 128B atom (8 x 64) */
+	assert_int_equal(axe_tma(&g, &gs, &sm, &ss, 2, 128, &t, &e), 0);
+	assert_int_equal(t.rank, 2);
+	assert_int_equal(t.global_dim[0], 512);
+	assert_int_equal(t.global_dim[1], 256);
+	assert_int_equal(t.global_stride[0], 1024);
+	assert_int_equal(t.box_dim[0], 64);
+	assert_int_equal(t.box_dim[1], 8);
+	assert_string_equal(str(&t.outer), "S[(2,8):(16,1)]");
+	assert_int_equal(t.outer_shape.v[0], 16);
+	/* column-major shared memory is no tile of the atom; 64B swizzle takes 32 columns */
+	sm = A("S[(64,64):(1,64)]");
+	ss = SH(2, (int64_t)64, (int64_t)64);
+	assert_int_equal(axe_tma(&g, &gs, &sm, &ss, 2, 128, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "no tile of the 128-byte swizzle atom"));
+	sm = A("S[(64,2,32):(32,2048,1)]");   /* column halves stored as two 64x32 blocks */
+	assert_int_equal(axe_tma(&g, &gs, &sm, &ss, 2, 64, &t, &e), 0);
+	assert_int_equal(t.box_dim[0], 32);
+	assert_string_equal(str(&t.outer), "S[(8,2):(1,8)]");
+	g = A("S[(256,512):(1,256)]");
+	assert_int_equal(axe_tma(&g, &gs, &sm, &ss, 2, 64, &t, &e), -1);
+	assert_non_null(strstr(e.msg, "innermost"));
+}
+
 /*
 ** Property tests: random layouts, every operator against the oracle.
 */
@@ -1048,6 +1099,7 @@ main(void)
 		cmocka_unit_test(test_cute_conversion),
 		cmocka_unit_test(test_mma_conversion),
 		cmocka_unit_test(test_vector_width),
+		cmocka_unit_test(test_scopes_tma),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test_setup(test_prop_parse_canon_equiv, seed_setup),
 		cmocka_unit_test_setup(test_prop_group_tile, seed_setup),
