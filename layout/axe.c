@@ -1133,6 +1133,8 @@ axe_group(const AxeLayout *l, const AxeShape *sh, AxeLayout *out, int *seps, Err
 				seps[++k] = n;
 				acc = 1;
 			}
+			if (k >= sh->n)
+				return err_set(e, "group: internal error: iters left after the last mode");
 			need = sh->v[k] / acc;
 			if (n >= AXE_ITERS)
 				return err_set(e, "group: more than %d iters", AXE_ITERS);
@@ -1469,6 +1471,8 @@ axe_slice(const AxeLayout *l, const AxeShape *sh, const int64_t *begin, const in
 			peeled[np++] = blk[p];
 			w /= blk[p].e;
 		}
+		if (n + np + 2 > AXE_ITERS)
+			return err_set(e, "slice: the result would have more than %d iters", AXE_ITERS);
 		if (w > 1) {
 			if (p < 0)
 				return err_set(e, "slice: internal error: region wider than its block");
@@ -2191,5 +2195,191 @@ axe_tma(const AxeLayout *global, const AxeShape *gs, const AxeLayout *smem, cons
 	}
 	out->rank = r;
 	out->swizzle = swizzle;
+	return 0;
+}
+
+/*
+** Trainium matmul dispatch (Appendix H)
+*/
+
+/* The common refinement of two iter lists over the same logical extent: both
+** split (never reordered) at the union of their digit boundaries, so that
+** piece i of one covers the same logical digit as piece i of the other. */
+static int
+refine(const AxeIter *a, int na, const AxeIter *b, int nb, AxeIter *ra, AxeIter *rb, int *n, Err *e)
+{
+	int i = na - 1, j = nb - 1, m = 0, k;
+	int64_t ea = i >= 0 ? a[i].e : 1, eb = j >= 0 ? b[j].e : 1, sa = i >= 0 ? a[i].s : 0, sb = j >= 0 ? b[j].s : 0;
+	AxeIter ta[AXE_ITERS * 2], tb[AXE_ITERS * 2];
+
+	while (i >= 0 && j >= 0) {
+		int64_t step;
+		if (ea % eb != 0 && eb % ea != 0)
+			return err_set(e, "the two layouts split a logical dimension at incompatible places (%lld vs %lld)",
+			               (long long)ea, (long long)eb);
+		step = ea < eb ? ea : eb;
+		if (m >= AXE_ITERS * 2)
+			return err_set(e, "too many pieces");
+		ta[m] = mkiter(step, sa, a[i].axis);
+		tb[m] = mkiter(step, sb, b[j].axis);
+		m++;
+		ea /= step;
+		eb /= step;
+		sa *= step;
+		sb *= step;
+		if (ea == 1 && --i >= 0) {
+			ea = a[i].e;
+			sa = a[i].s;
+		}
+		if (eb == 1 && --j >= 0) {
+			eb = b[j].e;
+			sb = b[j].s;
+		}
+	}
+	if (m > AXE_ITERS)
+		return err_set(e, "more than %d pieces", AXE_ITERS);
+	for (k = 0; k < m; k++) {
+		ra[k] = ta[m - 1 - k];
+		rb[k] = tb[m - 1 - k];
+	}
+	*n = m;
+	return 0;
+}
+
+/* Cap the product of the kept pieces at max, outermost kept piece first; the
+** rest goes to loops (a piece may split: its inner part is kept). */
+static int64_t
+cap_kept(AxeIter *p, int n, int *keep, int64_t max, int64_t *cut)
+{
+	int64_t prod = 1;
+	int i;
+
+	for (i = 0; i < n; i++)
+		cut[i] = 1;
+	for (i = n - 1; i >= 0; i--) {
+		if (!keep[i])
+			continue;
+		if (prod * p[i].e <= max) {
+			prod *= p[i].e;
+			continue;
+		}
+		{
+			int64_t d = max / prod;
+			while (d > 1 && p[i].e % d != 0)
+				d--;
+			cut[i] = p[i].e / d;        /* outer part of the piece becomes a loop */
+			prod *= d;
+			keep[i] = d > 1;
+		}
+		for (i--; i >= 0; i--)
+			keep[i] = 0;
+		break;
+	}
+	return prod;
+}
+
+static void
+loops_of(const AxeIter *p, int n, const int *keep, const int64_t *cut, AxeShape *out)
+{
+	int i;
+
+	out->n = 0;
+	for (i = 0; i < n && out->n < AXE_RANK; i++) {
+		if (!keep[i])
+			out->v[out->n++] = p[i].e;
+		else if (cut[i] > 1)
+			out->v[out->n++] = cut[i];
+	}
+}
+
+/* Among the kept pieces, the chain of x's iters (on axis ax) that merges into one
+** iter and holds x's smallest |stride| on that axis; keep is narrowed to it. */
+static void
+run_through_smallest(const AxeIter *x, int n, int *keep)
+{
+	int i, best = -1, cur;
+	int in[AXE_ITERS] = {0};
+
+	for (i = 0; i < n; i++)
+		if (keep[i] && (best < 0 || llabs(x[i].s) < llabs(x[best].s)))
+			best = i;
+	if (best < 0)
+		return;
+	in[best] = 1;
+	cur = best;
+	for (i = best - 1; i >= 0; i--) {
+		if (!keep[i])
+			continue;
+		if (x[i].s != x[cur].e * x[cur].s)
+			break;
+		in[i] = 1;
+		cur = i;
+	}
+	for (i = 0; i < n; i++)
+		keep[i] = in[i];
+}
+
+static int64_t
+kept_prod(const AxeIter *p, int n, const int *keep)
+{
+	int64_t prod = 1;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (keep[i])
+			prod *= p[i].e;
+	return prod;
+}
+
+int
+axe_trn_matmul(const AxeLayout *a, int64_t K, int64_t M, const AxeLayout *b, int64_t N,
+               const AxeLayout *c, int64_t max_m, int64_t max_n, int64_t max_k, AxeMatmul *out, Err *e)
+{
+	AxeLayout ga, gb, gc;
+	AxeShape sa = { 2, { K, M } }, sb = { 2, { K, N } }, sc = { 2, { M, N } };
+	int pa[3], pb[3], pc[3], n, i, keep[AXE_ITERS], keep2[AXE_ITERS];
+	AxeIter x[AXE_ITERS], y[AXE_ITERS];
+	int64_t cut[AXE_ITERS];
+	Err t;
+
+	memset(out, 0, sizeof *out);
+	if (max_m < 1 || max_n < 1 || max_k < 1)
+		return err_set(e, "trn_matmul: limits must be >= 1");
+	if (axe_group(a, &sa, &ga, pa, &t) < 0)
+		return err_set(e, "trn_matmul: A[K,M]: %s", t.msg);
+	if (axe_group(b, &sb, &gb, pb, &t) < 0)
+		return err_set(e, "trn_matmul: B[K,N]: %s", t.msg);
+	if (axe_group(c, &sc, &gc, pc, &t) < 0)
+		return err_set(e, "trn_matmul: C[M,N]: %s", t.msg);
+	/* K: pieces on P in both A and B with the same partition stride */
+	if (refine(ga.d, pa[1], gb.d, pb[1], x, y, &n, &t) < 0)
+		return err_set(e, "trn_matmul: K: %s", t.msg);
+	for (i = 0; i < n; i++)
+		keep[i] = strcmp(x[i].axis, "P") == 0 && strcmp(y[i].axis, "P") == 0 && x[i].s == y[i].s;
+	out->k = cap_kept(x, n, keep, max_k, cut);
+	loops_of(x, n, keep, cut, &out->k_loops);
+	/* M: on F in A, on P in C, one run of A through A's fastest F iter */
+	if (refine(ga.d + pa[1], pa[2] - pa[1], gc.d, pc[1], x, y, &n, &t) < 0)
+		return err_set(e, "trn_matmul: M: %s", t.msg);
+	for (i = 0; i < n; i++)
+		keep[i] = strcmp(x[i].axis, "F") == 0 && strcmp(y[i].axis, "P") == 0;
+	run_through_smallest(x, n, keep);
+	out->m = cap_kept(x, n, keep, max_m, cut);
+	loops_of(x, n, keep, cut, &out->m_loops);
+	/* N: on F in B and in C, one run of B or of C, whichever is larger */
+	if (refine(gb.d + pb[1], pb[2] - pb[1], gc.d + pc[1], pc[2] - pc[1], x, y, &n, &t) < 0)
+		return err_set(e, "trn_matmul: N: %s", t.msg);
+	for (i = 0; i < n; i++)
+		keep[i] = keep2[i] = strcmp(x[i].axis, "F") == 0 && strcmp(y[i].axis, "F") == 0;
+	run_through_smallest(x, n, keep);
+	run_through_smallest(y, n, keep2);
+	if (kept_prod(x, n, keep2) > kept_prod(x, n, keep))
+		memcpy(keep, keep2, sizeof keep);
+	out->n = cap_kept(x, n, keep, max_n, cut);
+	loops_of(x, n, keep, cut, &out->n_loops);
+	if (out->k == 1 || out->m == 1 || out->n == 1)
+		return err_set(e, "trn_matmul: no legal instruction: K on P in A and B gives %lld, M on F in A "
+		               "and P in C gives %lld, N on F in B and C gives %lld", (long long)out->k,
+		               (long long)out->m, (long long)out->n);
 	return 0;
 }

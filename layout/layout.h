@@ -336,4 +336,17 @@ typedef struct AxeTma {
 int axe_tma(const AxeLayout *global, const AxeShape *gs, const AxeLayout *smem, const AxeShape *ss,
             int elem_bytes, int swizzle, AxeTma *out, Err *e);
 
+/* Appendix H: the largest Trainium TensorE matmul instruction for C[M,N] =
+** A[K,M]^T B[K,N] from the layouts (A, B in SBUF, C in PSUM, axes P and F):
+** K digits on P with the same partition in A and B; M digits on F in A and P
+** in C forming one strided run of A containing its fastest F iter; N digits on
+** F in B and C forming one run of B (or of C). Limits cap m, n, k; the digits
+** left over become loops (extents, outer first). */
+typedef struct AxeMatmul {
+	int64_t m, n, k;
+	AxeShape m_loops, n_loops, k_loops;
+} AxeMatmul;
+int axe_trn_matmul(const AxeLayout *a, int64_t K, int64_t M, const AxeLayout *b, int64_t N,
+                   const AxeLayout *c, int64_t max_m, int64_t max_n, int64_t max_k, AxeMatmul *out, Err *e);
+
 #endif

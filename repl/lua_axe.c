@@ -495,8 +495,8 @@ l_apply(lua_State *L)
 	int n, i;
 	Err e;
 
-	if (nrep > (1 << 16))
-		return luaL_error(L, "axe.apply: %lld replicas are more than %d", (long long)nrep, 1 << 16);
+	if (nrep > (1 << 12))
+		return luaL_error(L, "axe.apply: %lld replicas are more than %d", (long long)nrep, 1 << 12);
 	/* anchor the buffer in a userdata so that an error cannot leak it */
 	c = lua_newuserdatauv(L, (size_t)nrep * sizeof *c, 0);
 	if (axe_apply(l, x, c, (int)nrep, &n, &e) < 0)
@@ -1031,9 +1031,9 @@ l_members(lua_State *L)
 	int n, i;
 	Err e;
 
-	if (size > (1 << 20) / nrep)
+	if (size > (1 << 16) / nrep)
 		return luaL_error(L, "axe.members: %lld elements x %lld replicas are more than %d", (long long)size,
-		                  (long long)nrep, 1 << 20);
+		                  (long long)nrep, 1 << 16);
 	c = lua_newuserdatauv(L, (size_t)nrep * sizeof *c, 0);
 	lua_createtable(L, (int)(size * nrep), 0);
 	for (x = 0; x < size; x++) {
@@ -1086,6 +1086,43 @@ l_tma(lua_State *L)
 	lua_setfield(L, -2, "outer");
 	push_shape(L, &t.atom_shape);
 	lua_setfield(L, -2, "atom_shape");
+	return 1;
+}
+
+/* trn_matmul(A, B, C, K, M, N [, {m = 128, n = 512, k = 128}]) */
+static int
+l_trn_matmul(lua_State *L)
+{
+	AxeLayout ta, tb, tc;
+	const AxeLayout *a = check_axe(L, 1, &ta, NULL), *b = check_axe(L, 2, &tb, NULL), *c = check_axe(L, 3, &tc, NULL);
+	int64_t K = luaL_checkinteger(L, 4), M = luaL_checkinteger(L, 5), N = luaL_checkinteger(L, 6);
+	int64_t mm = 128, mn = 512, mk = 128;
+	AxeMatmul r;
+	Err e;
+
+	if (lua_type(L, 7) == LUA_TTABLE) {
+		lua_getfield(L, 7, "m");
+		lua_getfield(L, 7, "n");
+		lua_getfield(L, 7, "k");
+		mm = luaL_optinteger(L, -3, mm);
+		mn = luaL_optinteger(L, -2, mn);
+		mk = luaL_optinteger(L, -1, mk);
+		lua_pop(L, 3);
+	}
+	if (K < 1 || M < 1 || N < 1)
+		return luaL_error(L, "axe.trn_matmul: K, M, N must be >= 1");
+	if (axe_trn_matmul(a, K, M, b, N, c, mm, mn, mk, &r, &e) < 0)
+		return fail(L, &e);
+	lua_createtable(L, 0, 6);
+	lua_pushinteger(L, r.m);
+	lua_setfield(L, -2, "m");
+	lua_pushinteger(L, r.n);
+	lua_setfield(L, -2, "n");
+	lua_pushinteger(L, r.k);
+	lua_setfield(L, -2, "k");
+	push_ints(L, r.m_loops.v, r.m_loops.n, "m_loops");
+	push_ints(L, r.n_loops.v, r.n_loops.n, "n_loops");
+	push_ints(L, r.k_loops.v, r.k_loops.n, "k_loops");
 	return 1;
 }
 
@@ -1313,6 +1350,10 @@ static const Fn funcs[] = {
 	  "axe.tma(global, gshape, smem, sshape [, elem_bytes = 2 [, swizzle = 128]]) -> {global_dim,\n"
 	  "global_stride (bytes), box_dim, elem_stride (innermost first, as cuTensorMapEncodeTiled),\n"
 	  "swizzle, outer = the loop over atoms, atom_shape}, or an error naming what fails" },
+	{ "trn_matmul", l_trn_matmul,
+	  "the largest Trainium matmul instruction for given layouts (Appendix H)\n"
+	  "axe.trn_matmul(A, B, C, K, M, N [, {m=128, n=512, k=128}]) -> {m, n, k, m_loops, n_loops,\n"
+	  "k_loops}: A[K,M] and B[K,N] in SBUF, C[M,N] in PSUM, on axes P and F" },
 	{ NULL, NULL, NULL }
 };
 

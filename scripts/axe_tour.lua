@@ -82,3 +82,14 @@ say('axe.span("S[(2,128,256):(256@TCol,1@TLane,1@TCol)]", "TLane"), axe.span("S[
 
 title("Dispatch: the widest vector a thread loads")
 say('axe.vector_width("S[(8,16):(64,1)]", "S[(8,4,4):(4@lane,1@lane,1@reg)]")')
+
+title("Dispatch: the largest Trainium matmul instruction (Appendix H)")
+local r = axe.trn_matmul("S[(2,128,256):(256@F,1@P,1@F)]", "S[(2,128,512):(512@F,1@P,1@F)]",
+                         "S[(2,128,512):(512@F,1@P,1@F)]", 256, 256, 512)
+print(("instruction %dx%dx%d (MxNxK), loops: K %s, M %s, N %s"):format(r.m, r.n, r.k,
+  table.concat(r.k_loops, "x"), table.concat(r.m_loops, "x"), #r.n_loops > 0 and table.concat(r.n_loops, "x") or "none"))
+
+title("Dispatch: TMA from global to 128B-swizzled shared memory")
+local t = axe.tma("S[(256,512):(512,1)]", {256, 512}, "S[(2,64,64):(8192,64,1)]", {128, 64}, 2, 128)
+print(("box %s, global dims %s, strides %s bytes, atoms %s"):format(table.concat(t.box_dim, "x"),
+  table.concat(t.global_dim, "x"), table.concat(t.global_stride, ","), tostring(t.outer)))

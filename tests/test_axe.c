@@ -672,6 +672,36 @@ test_scopes_tma(void **state)
 	assert_non_null(strstr(e.msg, "innermost"));
 }
 
+/* Appendix H: A[256,256], B[256,512] in SBUF with K split over two partition tiles, C in PSUM. */
+static void
+test_trn_matmul(void **state)
+{
+	AxeLayout a = A("S[(2,128,256):(256@F,1@P,1@F)]"), b = A("S[(2,128,512):(512@F,1@P,1@F)]");
+	AxeLayout c = A("S[(2,128,512):(512@F,1@P,1@F)]"), bad = A("S[(128,64):(64@F,1@P)]");
+	AxeMatmul r;
+	Err e;
+
+	(void)state;
+	assert_int_equal(axe_trn_matmul(&a, 256, 256, &b, 512, &c, 128, 512, 128, &r, &e), 0);
+	assert_int_equal(r.m, 128);
+	assert_int_equal(r.n, 512);
+	assert_int_equal(r.k, 128);
+	assert_int_equal(r.k_loops.n, 1);
+	assert_int_equal(r.k_loops.v[0], 2);
+	assert_int_equal(r.m_loops.n, 1);
+	assert_int_equal(r.n_loops.n, 0);
+	/* a smaller N limit splits the N run: its outer half becomes a loop */
+	assert_int_equal(axe_trn_matmul(&a, 256, 256, &b, 512, &c, 128, 256, 128, &r, &e), 0);
+	assert_int_equal(r.n, 256);
+	assert_int_equal(r.n_loops.n, 1);
+	assert_int_equal(r.n_loops.v[0], 2);
+	/* K on the free axis of A: no instruction */
+	c = A("S[(64,64):(1@P,1@F)]");
+	b = A("S[(128,64):(1@P,1@F)]");
+	assert_int_equal(axe_trn_matmul(&bad, 128, 64, &b, 64, &c, 128, 512, 128, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "no legal instruction"));
+}
+
 /*
 ** Property tests: random layouts, every operator against the oracle.
 */
@@ -1100,6 +1130,7 @@ main(void)
 		cmocka_unit_test(test_mma_conversion),
 		cmocka_unit_test(test_vector_width),
 		cmocka_unit_test(test_scopes_tma),
+		cmocka_unit_test(test_trn_matmul),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test_setup(test_prop_parse_canon_equiv, seed_setup),
 		cmocka_unit_test_setup(test_prop_group_tile, seed_setup),

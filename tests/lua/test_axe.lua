@@ -174,6 +174,15 @@ check("scopes, subsets, TMA", function()
          "tma", "no tile of the 128-byte swizzle atom")
 end)
 
+check("Trainium matmul dispatch", function()
+  local r = axe.trn_matmul("S[(2,128,256):(256@F,1@P,1@F)]", "S[(2,128,512):(512@F,1@P,1@F)]",
+                           "S[(2,128,512):(512@F,1@P,1@F)]", 256, 256, 512)
+  eq(r.m .. "x" .. r.n .. "x" .. r.k, "128x512x128")
+  eq(table.concat(r.k_loops, ","), "2")
+  raises(function() axe.trn_matmul("S[(128,64):(64@F,1@P)]", "S[(128,64):(1@P,1@F)]", "S[(64,64):(1@P,1@F)]", 128, 64, 64) end,
+         "no legal instruction")
+end)
+
 check("show", function()
   local L = axe.layout(TC, {8, 16})
   local mt = getmetatable(L)
