@@ -163,8 +163,8 @@ l_layout(lua_State *L)
 			for (i = 0; i < sh.n; i++)
 				p *= sh.v[i];
 			if (p != axe_size(&l))
-				return luaL_error(L, "axe.layout: shape of %d modes has %lld elements, the layout %lld",
-				                  sh.n, (long long)p, (long long)axe_size(&l));
+				return luaL_error(L, "axe.layout: shape of %d modes has %I elements, the layout %I",
+				                  sh.n, (LUAI_UACINT)p, (LUAI_UACINT)axe_size(&l));
 		}
 		push_axe(L, &l, &sh);
 	} else {
@@ -393,8 +393,8 @@ l_with_shape(lua_State *L)
 	for (i = 0; i < sh.n; i++)
 		p *= sh.v[i];
 	if (p != axe_size(l))
-		return luaL_error(L, "axe.with_shape: the shape has %lld elements, the layout %lld", (long long)p,
-		                  (long long)axe_size(l));
+		return luaL_error(L, "axe.with_shape: the shape has %I elements, the layout %I", (LUAI_UACINT)p,
+		                  (LUAI_UACINT)axe_size(l));
 	push_axe(L, l, &sh);
 	return 1;
 }
@@ -496,11 +496,11 @@ l_apply(lua_State *L)
 	Err e;
 
 	if (nrep > (1 << 12))
-		return luaL_error(L, "axe.apply: %lld replicas are more than %d", (long long)nrep, 1 << 12);
+		return luaL_error(L, "axe.apply: %I replicas are more than %d", (LUAI_UACINT)nrep, 1 << 12);
 	/* anchor the buffer in a userdata so that an error cannot leak it */
 	c = lua_newuserdatauv(L, (size_t)nrep * sizeof *c, 0);
 	if (axe_apply(l, x, c, (int)nrep, &n, &e) < 0)
-		return luaL_error(L, "axe.apply: %s", e.msg);
+		return fail(L, &e);
 	lua_createtable(L, n, 0);
 	for (i = 0; i < n; i++) {
 		push_coord(L, &c[i]);
@@ -1032,8 +1032,8 @@ l_members(lua_State *L)
 	Err e;
 
 	if (size > (1 << 16) / nrep)
-		return luaL_error(L, "axe.members: %lld elements x %lld replicas are more than %d", (long long)size,
-		                  (long long)nrep, 1 << 16);
+		return luaL_error(L, "axe.members: %I elements x %I replicas are more than %d", (LUAI_UACINT)size,
+		                  (LUAI_UACINT)nrep, 1 << 16);
 	c = lua_newuserdatauv(L, (size_t)nrep * sizeof *c, 0);
 	lua_createtable(L, (int)(size * nrep), 0);
 	for (x = 0; x < size; x++) {
@@ -1351,7 +1351,7 @@ static const Fn funcs[] = {
 	  "global_stride (bytes), box_dim, elem_stride (innermost first, as cuTensorMapEncodeTiled),\n"
 	  "swizzle, outer = the loop over atoms, atom_shape}, or an error naming what fails" },
 	{ "trn_matmul", l_trn_matmul,
-	  "the largest Trainium matmul instruction for given layouts (Appendix H)\n"
+	  "the largest Trainium matmul instruction (Appendix H)\n"
 	  "axe.trn_matmul(A, B, C, K, M, N [, {m=128, n=512, k=128}]) -> {m, n, k, m_loops, n_loops,\n"
 	  "k_loops}: A[K,M] and B[K,N] in SBUF, C[M,N] in PSUM, on axes P and F" },
 	{ NULL, NULL, NULL }
