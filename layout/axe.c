@@ -1316,6 +1316,68 @@ disagree(const char *op, const AxeLayout *l, const AxeShape *sl, const AxeLayout
 }
 
 /*
+** Why L is no tile of B, by element: in a tile L = C (x) B every tile of L is
+** B shifted by the image of its origin, and the origins are C scaled by B's
+** span. The first element (row-major) that breaks either is named; 0 when
+** none is found (the structural reason stands), -1 with the message set.
+*/
+static int
+diagnose(const AxeLayout *ul, const AxeShape *sl, const AxeLayout *ub, const AxeShape *sb, Err *e)
+{
+	/* canonical forms: with positive replica strides the base coordinate D(x) + O
+	** is the fiber's minimum (Lemma A.13), whatever the representation */
+	AxeLayout cl, cb, *l = &cl, *b = &cb;
+	AxeAxes ax, bx;
+	char s1[FMT_MAX], s2[FMT_MAX], c1[FMT_MAX], p1[FMT_MAX], p2[FMT_MAX];
+	int64_t size = axe_size(ul), x, crd[AXE_RANK], ci[AXE_RANK], co[AXE_RANK], xo, xi;
+	int64_t vl[AXE_AXES], vo[AXE_AXES], vb[AXE_AXES], vb0[AXE_AXES], want[AXE_AXES];
+	int i, k;
+
+	if (size > AXE_ENUM_LIMIT || axe_canonicalize(ul, &cl, NULL, NULL) < 0 ||
+	    axe_canonicalize(ub, &cb, NULL, NULL) < 0)
+		return 0;
+	axe_axes(l, &ax);
+	axe_axes(b, &bx);
+	for (i = 0; i < bx.n; i++)
+		if (axe_axes_add(&ax, bx.name[i], NULL) < 0)
+			return 0;
+	base_into(b, 0, &ax, vb0);
+	for (x = 0; x < size; x++) {
+		int64_t origin[AXE_RANK];
+		axe_unflatten(sl, x, crd);
+		for (i = 0; i < sl->n; i++) {
+			co[i] = crd[i] / sb->v[i];
+			ci[i] = crd[i] % sb->v[i];
+			origin[i] = co[i] * sb->v[i];
+		}
+		axe_flatten(sb, ci, &xi, NULL);
+		axe_flatten(sl, origin, &xo, NULL);
+		base_into(l, x, &ax, vl);
+		base_into(l, xo, &ax, vo);
+		base_into(b, xi, &ax, vb);
+		for (k = 0; k < ax.n; k++)
+			want[k] = vo[k] + vb[k] - vb0[k];
+		for (k = 0; k < ax.n; k++)
+			if (want[k] != vl[k])
+				return err_set(e, "tile_of: %s is not a tile of %s: element %s maps to %s but the atom "
+				               "predicts %s (from its tile's origin)", afmt(s1, ul), afmt(s2, ub),
+				               cfmt(c1, sl, x), pfmt(p1, &ax, vl), pfmt(p2, &ax, want));
+		if (x == xo)  /* a tile origin: minus B(0), a multiple of B's span on every axis */
+			for (k = 0; k < ax.n; k++) {
+				int64_t sp = axe_span(b, ax.name[k]), d = vl[k] - vb0[k];
+				if (d % sp != 0)
+					return err_set(e, "tile_of: %s is not a tile of %s: the tile at %s starts at "
+					               "%s=%lld, but tiles start at multiples of the atom's span %lld "
+					               "(plus the atom's own origin %lld)", afmt(s1, ul), afmt(s2, ub),
+					               cfmt(c1, sl, x), ax.name[k], (long long)vl[k], (long long)sp,
+					               (long long)vb0[k]);
+			}
+	}
+	(void)co;
+	return 0;
+}
+
+/*
 ** Tile-of (Appendix D). Group L by the interleaved shape (sc_0, sb_0, sc_1,
 ** sb_1, ...): at each rank the scan matches B's block against the iters of
 ** L's block left to right; the iters before the match are the span-scaled
@@ -1372,6 +1434,8 @@ axe_tile_of(const AxeLayout *l, const AxeShape *sl, const AxeLayout *b, const Ax
 		}
 		for (k = lo; k < mid; k++) {
 			int64_t sp = axe_span(&cb, gl.d[k].axis);
+			if (gl.d[k].s % sp != 0 && diagnose(l, sl, b, sb, e) < 0)
+				return -1;
 			if (gl.d[k].s % sp != 0)
 				return err_set(e, "tile_of: %s is not a tile of %s: iter %lld:%lld@%s is not a "
 				               "multiple of the atom's span %lld on %s", afmt(s1, l), afmt(s2, b),
@@ -1428,7 +1492,9 @@ axe_tile_of(const AxeLayout *l, const AxeShape *sl, const AxeLayout *b, const Ax
 	*out = c;
 	return 0;
 mismatch:
-	/* the structural scan failed: name the element through a candidate */
+	/* the structural scan failed: name the element where possible */
+	if (diagnose(l, sl, b, sb, e) < 0)
+		return -1;
 	return err_set(e, "tile_of: %s is not a tile of %s: at mode %d the atom's iters are not the "
 	               "tail of L's block (L grouped by %s is %s)", afmt(s1, l), afmt(s2, b), i,
 	               sfmt(s3, &inter), afmt(s4, &gl));

@@ -437,7 +437,14 @@ test_direct_sum_example(void **state)
 	assert_true(same);
 	assert_int_equal(axe_span(&blk, "m"), 6);
 	assert_int_equal(axe_tile_of(&row, &s4, &blk, &s2, &c, &where, &e), -1);
-	assert_non_null(strstr(e.msg, "tile_of"));
+	assert_non_null(strstr(e.msg, "the tile at (0,2) starts at m=2, but tiles start at multiples of the atom's span 6"));
+	/* a column-major 8x8 is no tile of a row-major 4x4: the first element that breaks the shift */
+	{
+		AxeLayout col = A("S[(8,8):(1,8)]");
+		AxeShape s8 = SH(2, (int64_t)8, (int64_t)8);
+		assert_int_equal(axe_tile_of(&col, &s8, &row, &s4, &c, &where, &e), -1);
+		assert_non_null(strstr(e.msg, "element (0,1) maps to m=8 but the atom predicts m=1"));
+	}
 }
 
 /* Appendix G: column-major 3x2 is no bit-linear map: L(1,1) != L(1,0) xor L(0,1). */
@@ -931,6 +938,9 @@ test_prop_group_tile(void **state)
 			} else if (a.nr == 0) {
 				fail_msg("tile_of: %s = tile(%s, %s) not recognized: %s (seed %llu)", str(&t), str(&a),
 				         str(&b), e.msg, (unsigned long long)seed);
+			} else if (strstr(e.msg, "maps to") || strstr(e.msg, "tiles start at")) {
+				fail_msg("tile_of: %s = tile(%s, %s) refused by a necessary condition: %s (seed %llu)",
+				         str(&t), str(&a), str(&b), e.msg, (unsigned long long)seed);
 			}
 		}
 	}
