@@ -35,10 +35,11 @@ else
   OUT      = .
 endif
 
-CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c layout/axe.c \
-           layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c \
-           viz/axe_scene.c
-LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c repl/lua_axe.c
+CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c \
+           layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c
+LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
+CORE_SRC += layout/axe.c viz/axe_scene.c
+LUA_SRC  += repl/lua_axe.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

@@ -69,9 +69,7 @@ luaopen_tessel(lua_State *L)
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
 	         "layout as T#V# cells coloured by thread, an MMA atom as its A, B and C panels, a\n"
 	         "swizzled layout coloured by shared-memory bank. opts: color (default: when stdout is a\n"
-	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.\n"
-	         "An Axe layout shows its logical grid labelled by thread/device coordinates; opts.axis\n"
-	         "picks the colouring axis, opts.shape the grid.");
+	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.");
 	lua_setfield(L, -2, "show");
 	lua_pushcfunction(L, help_lua);
 	help_add(L, -1, "help",
@@ -82,7 +80,7 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "version");
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
-	           "Areas: cute (CuTe layouts), axe (Axe layouts). Start with help(cute) and help \"cute\".");
+	           "Areas: cute (CuTe layouts). Start with help(cute) and help \"cute\".");
 	return 1;
 }
 

@@ -73,5 +73,6 @@ for _, e in ipairs(TC:find{warp = 6, lane = 12}) do print(("   (%d, %d)"):format
 show(TC, {max_cols = 8})
 print("-- a 64x128 tensor sharded over a 2x2 mesh, rows split and replicated across columns")
 say('axe.dtensor({64, 128}, {{"gpuid", 2}, {"gpuid", 2}}, {"S(0)", "R"})')
+print("-- more: scripts/axe_tour.lua, docs/axe.md, help(axe)")
 print()
-print("More: scripts/cute_basics.lua, scripts/axe_tour.lua, docs/cute.md, docs/axe.md, and help() in the REPL.")
+print("More: scripts/cute_basics.lua, docs/cute.md, and help() in the REPL.")
