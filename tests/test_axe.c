@@ -1110,6 +1110,140 @@ test_errors(void **state)
 	}
 }
 
+/* Random CuTe layouts: from_cute agrees with CuTe's evaluation on natural
+** coordinates, and to_cute gives back the same function. */
+static void
+test_prop_cute_dtensor(void **state)
+{
+	uint64_t seed = **(uint64_t **)state;
+	int it, i, k;
+	Err e;
+
+	for (it = 0; it < 200; it++) {
+		char buf[256];
+		int rank = 1 + (int)rnd(3), n = 0, same;
+		int64_t where, x;
+		Layout c, back;
+		AxeLayout a;
+		AxeShape sh;
+		/* ((s,s),s,...):((d,d),d,...) with nonzero strides */
+		char sbuf[128], dbuf[128];
+		int ns = 0, nd = 0;
+		ns += snprintf(sbuf + ns, sizeof sbuf - ns, "(");
+		nd += snprintf(dbuf + nd, sizeof dbuf - nd, "(");
+		for (i = 0; i < rank; i++) {
+			int sub = rnd(3) == 0 ? 2 : 1;
+			ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s%s", i ? "," : "", sub > 1 ? "(" : "");
+			nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s%s", i ? "," : "", sub > 1 ? "(" : "");
+			for (k = 0; k < sub; k++) {
+				ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s%d", k ? "," : "", 1 + (int)rnd(4));
+				nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s%d", k ? "," : "", (1 + (int)rnd(9)) * (rnd(4) ? 1 : -1));
+			}
+			ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s", sub > 1 ? ")" : "");
+			nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s", sub > 1 ? ")" : "");
+		}
+		snprintf(sbuf + ns, sizeof sbuf - ns, ")");
+		snprintf(dbuf + nd, sizeof dbuf - nd, ")");
+		snprintf(buf, sizeof buf, "%s:%s", sbuf, dbuf);
+		if (cute_parse(buf, &c, &e) < 0)
+			fail_msg("cute_parse %s: %s", buf, e.msg);
+		assert_int_equal(axe_from_cute(&c, &a, &sh, &e), 0);
+		for (x = 0; x < axe_size(&a); x++) {
+			int64_t crd[AXE_RANK], v, got = 0;
+			Tuple t;
+			AxeCoord pt[1];
+			int np, at;
+			axe_unflatten(&sh, x, crd);
+			t.n = 0;
+			at = tuple_open(&t, &e);
+			for (k = 0; k < sh.n; k++)
+				tuple_push(&t, crd[k], &e);
+			tuple_close(&t, at);
+			assert_int_equal(cute_eval(&c, &t, &v, &e), 0);
+			assert_int_equal(axe_apply(&a, x, pt, 1, &np, &e), 0);
+			for (k = 0; k < pt[0].ax.n; k++)
+				got += pt[0].v[k];
+			if (got != v)
+				fail_msg("from_cute %s -> %s: element %lld is %lld, CuTe says %lld (seed %llu)", buf, str(&a),
+				         (long long)x, (long long)got, (long long)v, (unsigned long long)seed);
+		}
+		assert_int_equal(axe_to_cute(&a, &sh, &back, &e), 0);
+		assert_int_equal(cute_same_function(&c, &back, &same, &where, &e), 0);
+		if (!same)
+			fail_msg("to_cute(from_cute(%s)) differs at %lld (seed %llu)", buf, (long long)where,
+			         (unsigned long long)seed);
+		(void)n;
+	}
+	/* random DTensor placements: the device of element (i, j) by the definition, and back */
+	for (it = 0; it < 200; it++) {
+		AxeMesh mesh;
+		AxeShape sh;
+		AxeLayout l;
+		int p[AXE_RANK], back[AXE_RANK], one = rnd(2), j;
+		int64_t x;
+		static Img im;
+		sh.n = 1 + (int)rnd(2);
+		for (i = 0; i < sh.n; i++)
+			sh.v[i] = 4 << rnd(2);
+		mesh.n = 1 + (int)rnd(2);
+		for (j = 0; j < mesh.n; j++) {
+			snprintf(mesh.name[j], AXE_NAME, one ? "gpuid" : (j ? "gpuid_y" : "gpuid_x"));
+			mesh.size[j] = 2;
+			p[j] = (int)rnd(sh.n + 1) - 1;
+		}
+		assert_int_equal(axe_dtensor(&sh, &mesh, p, &l, &e), 0);
+		for (x = 0; x < axe_size(&l); x++) {
+			int64_t crd[AXE_RANK], dev[AXE_RANK];
+			int nrep = 1, r, q;
+			axe_unflatten(&sh, x, crd);
+			/* mesh coordinate of the shard holding crd: each sharded tensor dim is cut
+			** by its mesh dims in mesh order (outer first) */
+			for (j = 0; j < mesh.n; j++)
+				dev[j] = -1;
+			for (i = 0; i < sh.n; i++) {
+				int64_t rest = sh.v[i], c = crd[i];
+				for (j = 0; j < mesh.n; j++)
+					if (p[j] == i) {
+						rest /= mesh.size[j];
+						dev[j] = c / rest;
+						c %= rest;
+					}
+			}
+			for (j = 0; j < mesh.n; j++)
+				if (p[j] == AXE_REPLICATE)
+					nrep *= (int)mesh.size[j];
+			image(&l, x, &im);
+			assert_int_equal(im.n, nrep);
+			/* every replica's device coordinates agree with dev on the sharded mesh dims */
+			for (r = 0; r < im.n; r++) {
+				int64_t want = 0;
+				for (q = 0; q < mesh.n; q++)
+					if (p[q] != AXE_REPLICATE && one)
+						want += dev[q] << (mesh.n - 1 - q);
+				if (one && mesh.n >= 1) {
+					char *g = strstr(im.pt[r], "gpuid=");
+					int64_t got = g ? strtoll(g + 6, NULL, 10) : 0, mask = 0;
+					for (q = 0; q < mesh.n; q++)
+						if (p[q] != AXE_REPLICATE)
+							mask |= (int64_t)1 << (mesh.n - 1 - q);
+					if ((got & mask) != want)
+						fail_msg("dtensor: element %lld on gpuid %lld, expected %lld (seed %llu)", (long long)x,
+						         (long long)got, (long long)want, (unsigned long long)seed);
+				}
+			}
+		}
+		assert_int_equal(axe_to_dtensor(&l, &sh, &mesh, back, &e), 0);
+		{
+			AxeLayout l2;
+			int same;
+			int64_t where;
+			assert_int_equal(axe_dtensor(&sh, &mesh, back, &l2, &e), 0);
+			assert_int_equal(axe_equivalent(&l, &l2, &same, &where, &e), 0);
+			assert_true(same);
+		}
+	}
+}
+
 static int
 seed_setup(void **state)
 {
@@ -1146,6 +1280,7 @@ main(void)
 		cmocka_unit_test_setup(test_prop_group_tile, seed_setup),
 		cmocka_unit_test_setup(test_prop_direct_sum_slice, seed_setup),
 		cmocka_unit_test_setup(test_prop_find_fit, seed_setup),
+		cmocka_unit_test_setup(test_prop_cute_dtensor, seed_setup),
 	};
 
 	return cmocka_run_group_tests_name("axe", tests, NULL, NULL);
