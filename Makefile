@@ -39,6 +39,8 @@ CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c layout/lego.c 
            layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c \
            viz/lego_scene.c
 LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c repl/lua_lego.c
+CORE_SRC += layout/axe.c viz/axe_scene.c
+LUA_SRC  += repl/lua_axe.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

@@ -316,5 +316,180 @@ int lego_check(const Lego *g, int64_t limit, Err *e);
 void lego_print(Buf *b, const Lego *g);
 int lego_to_cute(const Lego *g, Layout *out, Err *e);
 int lego_from_cute(Lego *out, const Layout *l, Err *e);
+/* axe.c
+**
+** Axe layouts (DESIGN.md, ../shared/papers/axe-layout.txt): an iter is
+** (extent e >= 1, stride s != 0, axis); a layout is (D, R, O) with D an
+** ordered list of iters, R a set of replication iters and O an offset per
+** axis. For x in [0, prod e_k), the digits of x row-major over D's extents
+** (last iter fastest) give D(x) = sum d_k * s_k @ a_k, and
+** L(x) = { D(x) + r + O : r in R }. Plain fixed-size structs: nothing to
+** free, and a lowering can walk d[], r[] and o[] directly.
+** Notation as TVM TIRx: S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp
+** (a stride or offset without @ is on m).
+*/
+enum { AXE_NAME = 16, AXE_ITERS = 32, AXE_AXES = 16, AXE_RANK = 16 };
+/* Most (element, replica) pairs an operation enumerates. */
+#define AXE_ENUM_LIMIT ((int64_t)1 << 22)
+
+/* Axis kinds: well-known names carry one, other names are AXE_OTHER. */
+enum { AXE_MEMORY, AXE_THREAD, AXE_DEVICE, AXE_OTHER };
+
+typedef struct AxeIter {
+	int64_t e, s;
+	char axis[AXE_NAME];
+} AxeIter;
+
+typedef struct AxeOff {
+	char axis[AXE_NAME];
+	int64_t v;
+} AxeOff;
+
+typedef struct AxeLayout {
+	int nd, nr, no;
+	AxeIter d[AXE_ITERS];
+	AxeIter r[AXE_ITERS];
+	AxeOff o[AXE_AXES];
+} AxeLayout;
+
+/* A logical shape (row-major). */
+typedef struct AxeShape {
+	int n;
+	int64_t v[AXE_RANK];
+} AxeShape;
+
+/* An ordered list of axis names; coordinates are int64 arrays indexed by it. */
+typedef struct AxeAxes {
+	int n;
+	char name[AXE_AXES][AXE_NAME];
+} AxeAxes;
+
+/* A point of the axis space: v[i] on axis ax.name[i]; absent axes are 0. */
+typedef struct AxeCoord {
+	AxeAxes ax;
+	int64_t v[AXE_AXES];
+} AxeCoord;
+
+/* A DTensor-style placement per mesh dimension: Shard(dim) or Replicate (-1). */
+typedef struct AxeMesh {
+	int n;
+	char name[AXE_RANK][AXE_NAME];
+	int64_t size[AXE_RANK];
+} AxeMesh;
+enum { AXE_REPLICATE = -1 };
+
+int axe_axis_kind(const char *name);
+const char *axe_kind_name(int kind);
+/* Build and validate: extents >= 1, strides != 0, names, sizes and reach below 2^62. */
+int axe_make(AxeLayout *l, const AxeIter *d, int nd, const AxeIter *r, int nr,
+             const AxeOff *o, int no, Err *e);
+int axe_check(const AxeLayout *l, Err *e);
+int axe_parse(const char *s, AxeLayout *l, Err *e);
+void axe_print(Buf *b, const AxeLayout *l);
+int axe_shape_parse(const char *s, AxeShape *sh, Err *e);
+void axe_shape_print(Buf *b, const AxeShape *sh);
+int64_t axe_size(const AxeLayout *l);
+int64_t axe_nreplicas(const AxeLayout *l);
+/* The axes a layout names, in order of first use (D, then R, then O). */
+void axe_axes(const AxeLayout *l, AxeAxes *ax);
+int axe_axes_add(AxeAxes *ax, const char *name, Err *e);
+int axe_axes_index(const AxeAxes *ax, const char *name);
+/* Span on one axis (1 + sum over D and R iters of (e-1)|s|; 1 when unused),
+** and the product over the layout's axes. */
+int64_t axe_span(const AxeLayout *l, const char *axis);
+int64_t axe_span_total(const AxeLayout *l);
+/* Row-major flattening of a coordinate of shape sh. */
+int axe_flatten(const AxeShape *sh, const int64_t *crd, int64_t *x, Err *e);
+void axe_unflatten(const AxeShape *sh, int64_t x, int64_t *crd);
+/* D(x) + O on the axes ax (the base coordinate, replica 0). */
+int axe_base(const AxeLayout *l, int64_t x, const AxeAxes *ax, int64_t *v, Err *e);
+/* All coordinates of element x, one per replica (R enumerated row-major),
+** on the layout's axes; at most max are written, *n is the number there are. */
+int axe_apply(const AxeLayout *l, int64_t x, AxeCoord *out, int max, int *n, Err *e);
+/* The elements x whose coordinates agree with q on q's axes: at most max
+** are written, *n counts them all; rep[i] is the replica that matches. */
+int axe_find(const AxeLayout *l, const AxeCoord *q, int64_t *xs, int64_t *rep, int max,
+             int64_t *n, Err *e);
+/* Canonical form (D0, D1 on D; C0, C1, C2 on R; zero offsets dropped; R and O
+** sorted by axis and stride). *gc (may be NULL): whether the gap condition holds. */
+int axe_canonicalize(const AxeLayout *l, AxeLayout *out, int *gc, Err *e);
+int axe_equal(const AxeLayout *a, const AxeLayout *b);
+/* Equivalence of induced maps: *same; where a differing element exists,
+** *where is the first (else -1). */
+int axe_equivalent(const AxeLayout *a, const AxeLayout *b, int *same, int64_t *where, Err *e);
+/* Appendix B: seps[0..sh->n] are the block boundaries in out->d. */
+int axe_group(const AxeLayout *l, const AxeShape *sh, AxeLayout *out, int *seps, Err *e);
+/* Appendix C: A (outer, shape sa) tiled by B (inner, shape sb); shape sa*sb. */
+int axe_tile(const AxeLayout *a, const AxeShape *sa, const AxeLayout *b, const AxeShape *sb,
+             AxeLayout *out, Err *e);
+/* Appendix D: C with L = C (x) B and C's shape sl/sb; refusals name the
+** first element where the candidate disagrees (*where, else -1). */
+int axe_tile_of(const AxeLayout *l, const AxeShape *sl, const AxeLayout *b, const AxeShape *sb,
+                AxeLayout *out, int64_t *where, Err *e);
+/* Appendix E: the layout of the region begin[i] .. begin[i]+ext[i]-1. */
+int axe_slice(const AxeLayout *l, const AxeShape *sh, const int64_t *begin, const int64_t *ext,
+              AxeLayout *out, Err *e);
+/* Appendix F: unscaled interleave, shape sa*sb. */
+int axe_direct_sum(const AxeLayout *a, const AxeShape *sa, const AxeLayout *b, const AxeShape *sb,
+                   AxeLayout *out, Err *e);
+/* CuTe <-> Axe on axis m: the same function of the natural coordinate;
+** the shape is the CuTe layout's top-level mode sizes. */
+int axe_from_cute(const Layout *c, AxeLayout *out, AxeShape *sh, Err *e);
+int axe_to_cute(const AxeLayout *l, const AxeShape *sh, Layout *out, Err *e);
+/* A TV layout over an M x N tile (thr_id may be NULL: the identity) as an
+** Axe layout over (lane, reg), or (warp, lane, reg) when warps; shape (M, N). */
+int axe_from_tv(const Layout *tv, const Layout *thr_id, int64_t m, int64_t n, int warps,
+                AxeLayout *out, Err *e);
+/* Fit a layout to a set-valued map given by enumeration: fib[x] lists nf[x]
+** coordinates (rows of ax->n values) of element x; refuses when no (D, R, O)
+** reproduces it. */
+int axe_fit(int64_t size, const AxeAxes *ax, const int64_t *const *fib, const int *nf,
+            AxeLayout *out, Err *e);
+/* Distributed tensors: placement[j] is the tensor dim sharded by mesh dim j,
+** or AXE_REPLICATE; the local shard is row-major on m. Mesh dims that share
+** an axis name are flattened row-major onto it (one gpuid axis). */
+int axe_dtensor(const AxeShape *sh, const AxeMesh *mesh, const int *placement,
+                AxeLayout *out, Err *e);
+int axe_to_dtensor(const AxeLayout *l, const AxeShape *sh, const AxeMesh *mesh,
+                   int *placement, Err *e);
+/* The widest vector (elements, a power of two up to max_elems) every thread
+** can move at once: runs of logical elements that stay on one coordinate
+** of every non-memory axis of dst and are consecutive and aligned on the
+** memory axes of both src and dst (src may be NULL). */
+int axe_vector_width(const AxeLayout *src, const AxeLayout *dst, int64_t max_elems,
+                     int64_t *width, Err *e);
+
+/* Execution scopes and thread subsets as layouts over (warp, lane): member
+** index -> thread. name: "thread", "warp", "warpgroup", "cta" (threads, a
+** multiple of 32). axe_warps: warps lo .. hi-1 (e.g. the producers 0-3). */
+int axe_scope(const char *name, int64_t threads, AxeLayout *out, Err *e);
+int axe_warps(int64_t lo, int64_t hi, AxeLayout *out, Err *e);
+
+/* TMA dispatch (Section 3.4): smem (on m, shape ss) must be C (x) atom for the
+** swizzle atom (8 rows of swizzle bytes; the whole inner extent without
+** swizzle); global (on m, shape gs, same rank <= 5) gives the tensor map. Arrays
+** are innermost first, as cuTensorMapEncodeTiled takes them; global_stride[i]
+** is the byte stride of dim i+1. */
+typedef struct AxeTma {
+	int rank, swizzle;
+	int64_t global_dim[5], global_stride[4], box_dim[5], elem_stride[5];
+	AxeLayout outer;
+	AxeShape outer_shape, atom_shape;
+} AxeTma;
+int axe_tma(const AxeLayout *global, const AxeShape *gs, const AxeLayout *smem, const AxeShape *ss,
+            int elem_bytes, int swizzle, AxeTma *out, Err *e);
+
+/* Appendix H: the largest Trainium TensorE matmul instruction for C[M,N] =
+** A[K,M]^T B[K,N] from the layouts (A, B in SBUF, C in PSUM, axes P and F):
+** K digits on P with the same partition in A and B; M digits on F in A and P
+** in C forming one strided run of A containing its fastest F iter; N digits on
+** F in B and C forming one run of B (or of C). Limits cap m, n, k; the digits
+** left over become loops (extents, outer first). */
+typedef struct AxeMatmul {
+	int64_t m, n, k;
+	AxeShape m_loops, n_loops, k_loops;
+} AxeMatmul;
+int axe_trn_matmul(const AxeLayout *a, int64_t K, int64_t M, const AxeLayout *b, int64_t N,
+                   const AxeLayout *c, int64_t max_m, int64_t max_n, int64_t max_k, AxeMatmul *out, Err *e);
 
 #endif

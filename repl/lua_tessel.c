@@ -64,6 +64,8 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "cute");
 	luaL_requiref(L, "lego", luaopen_tessel_lego, 0);
 	lua_setfield(L, -2, "lego");
+	luaL_requiref(L, "axe", luaopen_tessel_axe, 0);
+	lua_setfield(L, -2, "axe");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
@@ -92,6 +94,8 @@ tessel_open_globals(lua_State *L)
 	lua_setglobal(L, "cute");
 	lua_getfield(L, -1, "lego");
 	lua_setglobal(L, "lego");
+	lua_getfield(L, -1, "axe");
+	lua_setglobal(L, "axe");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "help");

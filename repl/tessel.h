@@ -15,6 +15,8 @@ int luaopen_tessel_cute(lua_State *L);
 
 /* lua_lego.c */
 int luaopen_tessel_lego(lua_State *L);
+/* lua_axe.c */
+int luaopen_tessel_axe(lua_State *L);
 
 /* show(x [, opts]): the terminal picture of a value, through its metatable's
 ** __show(x, opts) which returns the text. */

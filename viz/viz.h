@@ -193,5 +193,21 @@ int viz_show_mma(Buf *out, const MmaAtom *a, const VizOpts *o, Err *e);
 */
 int lego_scene(Scene *s, const Lego *g, const VizOpts *o, Err *e);
 int viz_show_lego(Buf *out, const Lego *g, const VizOpts *o, Err *e);
+/* axe_scene.c
+**
+** axe_scene_layout: the logical grid of an Axe layout (sh may be NULL: one
+** row of size() cells; rank 2: rows x columns; rank >= 3: modes 1.. grouped
+** into the columns). Each cell shows the coordinates of replica 0 on the
+** layout's thread, device and other axes (all axes when it has only memory
+** axes), one line per axis, the last of VIZ_LINES lines holding the rest;
+** the title names them; labels (may be NULL) picks other axes. Colour (VIZ_SCHEME_THREAD palette) by color_axis,
+** default the first non-memory axis. The caption lists the replicas and,
+** for device axes, which device holds which rows and columns.
+** viz_show_axe builds the scene and renders it with term_render.
+*/
+int axe_scene_layout(Scene *s, const AxeLayout *l, const AxeShape *sh, const char *color_axis,
+                     const AxeAxes *labels, const VizOpts *o, Err *e);
+int viz_show_axe(Buf *out, const AxeLayout *l, const AxeShape *sh, const char *color_axis,
+                 const AxeAxes *labels, const VizOpts *o, Err *e);
 
 #endif
