@@ -753,49 +753,11 @@ l_slice(lua_State *L)
 	return 1;
 }
 
-/* Call the Lua function cute.layout on a notation, to hand back a real cute.Layout. */
-static int
-push_cute(lua_State *L, const Layout *c)
-{
-	Buf b;
-
-	buf_init(&b);
-	cute_print(&b, c);
-	lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-	lua_getfield(L, -1, "cute");
-	if (lua_type(L, -1) != LUA_TTABLE) {
-		buf_free(&b);
-		return luaL_error(L, "axe.to_cute: the cute table is not loaded");
-	}
-	lua_getfield(L, -1, "layout");
-	lua_pushstring(L, b.s ? b.s : "");
-	buf_free(&b);
-	lua_call(L, 1, 1);
-	return 1;
-}
-
-static const Layout *
-check_cute(lua_State *L, int i, Layout *tmp)
-{
-	void *u = luaL_testudata(L, i, "cute.Layout");
-	Err e;
-
-	if (u)
-		return (const Layout *)u;  /* cute's userdata starts with its Layout */
-	if (lua_type(L, i) == LUA_TSTRING) {
-		if (cute_parse(lua_tostring(L, i), tmp, &e) < 0)
-			luaL_argerror(L, i, e.msg);
-		return tmp;
-	}
-	luaL_typeerror(L, i, "cute layout (or notation string)");
-	return NULL;
-}
-
 static int
 l_from_cute(lua_State *L)
 {
 	Layout tmp;
-	const Layout *c = check_cute(L, 1, &tmp);
+	const Layout *c = tessel_checklayout(L, 1, &tmp);
 	AxeLayout out;
 	AxeShape sh;
 	Err e;
@@ -819,7 +781,8 @@ l_to_cute(lua_State *L)
 	opt_shape(L, 2, l, own, &sh);
 	if (axe_to_cute(l, &sh, &out, &e) < 0)
 		return fail(L, &e);
-	return push_cute(L, &out);
+	tessel_pushlayout(L, &out);
+	return 1;
 }
 
 /* from_tv(tv, M, N [, "warp"]) or from_mma(atom or name, "a"|"b"|"c" [, "warp"]). */
@@ -827,7 +790,7 @@ static int
 l_from_tv(lua_State *L)
 {
 	Layout tmp;
-	const Layout *tv = check_cute(L, 1, &tmp);
+	const Layout *tv = tessel_checklayout(L, 1, &tmp);
 	int64_t m = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 3);
 	int warps = lua_isstring(L, 4) && strcmp(lua_tostring(L, 4), "warp") == 0;
 	AxeLayout out;

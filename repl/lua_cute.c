@@ -190,6 +190,18 @@ to_llayout(lua_State *L, int i)
 	return luaL_testudata(L, i, LAYOUT);
 }
 
+const Layout *
+tessel_checklayout(lua_State *L, int i, Layout *tmp)
+{
+	return check_layout(L, i, tmp);
+}
+
+void
+tessel_pushlayout(lua_State *L, const Layout *l)
+{
+	push_layout(L, l);
+}
+
 /* Tilers: a Layout, a notation string, an integer, `_`, or a table of tilers. */
 static int
 tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)

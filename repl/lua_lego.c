@@ -821,47 +821,28 @@ m_steps(lua_State *L)
 	return 1;
 }
 
-/* Call cute.layout(notation) so that the result is a real cute.Layout. */
 static int
 m_to_cute(lua_State *L)
 {
 	LLego *u = check_lego(L, 1);
 	Layout l;
-	Buf b;
 	Err e;
 
 	if (lego_to_cute(&u->g, &l, &e) < 0)
 		return fail(L, &e);
-	buf_init(&b);
-	cute_print(&b, &l);
-	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-	if (lua_getfield(L, -1, "cute") != LUA_TTABLE) {
-		buf_free(&b);
-		return luaL_error(L, "to_cute: the cute module is not loaded");
-	}
-	lua_getfield(L, -1, "layout");
-	lua_pushstring(L, b.s ? b.s : "");
-	buf_free(&b);
-	lua_call(L, 1, 1);
+	tessel_pushlayout(L, &l);
 	return 1;
 }
 
 static int
 l_from_cute(lua_State *L)
 {
-	const char *s;
-	Layout l;
-	LLego *u;
+	Layout tmp;
+	const Layout *l = tessel_checklayout(L, 1, &tmp);
+	LLego *u = new_lego(L);
 	Err e;
 
-	if (luaL_testudata(L, 1, "cute.Layout"))
-		s = luaL_tolstring(L, 1, NULL);
-	else
-		s = luaL_checkstring(L, 1);
-	if (cute_parse(s, &l, &e) < 0)
-		return luaL_argerror(L, 1, e.msg);
-	u = new_lego(L);
-	if (lego_from_cute(&u->g, &l, &e) < 0)
+	if (lego_from_cute(&u->g, l, &e) < 0)
 		return fail(L, &e);
 	return 1;
 }

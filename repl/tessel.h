@@ -12,6 +12,13 @@ void tessel_open_globals(lua_State *L);
 
 /* lua_cute.c */
 int luaopen_tessel_cute(lua_State *L);
+/* What the other bindings use to take and return CuTe layouts: the layout at
+** index i (a cute.Layout, a notation string, an integer n meaning n:1, or a
+** table shape made compact column-major; raises otherwise), tmp holding it
+** when it is not a userdata; and a new cute.Layout pushed on the stack. */
+struct Layout;
+const struct Layout *tessel_checklayout(lua_State *L, int i, struct Layout *tmp);
+void tessel_pushlayout(lua_State *L, const struct Layout *l);
 
 /* lua_lego.c */
 int luaopen_tessel_lego(lua_State *L);
