@@ -39,7 +39,7 @@ CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c layout/lower.c \
            layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c
-LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
+LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c repl/lua_uop.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

@@ -62,6 +62,8 @@ luaopen_tessel(lua_State *L)
 	lua_newtable(L);
 	luaL_requiref(L, "cute", luaopen_tessel_cute, 0);  /* errors then name cute.f */
 	lua_setfield(L, -2, "cute");
+	luaL_requiref(L, "uop", luaopen_tessel_uop, 0);
+	lua_setfield(L, -2, "uop");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
@@ -88,6 +90,8 @@ tessel_open_globals(lua_State *L)
 	luaL_requiref(L, "tessel", luaopen_tessel, 1);
 	lua_getfield(L, -1, "cute");
 	lua_setglobal(L, "cute");
+	lua_getfield(L, -1, "uop");
+	lua_setglobal(L, "uop");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "help");
