@@ -367,7 +367,6 @@ bycoef(const void *a, const void *b)
 **   (sum of terms divisible by C) + rest: (d*q + r) // d            -> q + r // d
 **       (and q alone when r // d is one value over its range)
 **   gcd g of the rest's coefficients and C: (g*y + b) // (g*h)      -> (y + b//g) // h
-** A negative C becomes (-x) // -C.
 */
 static UOp *
 r_div(UCtx *c, UOp *u, UOp **cap, void *aux)
@@ -383,10 +382,10 @@ r_div(UCtx *c, UOp *u, UOp **cap, void *aux)
 	C = u->src[1]->arg[0];
 	if (C == 0 || C == INT64_MIN)
 		return NULL;
-	if (C < 0)
-		return uop_idiv(c, uop_neg(c, x), uop_const(c, t, -C));
 	if (fdiv(x->vmin, C) == fdiv(x->vmax, C))
 		return uop_const(c, t, fdiv(x->vmin, C));
+	if (C < 0)
+		return NULL;
 	if (x->op == OP_IDIV && x->src[1]->op == OP_CONST && x->src[1]->arg[0] > 0
 	&& uck_mul(x->src[1]->arg[0], C, &v) == 0)
 		return uop_idiv(c, x->src[0], uop_const(c, t, v));
@@ -823,6 +822,9 @@ uop_simplify(UCtx *c, UOp *u, UOp **out, Err *e)
 
 	if (uop_normalize(c, u, &a, e) < 0 || prettify(c, a, &a, e) < 0)
 		return -1;
+	/* never worse than the input: canonical forms may cost an operation */
+	if (uop_ops(a) > uop_ops(u))
+		a = u;
 	*out = a;
 	/* the expanded form, when it is cheaper (LEGO's cost model) */
 	if (uop_expand(c, u, &x, e) < 0)
