@@ -369,14 +369,15 @@ static int
 l_tree(lua_State *L)
 {
 	LExpr *e = check(L, 1);
-	lua_Integer max = luaL_optinteger(L, 2, 200);
+	lua_Integer max = 200;
 	Buf b;
 
 	if (lua_type(L, 2) == LUA_TTABLE) {
 		lua_getfield(L, 2, "max_rows");
 		max = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 200;
 		lua_pop(L, 1);
-	}
+	} else
+		max = luaL_optinteger(L, 2, 200);
 	buf_init(&b);
 	uop_print_tree(&b, e->u, max < 1 ? 1 : max > 100000 ? 100000 : (int)max);
 	lua_pushstring(L, b.s ? b.s : "");
@@ -393,6 +394,16 @@ l_show(lua_State *L)
 		lua_pushinteger(L, 200);
 	}
 	return l_tree(L);
+}
+
+/* e .. "text": the infix form, as tostring. */
+static int
+m_concat(lua_State *L)
+{
+	luaL_tolstring(L, 1, NULL);
+	luaL_tolstring(L, 2, NULL);
+	lua_concat(L, 2);
+	return 1;
 }
 
 static int
@@ -711,7 +722,7 @@ static const luaL_Reg expr_meta[] = {
 	{ "__mod", m_mod }, { "__unm", m_unm }, { "__div", m_div }, { "__band", m_band },
 	{ "__bor", m_bor }, { "__bxor", m_bxor }, { "__shl", m_shl }, { "__shr", m_shr },
 	{ "__lt", m_cmp }, { "__le", m_cmp }, { "__eq", m_eq }, { "__tostring", l_tostring },
-	{ "__call", m_call }, { "__index", m_index }, { "__show", l_show },
+	{ "__call", m_call }, { "__index", m_index }, { "__show", l_show }, { "__concat", m_concat },
 	{ NULL, NULL }
 };
 
