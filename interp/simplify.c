@@ -11,7 +11,7 @@
 ** association and order. The canonical sum is a left chain of
 ** base*coef terms in uop_cmp order with the constant last: ((i + j*4) + 3).
 */
-enum { MAXTERMS = 64 };
+enum { MAXTERMS = 128 };
 
 typedef struct Term {
 	UOp *base;

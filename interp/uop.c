@@ -180,11 +180,18 @@ uop_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc,
 	int i;
 	size_t nl;
 
+	uint32_t depth = 1;
+
 	if (!c || nsrc < 0 || nsrc > 0xffff)
 		return NULL;
-	for (i = 0; i < nsrc; i++)
+	for (i = 0; i < nsrc; i++) {
 		if (!src[i])
 			return NULL;
+		if (src[i]->depth + 1 > depth)
+			depth = src[i]->depth + 1;
+	}
+	if (depth > UOP_MAXDEPTH)
+		return NULL;
 	h = mix(h, op);
 	h = mix(h, t);
 	h = mix(h, (uint64_t)a0);
@@ -219,6 +226,7 @@ uop_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc,
 	u->op = (uint8_t)op;
 	u->dtype = (uint8_t)t;
 	u->nsrc = (uint16_t)nsrc;
+	u->depth = depth;
 	u->arg[0] = a0;
 	u->arg[1] = a1;
 	for (i = 0; i < nsrc; i++)
@@ -524,7 +532,7 @@ import(UCtx *c, const UOp *u, Memo *m, int depth)
 	UOp *s[16], **ss = s, **slot, *r;
 	int i, found;
 
-	if (depth > 100000)
+	if (depth > UOP_MAXDEPTH + 1)
 		return NULL;
 	slot = memo_slot(m, u, &found);
 	if (!slot)

@@ -19,8 +19,11 @@
 ** returns the existing pointer, so equality of expressions is pointer
 ** equality. Nodes are immutable and freed only all at once with uctx_free.
 ** Constructors never fail on user input; they return NULL only when memory
-** runs out (and then every constructor given a NULL source returns NULL).
+** runs out or the expression would nest deeper than UOP_MAXDEPTH (and then
+** every constructor given a NULL source returns NULL). The depth bound is what
+** lets every walker recurse without exhausting the C stack.
 */
+enum { UOP_MAXDEPTH = 10000 };
 
 enum { U_LEAF = 1, U_ALU = 2, U_COMM = 4, U_ASSOC = 8, U_CMP = 16 };
 #define U_NOID INT64_MIN
@@ -52,6 +55,7 @@ struct UOp {
 	uint32_t id;       /* creation order in its context: dense, a key for side tables */
 	uint32_t hash;
 	uint32_t ndata;
+	uint32_t depth;    /* 1 + the deepest source: bounded by UOP_MAXDEPTH */
 	int64_t arg[2];    /* CONST: value; VAR: [min, max] */
 	int64_t vmin, vmax;/* min_max, derived once at construction (minmax.c) */
 	const char *name;  /* VAR: its name */

@@ -74,7 +74,7 @@ push(lua_State *L, UOp *u, int ci)
 
 	ci = lua_absindex(L, ci);
 	if (!u)
-		luaL_error(L, "uop: out of memory");
+		luaL_error(L, "uop: out of memory, or the expression nests deeper than %d", UOP_MAXDEPTH);
 	e = lua_newuserdatauv(L, sizeof *e, 1);
 	e->u = u;
 	luaL_setmetatable(L, EXPR);
