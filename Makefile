@@ -108,6 +108,7 @@ endif
 bench: all $(B)/bench/ptytime
 	@sh bench/startup.sh $(B)/bench/ptytime ./tessel 100
 	@./tessel bench/cute_bench.lua
+	@./tessel bench/uop_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)

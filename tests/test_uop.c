@@ -155,7 +155,7 @@ test_minmax(void **state)
 {
 	static const int64_t r[][2] = { { 0, 7 }, { -5, 3 }, { 2, 9 }, { -9, -2 }, { 0, 0 }, { 3, 3 }, { -1, 1 } };
 	int n = sizeof r / sizeof r[0], a, b, op;
-	char na[8], nb[8];
+	char na[16], nb[16];
 	int64_t x, y, v, w[2];
 	UOp *u, *p, *q;
 	Err e;
@@ -592,7 +592,7 @@ check_layout(const char *s)
 	UOp *vars[LOWER_MAXDIM], *x, *raw, *simple;
 	int64_t shape[LOWER_MAXDIM], stride[LOWER_MAXDIM], idx, want, got, rest;
 	UBind b[LOWER_MAXDIM];
-	char names[LOWER_MAXDIM][8];
+	char names[LOWER_MAXDIM][16];
 	Err e;
 
 	if (composed ? composed_parse(s, &cl, &e) < 0 : cute_parse(s, &l, &e) < 0)
