@@ -536,12 +536,20 @@ l_stats(lua_State *L)
 	return 2;
 }
 
+/* Structural equality: in one context (after copying, which is linear in the
+** DAG) equal structure is the same pointer. */
 static int
 m_eq(lua_State *L)
 {
 	LExpr *a = toexpr(L, 1), *b = toexpr(L, 2);
+	UCtx *c;
 
-	lua_pushboolean(L, a && b && (a->u == b->u || uop_cmp(a->u, b->u) == 0));
+	if (!a || !b) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	c = current(L);
+	lua_pushboolean(L, operand(L, 1, c, "uop ==") == operand(L, 2, c, "uop =="));
 	return 1;
 }
 

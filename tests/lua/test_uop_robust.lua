@@ -61,3 +61,15 @@ assert(not pcall(o.eval, o, {}))
 assert(tostring((n + 1):simplify()) == "n + 1")
 print(("%d calls returned, %d raised errors"):format(ok_n, err_n))
 print(("%d passed, 0 failed"):format(ok_n + err_n))
+-- a DAG whose tree is 2^60 nodes: every operation stays linear in the DAG
+local x = i
+for _ = 1, 60 do x = x + x end
+local t0 = os.clock()
+assert(#tostring(x) <= (1 << 24) + 10000)
+assert(x:simplify() == i * (1 << 60))
+assert(select(2, x:ops()) == 60)
+assert(x:eval{i = 1} == 1 << 60)
+assert(x == x and x ~= x + 1)
+assert(#uop.tree(x, 50) < 10000)
+assert(os.clock() - t0 < 5, "the shared DAG took " .. (os.clock() - t0) .. " s")
+print("a 2^60-node tree as a 61-node DAG: handled")
