@@ -319,7 +319,7 @@ expr(Buf *b, const UOp *u, Dialect d, int minprec, int depth)
 {
 	int p = prec(u, d), paren = p < minprec;
 
-	if (depth > UOP_MAXDEPTH || b->len > ((size_t)1 << 24)) {
+	if (depth > UOP_MAXDEPTH || b->len > ((size_t)1 << 22)) {
 		emit(b, "...");
 		return;
 	}

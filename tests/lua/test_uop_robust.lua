@@ -65,7 +65,7 @@ print(("%d passed, 0 failed"):format(ok_n + err_n))
 local x = i
 for _ = 1, 60 do x = x + x end
 local t0 = os.clock()
-assert(#tostring(x) <= (1 << 24) + 10000)
+assert(#tostring(x) <= (1 << 22) + 10000)
 assert(x:simplify() == i * (1 << 60))
 assert(select(2, x:ops()) == 60)
 assert(x:eval{i = 1} == 1 << 60)
