@@ -142,6 +142,24 @@ find(const Sum *s, Op op, const UOp *x, int64_t c, int64_t coef)
 	return -1;
 }
 
+/* A term (x // y) * y with coefficient coef (the product in either order). */
+static int
+findprod(const Sum *s, const UOp *x, const UOp *y, int64_t coef)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		const UOp *b = s->t[i].base;
+		const UOp *q;
+		if (b->op != OP_MUL || s->t[i].coef != coef)
+			continue;
+		q = b->src[0] == y ? b->src[1] : b->src[1] == y ? b->src[0] : NULL;
+		if (q && q->op == OP_IDIV && q->src[0] == x && q->src[1] == y)
+			return i;
+	}
+	return -1;
+}
+
 static void
 drop(Sum *s, int i)
 {
@@ -165,6 +183,15 @@ again:
 	for (i = 0; i < s->n && !s->bad; i++) {
 		b = s->t[i].base;
 		m = s->t[i].coef;
+		if (b->op == OP_MOD && b->src[1]->op != OP_CONST && b->src[1]->vmin > 0
+		&& (j = findprod(s, b->src[0], b->src[1], m)) >= 0) {
+			/* symbolic: (x//y)*y*m + (x%y)*m -> x*m */
+			x = b->src[0];
+			if (j > i) { drop(s, j); drop(s, i); } else { drop(s, i); drop(s, j); }
+			flatten(s, x, m, 1);
+			any = 1;
+			goto again;
+		}
 		if (b->op != OP_MOD || b->src[1]->op != OP_CONST || (K = b->src[1]->arg[0]) <= 0)
 			continue;
 		x = b->src[0];
@@ -589,6 +616,72 @@ r_bits(UCtx *c, UOp *u, UOp **cap, void *aux)
 	return NULL;
 }
 
+/*
+** Division and modulo by a symbolic divisor y > 0 (a runtime size such as
+** num_pid_n): a term whose factors include y's divides exactly,
+**   (a*y + r) // y -> a + r // y      (a*y + r) % y -> r % y
+** and then x // y -> 0, x % y -> x when 0 <= x < min(y).
+*/
+static int
+divides(UOp *base, int64_t coef, UOp *y, UCtx *c, DType t, UOp **quot, int64_t *qcoef)
+{
+	UOp *fb[MAXTERMS], *fy[MAXTERMS], *acc = NULL;
+	int nb = 0, ny = 0, bad = 0, i, k, used[MAXTERMS] = { 0 };
+	int64_t kb = 1, ky = 1, v;
+
+	factors(base, fb, &nb, &kb, &bad);
+	factors(y, fy, &ny, &ky, &bad);
+	if (bad || ky <= 0 || ny == 0 || uck_mul(coef, kb, &v) < 0 || v % ky != 0)
+		return 0;
+	for (k = 0; k < ny; k++) {
+		for (i = 0; i < nb && (used[i] || fb[i] != fy[k]); i++)
+			;
+		if (i == nb)
+			return 0;
+		used[i] = 1;
+	}
+	for (i = 0; i < nb; i++)
+		if (!used[i])
+			acc = acc ? uop_mul(c, acc, fb[i]) : fb[i];
+	*quot = acc ? acc : uop_const(c, t, 1);
+	*qcoef = v / ky;
+	return 1;
+}
+
+static UOp *
+r_divmod_sym(UCtx *c, UOp *u, UOp **cap, void *aux)
+{
+	UOp *x = u->src[0], *y = u->src[1], *q;
+	DType t = (DType)u->dtype;
+	Sum s, d, r;
+	int i;
+	int64_t qc;
+
+	if (y->op == OP_CONST || y->vmin <= 0 || t == DT_BOOL)
+		return NULL;
+	if (x->vmin >= 0 && x->vmax < y->vmin)
+		return u->op == OP_IDIV ? uop_const(c, t, 0) : x;
+	if (sumof(c, x, &s) < 0)
+		return NULL;
+	d.n = r.n = 0;
+	d.k = r.k = 0;
+	d.bad = r.bad = 0;
+	r.k = s.k;
+	for (i = 0; i < s.n; i++) {
+		if (divides(s.t[i].base, s.t[i].coef, y, c, t, &q, &qc)) {
+			d.t[d.n].base = q;
+			d.t[d.n++].coef = qc;
+		} else
+			r.t[r.n++] = s.t[i];
+	}
+	if (d.n == 0)
+		return NULL;
+	collect(&d);
+	if (u->op == OP_MOD)
+		return uop_mod(c, build(c, t, &r), y);
+	return uop_add(c, build(c, t, &d), uop_idiv(c, build(c, t, &r), y));
+}
+
 static const UPat p_any = { UPAT_ANY, -1, 0, 0, { 0 } };
 static const UPat p_c = { OP_CONST, -1, UP_CONST, 0, { 0 } };
 static const UPat p_add = { OP_ADD, -1, 0, 0, { 0 } };
@@ -598,6 +691,9 @@ static const UPat p_mulc = { OP_MUL, -1, 0, 2, { &p_any, &p_c } };
 static const UPat p_mul = { OP_MUL, -1, 0, 0, { 0 } };
 static const UPat p_div = { OP_IDIV, -1, 0, 2, { &p_any, &p_c } };
 static const UPat p_mod = { OP_MOD, -1, 0, 2, { &p_any, &p_c } };
+static const UPat p_pos = { UPAT_ANY, -1, UP_POS, 0, { 0 } };
+static const UPat p_divs = { OP_IDIV, -1, 0, 2, { &p_any, &p_pos } };
+static const UPat p_mods = { OP_MOD, -1, 0, 2, { &p_any, &p_pos } };
 static const UPat p_min = { OP_MIN, -1, 0, 0, { 0 } };
 static const UPat p_max = { OP_MAX, -1, 0, 0, { 0 } };
 static const UPat p_lt = { OP_CMPLT, -1, 0, 2, { &p_any, &p_c } };
@@ -616,6 +712,8 @@ const URule uop_symbolic_rules[] = {
 	{ "product", &p_mul, r_product },
 	{ "div", &p_div, r_div },
 	{ "mod", &p_mod, r_mod },
+	{ "div symbolic", &p_divs, r_divmod_sym },
+	{ "mod symbolic", &p_mods, r_divmod_sym },
 	{ "min", &p_min, r_minmax },
 	{ "max", &p_max, r_minmax },
 	{ "cmp <", &p_lt, r_cmp },
@@ -818,22 +916,30 @@ prettify(UCtx *c, UOp *u, UOp **out, Err *e)
 int
 uop_simplify(UCtx *c, UOp *u, UOp **out, Err *e)
 {
-	UOp *a, *b, *x;
+	UOp *n, *a, *b, *x;
+	int round;
 
-	if (uop_normalize(c, u, &a, e) < 0 || prettify(c, a, &a, e) < 0)
+	if (uop_normalize(c, u, &n, e) < 0 || prettify(c, n, &a, e) < 0)
 		return -1;
 	/* never worse than the input: canonical forms may cost an operation */
 	if (uop_ops(a) > uop_ops(u))
 		a = u;
 	*out = a;
-	/* the expanded form, when it is cheaper (LEGO's cost model) */
-	if (uop_expand(c, u, &x, e) < 0)
-		return -1;
-	if (x == u)
+	/* the expanded form, when it is cheaper (LEGO's cost model); expanding
+	** the normal form can expose new rules, so a few rounds */
+	for (round = 0, x = n; round < 3; round++) {
+		if (uop_expand(c, x, &b, e) < 0)
+			return -1;
+		if (b == x)
+			break;
+		if (uop_normalize(c, b, &x, e) < 0)
+			return -1;
+	}
+	if (x == n)
 		return 0;
-	if (uop_normalize(c, x, &b, e) < 0 || prettify(c, b, &b, e) < 0)
+	if (prettify(c, x, &b, e) < 0)
 		return -1;
-	if (uop_ops(b) < uop_ops(a))
+	if (uop_ops(b) < uop_ops(*out))
 		*out = b;
 	return 0;
 }

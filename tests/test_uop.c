@@ -288,6 +288,26 @@ test_tinygrad_rules(void **state)
 	simplifies_to(uop_alu(C, OP_AND, x, K(7)), "x & 7");   /* x may be negative */
 }
 
+/* Division and modulo by a symbolic (runtime) size N > 0. */
+static void
+test_symbolic_divisor(void **state)
+{
+	UOp *N = uop_var(C, "N", 1, 64), *M = uop_var(C, "M", 1, 64), *a = uop_var(C, "a", 0, 63);
+	UOp *b = uop_var(C, "b", 0, 7), *z = uop_var(C, "z", -1, 3), *x;
+
+	simplifies_to(DIV(ADD(MUL(a, N), b), N), "a + b//N");
+	simplifies_to(MOD(ADD(MUL(a, N), b), N), "b%N");
+	simplifies_to(DIV(ADD(MUL(MUL(a, N), K(4)), b), MUL(N, K(2))), "a*2 + b//(N*2)");
+	simplifies_to(MOD(ADD(MUL(a, N), MUL(MUL(b, N), M)), N), "0");
+	simplifies_to(ADD(MUL(DIV(a, N), N), MOD(a, N)), "a");
+	simplifies_to(DIV(b, ADD(N, K(8))), "0");                /* 0 <= b < min(N + 8) */
+	simplifies_to(MOD(b, ADD(N, K(8))), "b");
+	simplifies_to(DIV(b, N), "b//N");                         /* N may be 1 */
+	simplifies_to(DIV(ADD(MUL(a, N), b), z), "(b + N*a)//z");  /* z may be 0 or negative */
+	x = ADD(MUL(a, N), b);
+	simplifies_to(ADD(MUL(DIV(x, N), N), MOD(x, N)), "b + N*a");   /* through the expanded form */
+}
+
 static void
 test_terms_and_cost(void **state)
 {
@@ -723,6 +743,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_minmax, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lego_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tinygrad_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symbolic_divisor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_terms_and_cost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rewrite_engine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printers, setup, teardown),
