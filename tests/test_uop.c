@@ -507,7 +507,12 @@ gen(int depth)
 		b = gen(depth - 1);
 		return uop_where(C, uop_alu(C, rnd() % 2 ? OP_CMPLT : OP_CMPNE, a, b), gen(depth - 1), b);
 	case 11: return uop_neg(C, a);
-	case 12: return uop_alu(C, rnd() % 2 ? OP_SHR : OP_SHL, a, K(rint_(0, 3)));
+	case 12:
+		if (rnd() % 2)
+			return uop_alu(C, rnd() % 2 ? OP_SHR : OP_SHL, a, K(rint_(0, 3)));
+		/* a symbolic positive divisor, and a multiple of it */
+		b = ADD(V[2], K(rint_(1, 3)));
+		return uop_alu(C, rnd() % 2 ? OP_IDIV : OP_MOD, rnd() % 2 ? ADD(MUL(a, b), gen(depth - 1)) : a, b);
 	default:
 		b = gen(depth - 1);
 		return uop_alu(C, rnd() % 3 == 0 ? OP_AND : rnd() % 2 ? OP_OR : OP_XOR, a, b);
