@@ -537,15 +537,39 @@ r_order(UCtx *c, UOp *u, UOp **cap, void *aux)
 	return uop_alu(c, (Op)u->op, u->src[1], u->src[0]);
 }
 
-/* x < c, x+k < c: move constants across, so that ranges decide more. */
+/*
+** Comparisons with a constant (tinygrad's lt folding):
+**   x + k < c  -> x < c - k           x // d < c -> x < c*d      (d > 0)
+**   g*x < c    -> x < ceil(c / g)     (g the common factor of the terms, g > 1)
+** so that ranges decide more and masks shed their divisions.
+*/
 static UOp *
 r_cmp(UCtx *c, UOp *u, UOp **cap, void *aux)
 {
 	UOp *a = u->src[0], *b = u->src[1];
 	Sum s;
-	int64_t v;
+	int64_t v, g = 0;
+	int i;
 
-	if (b->op != OP_CONST || !islinear(a) || sumof(c, a, &s) < 0 || s.k == 0)
+	if (b->op != OP_CONST)
+		return NULL;
+	if (u->op == OP_CMPLT && a->op == OP_IDIV && a->src[1]->op == OP_CONST && a->src[1]->arg[0] > 0
+	&& uck_mul(b->arg[0], a->src[1]->arg[0], &v) == 0)
+		return uop_alu(c, OP_CMPLT, a->src[0], uop_const(c, (DType)b->dtype, v));
+	if (!islinear(a) || sumof(c, a, &s) < 0)
+		return NULL;
+	if (u->op == OP_CMPLT && s.k == 0) {
+		for (i = 0; i < s.n; i++)
+			g = gcd(g, s.t[i].coef);
+		if (g <= 1)
+			return NULL;
+		for (i = 0; i < s.n; i++)
+			s.t[i].coef /= g;
+		/* x*g < c  <=>  x < ceil(c/g) */
+		v = -fdiv(-b->arg[0] == INT64_MIN ? INT64_MAX : -b->arg[0], g);
+		return uop_alu(c, OP_CMPLT, build(c, (DType)a->dtype, &s), uop_const(c, (DType)b->dtype, v));
+	}
+	if (s.k == 0)
 		return NULL;
 	if (uck_sub(b->arg[0], s.k, &v) < 0)
 		return NULL;

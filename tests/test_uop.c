@@ -277,6 +277,9 @@ test_tinygrad_rules(void **state)
 	/* ranges decide comparisons, min, max and where */
 	simplifies_to(uop_alu(C, OP_CMPLT, j, K(8)), "true");
 	simplifies_to(uop_alu(C, OP_CMPLT, ADD(j, K(3)), K(5)), "j < 2");
+	simplifies_to(uop_alu(C, OP_CMPLT, DIV(i, K(4)), K(3)), "i < 12");
+	simplifies_to(uop_alu(C, OP_CMPLT, ADD(ADD(MUL(i, K(4)), MUL(j, K(4))), K(2)), K(10)), "i + j < 2");
+	simplifies_to(uop_alu(C, OP_CMPLT, MUL(x, K(3)), K(-4)), "x < -1");
 	simplifies_to(uop_alu(C, OP_MIN, j, K(9)), "j");
 	simplifies_to(uop_alu(C, OP_MAX, j, i), "max(i, j)");
 	simplifies_to(uop_where(C, uop_alu(C, OP_CMPLT, i, K(64)), j, i), "j");
