@@ -41,7 +41,7 @@ teardown(void **state)
 static char *
 str(const UOp *u, Dialect d)
 {
-	static char out[8][1024];
+	static char out[8][8192];
 	static int k;
 	Buf b;
 
@@ -575,8 +575,13 @@ test_c_execution(void **state)
 	fprintf(f, "#include <stdint.h>\n#include <stdio.h>\nint main(void) {\n"
 	           "  for (int64_t i = 0; i <= 7; i++) for (int64_t j = -4; j <= 5; j++)\n"
 	           "  for (int64_t k = 0; k <= 12; k++) {\n");
-	for (k = 0; k < N; k++)
-		fprintf(f, "    printf(\"%%lld\\n\", (long long)(%s));\n", str(ex[k], D_C));
+	for (k = 0; k < N; k++) {
+		Buf code;
+		buf_init(&code);
+		uop_print(&code, ex[k], D_C);
+		fprintf(f, "    printf(\"%%lld\\n\", (long long)(%s));\n", code.s);
+		buf_free(&code);
+	}
 	fprintf(f, "  }\n  return 0;\n}\n");
 	fclose(f);
 	snprintf(cmd, sizeof cmd, "cc -std=c99 -O0 -w -o %s/t %s 2>&1 && %s/t", dir, path, dir);
