@@ -245,8 +245,17 @@ static int
 l_var(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
-	lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
+	lua_Integer lo = luaL_checkinteger(L, 2), hi;
 	UCtx *c;
+
+	if (lua_isnoneornil(L, 3)) {
+		/* uop.var(name, n): [0, n) */
+		if (lo < 1)
+			return luaL_error(L, "uop.var: %s has an empty range [0, %I)", name, lo);
+		hi = lo - 1;
+		lo = 0;
+	} else
+		hi = luaL_checkinteger(L, 3);
 
 	if (!uop_valid_name(name))
 		return luaL_error(L, "uop.var: '%s' is not a name (letters, digits, _; at most 63)", name);
@@ -646,7 +655,8 @@ typedef struct Fn {
 static const Fn funcs[] = {
 	{ "var", l_var,
 	  "a variable with a name and an inclusive range\n"
-	  "uop.var(name, min, max) -> the index variable name in [min, max]. Ranges drive simplification:\n"
+	  "uop.var(name, min, max) -> the index variable name in [min, max]; uop.var(name, n) is [0, n).\n"
+	  "Ranges drive simplification:\n"
 	  "  i = uop.var(\"i\", 0, 63); (i % 64):simplify() --> i" },
 	{ "const", l_const,
 	  "a constant of a dtype\n"
