@@ -168,7 +168,6 @@ typedef struct URule {
 	const UPat *pat;
 	URewriteFn fn;
 } URule;
-typedef struct URewriter URewriter;
 /* max_steps bounds the number of rule applications (0: a default of 1e6). */
 int uop_rewrite(UCtx *c, UOp *root, const URule *rules, int nrules, void *aux,
                 long max_steps, UOp **out, Err *e);
