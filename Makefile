@@ -35,12 +35,15 @@ else
   OUT      = .
 endif
 
-CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c layout/lego.c \
-           layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c \
-           viz/lego_scene.c
-LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c repl/lua_lego.c
-CORE_SRC += layout/axe.c viz/axe_scene.c
-LUA_SRC  += repl/lua_axe.c
+# One line per area; the core needs only libc, the Lua files need Lua.
+CORE_SRC = util/buf.c \
+           interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
+           interp/print.c interp/eval.c \
+           layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
+           layout/axe.c layout/lego.c layout/lower.c \
+           viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c
+LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
+           repl/lua_uop.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)
@@ -109,6 +112,7 @@ endif
 bench: all $(B)/bench/ptytime
 	@sh bench/startup.sh $(B)/bench/ptytime ./tessel 100
 	@./tessel bench/cute_bench.lua
+	@./tessel bench/uop_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)

@@ -1315,6 +1315,18 @@ atom_show(lua_State *L)
 	return push_buf(L, &b, viz_show_mma(&b, a, &o, &e), &e);
 }
 
+/* L:expr([opts]): the index expression, built by lua_uop.c. */
+static int
+l_expr(lua_State *L)
+{
+	Composed *c = luaL_testudata(L, 1, COMPOSED);
+	Layout tmp;
+
+	if (c)
+		return tessel_uop_push_layout(L, NULL, c, 2);
+	return tessel_uop_push_layout(L, check_layout(L, 1, &tmp), NULL, 2);
+}
+
 /* print_layout(L): CuTe's print_layout text, exactly, without colour. */
 static int
 l_print_layout(lua_State *L)
@@ -1513,6 +1525,11 @@ static const Fn funcs[] = {
 	{ "mma_atoms", l_mma_atoms,
 	  "the names of the built-in MMA atoms\n"
 	  "cute.mma_atoms() -> the names of the built-in MMA atoms" },
+	{ "expr", l_expr,
+	  "the layout's index expression at a symbolic coordinate (a uop expression)\n"
+	  "cute.expr(L [, opts]) | L:expr{name = \"i\", modes = false, raw = false} -> the simplified index\n"
+	  "of L at the 1-D coordinate i in [0, size), or with modes = true at one variable per flattened\n"
+	  "mode (i0, i1, ...); raw = true skips simplification. Swizzled layouts include the xor." },
 	{ "print_layout", l_print_layout,
 	  "print CuTe's print_layout table (no colour)\n"
 	  "cute.print_layout(L) prints CuTe's print_layout table (no colour)" },
@@ -1525,7 +1542,7 @@ static const char *const methods[] = {
 	"coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
 	"logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
 	"zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
-	"crd2idx", "idx2crd", "slice", "same_function", "with_shape", "print_layout", NULL
+	"crd2idx", "idx2crd", "slice", "same_function", "with_shape", "print_layout", "expr", NULL
 };
 
 static const luaL_Reg layout_meta[] = {

@@ -25,6 +25,14 @@ int luaopen_tessel_lego(lua_State *L);
 /* lua_axe.c */
 int luaopen_tessel_axe(lua_State *L);
 
+/* lua_uop.c */
+int luaopen_tessel_uop(lua_State *L);
+struct Layout;
+struct Composed;
+/* Push the index expression of a CuTe layout (or of a composed one when cl is
+** not NULL) as a uop expression; opts is the stack index of L:expr's options. */
+int tessel_uop_push_layout(lua_State *L, const struct Layout *l, const struct Composed *cl, int opts);
+
 /* show(x [, opts]): the terminal picture of a value, through its metatable's
 ** __show(x, opts) which returns the text. */
 int tessel_show(lua_State *L);
