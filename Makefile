@@ -10,14 +10,16 @@
 VERSION  = 0.1.0
 PREFIX  ?= /usr/local
 CC      ?= cc
-PKGS     = lua5.4 readline cmocka
+PKGS     = lua5.4 readline cmocka libgvc libcgraph
 DEBS     = liblua5.4-dev lua5.4 libreadline-dev libgraphviz-dev graphviz \
-           libcmocka-dev pkg-config
+           libcmocka-dev pkg-config libxml2-utils
 
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null)
 RL_LIBS    := $(shell pkg-config --libs readline 2>/dev/null || echo -lreadline)
 CMOCKA_LIBS:= $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# Graphviz (viz/gv.c): tessel, tessel.so and every user of libtessel.a link these.
+GV_LIBS    := $(shell pkg-config --libs libgvc libcgraph 2>/dev/null || echo -lgvc -lcgraph -lcdt)
 
 CFLAGS  ?= -O2 -g
 WARN     = -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter
@@ -37,7 +39,9 @@ endif
 
 CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c \
            layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c
+CORE_SRC += viz/dot.c viz/gv.c
 LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
+LUA_SRC += repl/lua_viz.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)
@@ -73,15 +77,15 @@ $(LIB): $(CORE_OBJ)
 
 $(MODULE): $(CORE_OBJ) $(LUA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDSAN) -o $@ $^ -lm
+	$(CC) -shared $(LDSAN) -o $@ $^ $(GV_LIBS) -lm
 
 $(TESSEL): $(EXE_OBJ) $(LUA_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDSAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) -lm
+	$(CC) $(LDSAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(GV_LIBS) -lm
 
 $(B)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-function -o $@ $< $(LIB) $(LDSAN) $(CMOCKA_LIBS) -lm -lutil
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -o $@ $< $(LIB) $(LDSAN) $(CMOCKA_LIBS) $(GV_LIBS) -lm -lutil
 
 run: deps all
 	./tessel scripts/tour.lua

@@ -1204,103 +1204,75 @@ term_width(void)
 }
 
 /*
-** Options of show(). Unless max_cols is given, as many columns as fit the
-** width: a cell is its widest label plus "| " and " " (CuTe's layout), and an
-** MMA atom puts two panels side by side. label_max is the largest number a
-** cell shows (a value, or a thread id).
+** Options of a picture (the drawable protocol of tessel.h): the shared
+** ones, and for the terminal, unless max_cols is given, as many columns as
+** fit the width: a cell is its widest label plus "| " and " " (CuTe's
+** layout), and an MMA atom puts two panels side by side. label_max is the
+** largest number a cell shows (a value, or a thread id).
 */
 static void
-get_opts(lua_State *L, int i, VizOpts *o, int64_t label_max, int panels)
+get_opts(lua_State *L, VizOpts *o, int64_t label_max, int panels)
 {
 	int cell = num_digits(label_max < 0 ? 0 : label_max) + 4, fit;
 
-	viz_opts_default(o);
-	o->color = tessel_want_color(L, i);
+	if (tessel_vizopts(L, 2, 3, o) || tessel_scene_target(L, 3) != TESSEL_TERM)
+		return;
 	fit = (term_width() / panels - 6) / cell;
 	if (fit < 4)
 		fit = 4;
 	if (fit < o->max_cols)
 		o->max_cols = fit;
-	if (lua_type(L, i) != LUA_TTABLE)
-		return;
-	lua_getfield(L, i, "max_rows");
-	if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 4096)
-		o->max_rows = (int)lua_tointeger(L, -1);
-	lua_getfield(L, i, "max_cols");
-	if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 4096)
-		o->max_cols = (int)lua_tointeger(L, -1);
-	lua_getfield(L, i, "elem_bytes");
-	if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 64)
-		o->elem_bytes = (int)lua_tointeger(L, -1);
-	lua_pop(L, 3);
 }
 
+/* Fill the scene (status < 0: the builder failed, raise its message). */
 static int
-push_buf(lua_State *L, Buf *b, int status, Err *e)
+scene_done(lua_State *L, int status, Err *e)
 {
-	if (status < 0) {
-		buf_free(b);
-		return fail(L, e);
-	}
-	lua_pushstring(L, b->s ? b->s : "");
-	buf_free(b);
-	return 1;
+	return status < 0 ? fail(L, e) : 0;
 }
 
 static int
-ll_show(lua_State *L)
+ll_scene(lua_State *L)
 {
 	LLayout *u = luaL_checkudata(L, 1, LAYOUT);
 	int64_t m = u->tv_m, n = u->tv_n;
 	VizOpts o;
-	Buf b;
 	Err e;
-	int r;
 
-	get_opts(L, 2, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1);
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		lua_getfield(L, 2, "tv");
-		if (lua_type(L, -1) == LUA_TTABLE) {
-			lua_geti(L, -1, 1);
-			lua_geti(L, -2, 2);
-			m = luaL_checkinteger(L, -2);
-			n = luaL_checkinteger(L, -1);
-			lua_pop(L, 2);
-		}
-		lua_pop(L, 1);
+	if (lua_getfield(L, 2, "tv") == LUA_TTABLE) {
+		lua_geti(L, -1, 1);
+		lua_geti(L, -2, 2);
+		m = luaL_checkinteger(L, -2);
+		n = luaL_checkinteger(L, -1);
+		lua_pop(L, 2);
 	}
-	buf_init(&b);
+	lua_pop(L, 1);
+	get_opts(L, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1);
 	if (m > 0 && n > 0)
-		r = viz_show_tv(&b, &u->l, m, n, &o, &e);
-	else
-		r = viz_show_layout(&b, &u->l, &o, &e);
-	return push_buf(L, &b, r, &e);
+		return scene_done(L, cute_scene_tv(tessel_toscene(L, 3), &u->l, m, n, &o, &e), &e);
+	return scene_done(L, cute_scene_layout(tessel_toscene(L, 3), &u->l, &o, &e), &e);
 }
 
 static int
-co_show(lua_State *L)
+co_scene(lua_State *L)
 {
 	Composed *c = luaL_checkudata(L, 1, COMPOSED);
 	VizOpts o;
-	Buf b;
 	Err e;
 
-	get_opts(L, 2, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
-	buf_init(&b);
-	return push_buf(L, &b, viz_show_composed(&b, c, &o, &e), &e);
+	get_opts(L, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
+	return scene_done(L, cute_scene_composed(tessel_toscene(L, 3), c, &o, &e), &e);
 }
 
 static int
-atom_show(lua_State *L)
+atom_scene(lua_State *L)
 {
 	MmaAtom *a = luaL_checkudata(L, 1, ATOM);
 	VizOpts o;
-	Buf b;
 	Err e;
 
-	get_opts(L, 2, &o, cute_size(&a->thr_id), 2);
-	buf_init(&b);
-	return push_buf(L, &b, viz_show_mma(&b, a, &o, &e), &e);
+	get_opts(L, &o, cute_size(&a->thr_id), 2);
+	return scene_done(L, cute_scene_mma(tessel_toscene(L, 3), a, &o, &e), &e);
 }
 
 /* print_layout(L): CuTe's print_layout text, exactly, without colour. */
@@ -1521,7 +1493,7 @@ static const luaL_Reg layout_meta[] = {
 	{ "__eq", ll_eq },
 	{ "__len", ll_len },
 	{ "__call", ll_call },
-	{ "__show", ll_show },
+	{ "__scene", ll_scene },
 	{ NULL, NULL }
 };
 
@@ -1531,7 +1503,7 @@ static const luaL_Reg composed_meta[] = {
 	{ "__len", co_len },
 	{ "__call", co_call },
 	{ "__index", co_index },
-	{ "__show", co_show },
+	{ "__scene", co_scene },
 	{ NULL, NULL }
 };
 
@@ -1545,7 +1517,7 @@ static const luaL_Reg swizzle_meta[] = {
 static const luaL_Reg atom_meta[] = {
 	{ "__tostring", atom_tostring },
 	{ "__index", atom_index },
-	{ "__show", atom_show },
+	{ "__scene", atom_scene },
 	{ NULL, NULL }
 };
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
 
@@ -27,8 +28,8 @@ tessel_want_color(lua_State *L, int opts)
 	return isatty(STDOUT_FILENO) && !(nc && *nc);
 }
 
-/* show(x [, opts]) prints the picture that x's metatable __show(x, opts) draws;
-** values without one print as tostring(x). */
+/* show(x [, opts]) prints the terminal picture of a drawable x (tessel.h),
+** or what an older __show(x, opts) returns; other values print as tostring(x). */
 int
 tessel_show(lua_State *L)
 {
@@ -36,6 +37,26 @@ tessel_show(lua_State *L)
 	const char *s;
 
 	luaL_checkany(L, 1);
+	if (luaL_getmetafield(L, 1, "__scene") != LUA_TNIL) {
+		Scene *sc;
+		VizOpts o;
+		Buf b;
+		Err e;
+
+		lua_pop(L, 1);
+		sc = tessel_scene(L, 1, 2, TESSEL_TERM);
+		viz_opts_default(&o);
+		o.color = tessel_want_color(L, 2);
+		buf_init(&b);
+		if (term_render(&b, sc, &o, &e) < 0) {
+			buf_free(&b);
+			return luaL_error(L, "show: %s", e.msg);
+		}
+		lua_writestring(b.s ? b.s : "", b.len);
+		buf_free(&b);
+		fflush(stdout);
+		return 0;
+	}
 	if (luaL_getmetafield(L, 1, "__show") == LUA_TNIL) {
 		s = luaL_tolstring(L, 1, &n);
 		lua_writestring(s, n);
@@ -62,12 +83,17 @@ luaopen_tessel(lua_State *L)
 	lua_newtable(L);
 	luaL_requiref(L, "cute", luaopen_tessel_cute, 0);  /* errors then name cute.f */
 	lua_setfield(L, -2, "cute");
+	luaL_requiref(L, "viz", luaopen_tessel_viz, 0);
+	lua_setfield(L, -2, "viz");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
 	         "layout as T#V# cells coloured by thread, an MMA atom as its A, B and C panels, a\n"
-	         "swizzled layout coloured by shared-memory bank. opts: color (default: when stdout is a\n"
-	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.");
+	         "swizzled layout coloured by shared-memory bank, a viz.graph as its nodes and edges.\n"
+	         "opts: color (default: when stdout is a terminal and NO_COLOR is unset), max_rows,\n"
+	         "max_cols, elem_bytes or dtype, tv = {M, N}, compact, title, labels, and scheme: \"value\",\n"
+	         "\"thread\", \"warp\", \"device\", \"bank\", \"none\" or a function(cell) -> \"#rrggbb\"\n"
+	         "(see help(viz.render)). viz.render(x, \"x.svg\") draws the same picture with Graphviz.");
 	lua_setfield(L, -2, "show");
 	lua_pushcfunction(L, help_lua);
 	help_add(L, -1, "help",
@@ -78,7 +104,7 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "version");
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
-	           "Areas: cute (CuTe layouts). Start with help(cute) and help \"cute\".");
+	           "Areas: cute (CuTe layouts), viz (pictures). Start with help(cute) and help \"cute\".");
 	return 1;
 }
 
@@ -88,6 +114,8 @@ tessel_open_globals(lua_State *L)
 	luaL_requiref(L, "tessel", luaopen_tessel, 1);
 	lua_getfield(L, -1, "cute");
 	lua_setglobal(L, "cute");
+	lua_getfield(L, -1, "viz");
+	lua_setglobal(L, "viz");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "help");

@@ -31,19 +31,6 @@ shown(int64_t full, int max)
 	return full < max ? (int)full : max;
 }
 
-static int
-mod8(int64_t v)
-{
-	return (int)(((v % 8) + 8) % 8);
-}
-
-/* Unsigned arithmetic: a negative or huge value gets some bank, never UB. */
-static int
-bank(int64_t v, int eb)
-{
-	return (int)((uint64_t)v * (uint64_t)eb / 4 % 32);
-}
-
 /*
 ** The grid of a layout: size<0> rows and everything else as columns, so
 ** that cell (m,n) is the 1-D index m + rows*n at every rank: CuTe's 1-D
@@ -196,12 +183,7 @@ value_grid(Scene *s, const Layout *shape_of, EvalFn f, const void *src, int sche
 				return -1;
 			scene_label(cell, "%lld", (long long)v);
 			cell->value = v;
-			switch (scheme) {
-			case VIZ_SCHEME_VALUE:
-			case VIZ_SCHEME_THREAD: cell->color = mod8(v); break;
-			case VIZ_SCHEME_BANK: cell->color = bank(v, o->elem_bytes); break;
-			default: break;
-			}
+			cell->color = scene_cell_color(g, cell, scheme, o->elem_bytes);
 		}
 	rank = cute_rank(shape_of);
 	if (rank >= 3)
@@ -355,10 +337,7 @@ tv_fill(Grid *g, const char *op, const char *what, const Layout *tv, int64_t d0,
 				scene_label(cell, "T%lld", (long long)t);
 				scene_label(cell, "V%lld", (long long)v);
 			}
-			if (scheme == VIZ_SCHEME_THREAD)
-				cell->color = mod8(t);
-			else if (scheme == VIZ_SCHEME_VALUE)
-				cell->color = mod8(v);
+			cell->color = scene_cell_color(g, cell, scheme, 0);
 		}
 	for (r = 0; r < g->rows; r++)
 		for (c = 0; c < g->cols; c++) {
@@ -395,6 +374,7 @@ tv_grid(Scene *s, const char *op, const VizOpts *o, int64_t rows, int64_t cols, 
 	g->nrows = rows;
 	g->ncols = cols;
 	g->scheme = scheme;
+	g->tv = 1;
 	g->align = VIZ_ALIGN_CENTER;
 	strcpy(g->rowaxis, rowaxis);
 	strcpy(g->colaxis, colaxis);
