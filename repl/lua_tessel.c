@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
 
@@ -38,22 +37,10 @@ tessel_show(lua_State *L)
 
 	luaL_checkany(L, 1);
 	if (luaL_getmetafield(L, 1, "__scene") != LUA_TNIL) {
-		Scene *sc;
-		VizOpts o;
-		Buf b;
-		Err e;
-
 		lua_pop(L, 1);
-		sc = tessel_scene(L, 1, 2, TESSEL_TERM);
-		viz_opts_default(&o);
-		o.color = tessel_want_color(L, 2);
-		buf_init(&b);
-		if (term_render(&b, sc, &o, &e) < 0) {
-			buf_free(&b);
-			return luaL_error(L, "show: %s", e.msg);
-		}
-		lua_writestring(b.s ? b.s : "", b.len);
-		buf_free(&b);
+		tessel_push_text(L, 1, 2);
+		s = lua_tolstring(L, -1, &n);
+		lua_writestring(s, n);
 		fflush(stdout);
 		return 0;
 	}

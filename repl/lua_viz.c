@@ -296,7 +296,7 @@ tessel_scene(lua_State *L, int x, int opts, int target)
 	const char *name;
 
 	x = lua_absindex(L, x);
-	opts = lua_isnoneornil(L, opts) ? 0 : lua_absindex(L, opts);
+	opts = opts == 0 || lua_isnoneornil(L, opts) ? 0 : lua_absindex(L, opts);
 	if (opts && lua_type(L, opts) != LUA_TTABLE)
 		luaL_error(L, "opts must be a table, got %s", luaL_typename(L, opts));
 	if (luaL_getmetafield(L, x, "__scene") == LUA_TNIL) {
@@ -371,6 +371,39 @@ push_dot(lua_State *L, Scene *s)
 	buf_free(&b);
 }
 
+void
+tessel_push_text(lua_State *L, int x, int opts)
+{
+	Scene *s;
+	VizOpts o;
+	Buf b;
+	Err e;
+
+	x = lua_absindex(L, x);
+	opts = opts == 0 || lua_isnoneornil(L, opts) ? 0 : lua_absindex(L, opts);
+	s = tessel_scene(L, x, opts, TESSEL_TERM);
+	viz_opts_default(&o);
+	o.color = tessel_want_color(L, opts ? opts : x);   /* x: no colour field, so the default */
+	buf_init(&b);
+	if (term_render(&b, s, &o, &e) < 0) {
+		buf_free(&b);
+		luaL_error(L, "%s", e.msg);
+	}
+	lua_pop(L, 1);   /* the scene; its __gc frees it */
+	lua_pushlstring(L, b.s ? b.s : "", b.len);
+	buf_free(&b);
+}
+
+static int
+v_text(lua_State *L)
+{
+	luaL_checkany(L, 1);
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	tessel_push_text(L, 1, 2);
+	return 1;
+}
+
 static int
 v_dot(lua_State *L)
 {
@@ -417,7 +450,7 @@ v_render(lua_State *L)
 	buf_init(&dot);
 	if (dot_render(&dot, s, &e) < 0) {
 		buf_free(&dot);
-		return luaL_error(L, "viz.render: %s", e.msg);
+		return luaL_error(L, "%s", e.msg);
 	}
 	buf_init(&out);
 	rc = format == GV_DOT ? 0 : -1;
@@ -658,6 +691,9 @@ static const Fn funcs[] = {
 	  "value or thread and v, label), title, labels (false, or a function(cell) -> text),\n"
 	  "elem_bytes or dtype (\"f16\", \"f32\", ...) for banks, tv = {M, N}, max_rows/max_cols\n"
 	  "(at most 256: larger grids are elided and the caption says so), compact." },
+	{ "text", v_text,
+	  "the terminal picture of a drawable value, as a string\n"
+	  "viz.text(x [, opts]) -> the text show(x, opts) prints (same opts; colour only if opts.color)." },
 	{ "dot", v_dot,
 	  "the Graphviz DOT text of a drawable value\n"
 	  "viz.dot(x [, opts]) -> the DOT text viz.render lays out (same opts); feed it to dot -Tsvg." },

@@ -66,5 +66,7 @@ int tessel_vizopts(lua_State *L, int opts, int scene, struct VizOpts *o);
 ** return the filled Scene; the userdata stays on the stack. Raises when x is
 ** not drawable or its builder fails. */
 struct Scene *tessel_scene(lua_State *L, int x, int opts, int target);
+/* Push the terminal picture of the drawable at index x (show's text). */
+void tessel_push_text(lua_State *L, int x, int opts);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 /* Sizes in points, for Helvetica at FONT_PT: a digit is about 0.56 em. */
-enum { FONT_PT = 11, INDEX_PT = 8, CHAR_W = 7, LINE_H = 14, PAD = 4 };
+enum { FONT_PT = 11, INDEX_PT = 8, CHAR_W = 8, LINE_H = 14, PAD = 4 };
 
 /* Text inside an HTML-like label: the five characters HTML reserves. */
 static void
@@ -269,8 +269,8 @@ node(Buf *b, const Scene *s, int i)
 		dot_string(b, label, 1);
 	}
 	if (n->fill >= 0 && n->grid < 0) {
-		emit(b, ", style=\"filled%s\"", n->kind == VIZ_NODE_TEXT && !n->shape[0] ? ",rounded" : "");
-		rgb_attr(b, "fillcolor", n->fill);
+		emit(b, ", style=\"filled%s\", fillcolor=\"#%06x\"",
+		     n->kind == VIZ_NODE_TEXT && !n->shape[0] ? ",rounded" : "", (unsigned)n->fill & 0xffffff);
 		if (dark(n->fill))
 			emit(b, ", fontcolor=\"#ffffff\"");
 	} else if (n->kind == VIZ_NODE_TEXT && !n->shape[0] && n->grid < 0) {
@@ -298,12 +298,12 @@ check(const Scene *s, Err *e)
 		const Grid *g = &s->grid[i];
 
 		if (g->rows > VIZ_GV_MAX_DIM || g->cols > VIZ_GV_MAX_DIM)
-			return err_set(e, "viz: panel %d is a %dx%d grid; Graphviz pictures show at most "
+			return err_set(e, "viz.render: panel %d is a %dx%d grid; Graphviz pictures show at most "
 			               "%dx%d cells (pass max_rows and max_cols of at most %d)", i, g->rows,
 			               g->cols, VIZ_GV_MAX_DIM, VIZ_GV_MAX_DIM, VIZ_GV_MAX_DIM);
 	}
 	if (s->nnode > VIZ_GV_MAX_NODES)
-		return err_set(e, "viz: %d nodes are more than %d", s->nnode, VIZ_GV_MAX_NODES);
+		return err_set(e, "viz.render: %d nodes are more than %d", s->nnode, VIZ_GV_MAX_NODES);
 	for (i = 0; i < s->nnode; i++)
 		if (s->node[i].grid >= s->ngrid)
 			return err_set(e, "viz: node %d draws grid %d of %d", i, s->node[i].grid, s->ngrid);
