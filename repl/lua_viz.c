@@ -237,7 +237,10 @@ relabel(lua_State *L, int fn, Scene *s)
 
 				lua_pushvalue(L, fn);
 				push_cellinfo(L, s, g, r, c, cell);
-				lua_call(L, 1, 1);
+				if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+					luaL_error(L, "opts.labels: the label function failed at panel %d cell (%d,%d): %s",
+					           i, r, c, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+					                                                 : "(a non-string error)");
 				p = lua_tostring(L, -1);
 				cell->nline = 0;
 				if (p && *p)
