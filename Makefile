@@ -34,7 +34,7 @@ ifeq ($(SANITIZE),1)
   OUT      = $(B)
   # Graphviz 2.42 leaks a little per HTML label: tests/lsan.supp names those frames; the slow
   # unwinder sees through system libraries built without frame pointers, so the names match.
-  export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp
+  export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
   export ASAN_OPTIONS = fast_unwind_on_malloc=0
 else
   B        = build
@@ -93,6 +93,7 @@ $(B)/tests/%: tests/%.c $(LIB)
 
 run: deps all
 	./tessel scripts/tour.lua
+	@echo; ./tessel scripts/pictures.lua out 6
 
 # Every test, stopping at the first failure.
 test: deps
@@ -114,6 +115,7 @@ endif
 bench: all $(B)/bench/ptytime
 	@sh bench/startup.sh $(B)/bench/ptytime ./tessel 100
 	@./tessel bench/cute_bench.lua
+	@./tessel bench/viz_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)
