@@ -513,8 +513,45 @@ opt_string(lua_State *L, int t, const char *k)
 	return s;
 }
 
+/*
+** A node that is the picture of a drawable value (field draw, on the stack
+** top, with optional opts): its one panel moves into the graph's scene and
+** every cell gets a port "rRcC", so that edges can point at cells. Pops draw.
+*/
+static int
+picture_node(lua_State *L, int at, int i, Scene *s, int target)
+{
+	Scene *sub;
+	Grid *g;
+	Err e;
+	int gi, k;
+
+	lua_getfield(L, at, "opts");
+	if (!lua_isnil(L, -1) && !lua_istable(L, -1))
+		luaL_error(L, "viz.graph: node %d: opts must be a table, got %s", i, luaL_typename(L, -1));
+	sub = tessel_scene(L, -2, lua_istable(L, -1) ? -1 : 0, target);
+	if (sub->ngrid != 1 || sub->nnode)
+		luaL_error(L, "viz.graph: node %d: draw must be a one-panel picture (a layout, a TV layout), "
+		           "not one of %d panels and %d nodes", i, sub->ngrid, sub->nnode);
+	if ((gi = scene_take_grid(s, sub, 0, &e)) < 0)
+		luaL_error(L, "viz.graph: node %d: %s", i, e.msg);
+	g = &s->grid[gi];
+	g->prow = 0;   /* the terminal shows the pictures side by side */
+	g->pcol = gi;
+	if (!g->title.len && sub->title.s)
+		emit(&g->title, "%s", sub->title.s);
+	if (sub->caption.s)
+		scene_note(&g->caption, "%s", sub->caption.s);
+	scene_name_ports(g);
+	if ((k = scene_node(s, VIZ_NODE_TEXT, "", &e)) < 0)
+		luaL_error(L, "viz.graph: %s", e.msg);
+	s->node[k].grid = gi;
+	lua_pop(L, 3);   /* the sub-scene (its __gc frees what is left), opts, draw */
+	return k;
+}
+
 static void
-graph_nodes(lua_State *L, int spec, int ids, Scene *s)
+graph_nodes(lua_State *L, int spec, int ids, Scene *s, int target)
 {
 	lua_Integer i, n;
 	Err e;
@@ -531,7 +568,15 @@ graph_nodes(lua_State *L, int spec, int ids, Scene *s)
 			if ((k = scene_node(s, VIZ_NODE_TEXT, lua_tostring(L, at), &e)) < 0)
 				luaL_error(L, "viz.graph: %s", e.msg);
 			lua_pushvalue(L, at);
+		} else if (t == LUA_TTABLE && lua_getfield(L, at, "draw") != LUA_TNIL) {
+			k = picture_node(L, at, (int)i, s, target);
+			id = opt_string(L, at, "id");
+			if (id)
+				lua_pushstring(L, id);
+			else
+				lua_pushinteger(L, i);
 		} else if (t == LUA_TTABLE) {
+			lua_pop(L, 1);   /* draw */
 			if ((label = opt_string(L, at, "record")))
 				kind = VIZ_NODE_RECORD;
 			else if ((label = opt_string(L, at, "html")))
@@ -623,7 +668,7 @@ graph_edges(lua_State *L, int spec, int ids, Scene *s)
 }
 
 static void
-graph_fill(lua_State *L, int spec, Scene *s)
+graph_fill(lua_State *L, int spec, Scene *s, int target)
 {
 	const char *t;
 	int ids;
@@ -640,7 +685,7 @@ graph_fill(lua_State *L, int spec, Scene *s)
 	}
 	lua_newtable(L);
 	ids = lua_gettop(L);
-	graph_nodes(L, spec, ids, s);
+	graph_nodes(L, spec, ids, s, target);
 	graph_edges(L, spec, ids, s);
 	lua_pop(L, 1);
 	if (scene_oom(s))
@@ -652,7 +697,7 @@ graph_scene(lua_State *L)
 {
 	luaL_checkudata(L, 1, GRAPH);
 	lua_getiuservalue(L, 1, 1);
-	graph_fill(L, lua_gettop(L), tessel_toscene(L, 3));
+	graph_fill(L, lua_gettop(L), tessel_toscene(L, 3), tessel_scene_target(L, 3));
 	return 0;
 }
 
@@ -669,7 +714,7 @@ v_graph(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
 	lua_settop(L, 1);
-	graph_fill(L, 1, &push_scene(L, TESSEL_GRAPHVIZ)->s);   /* check it now; the GC frees it */
+	graph_fill(L, 1, &push_scene(L, TESSEL_GRAPHVIZ)->s, TESSEL_GRAPHVIZ);   /* check it now */
 	lua_pop(L, 1);
 	lua_newuserdatauv(L, 0, 1);
 	lua_pushvalue(L, 1);
@@ -703,7 +748,8 @@ static const Fn funcs[] = {
 	{ "graph", v_graph,
 	  "a DAG to draw: nodes with text, record or HTML labels, edges with ports and labels\n"
 	  "viz.graph{nodes = {...}, edges = {...}, title =, caption =, rankdir = \"TB\" | \"LR\"} -> a drawable\n"
-	  "A node is a string (its id and label) or {id =, label = | record = | html =, color =, shape =};\n"
+	  "A node is a string (its id and label), {id =, label = | record = | html =, color =, shape =},\n"
+	  "or {id =, draw = x, opts =}: the picture of a layout as the node, its cells ports \"r3c1\".\n"
 	  "record labels use Graphviz's {a|<p>b} syntax and name ports. An edge is {from, to, label =,\n"
 	  "from_port =, to_port =, dashed =}, naming nodes by id (or index).\n"
 	  "  g = viz.graph{nodes = {\"x\", \"y\", {id = \"s\", label = \"x+y\"}}, edges = {{\"x\", \"s\"}, {\"y\", \"s\"}}}\n"

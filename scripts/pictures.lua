@@ -54,7 +54,17 @@ add("dag", "an index expression as a DAG: record nodes with ports, labelled edge
                 { "mul", "add", to_port = "a" }, { "n", "add", to_port = "b" } },
     })
 
--- 9. Large: a 128x128 layout renders in well under a second (SVG only).
+-- 9. Pictures as nodes: a thread reads one element; the tile goes through a swizzle.
+add("graph_of_layouts", "layouts as DAG nodes, an edge into one cell (its port r1c1)",
+    viz.graph {
+      rankdir = "LR",
+      nodes = { { id = "t", label = "thread 5" },
+                { id = "A", draw = cute.layout("(4,4):(4,1)") },
+                { id = "S", draw = cute.composition(cute.swizzle(2, 0, 2), "(4,4):(4,1)"), opts = { elem_bytes = 4 } } },
+      edges = { { "t", "A", to_port = "r1c1", label = "reads (1,1)" }, { "A", "S", label = "Sw<2,0,2>" } },
+    })
+
+-- 10. Large: a 128x128 layout renders in well under a second (SVG only).
 add("large_128x128", "a 128x128 column-major layout: 16384 cells",
     cute.layout({ 128, 128 }), {}, { "svg" })
 

@@ -52,6 +52,46 @@ html_lines(Buf *b, const Buf *src, int left)
 	}
 }
 
+/*
+** Notes wider than their grid would widen it (Graphviz spreads a wide
+** cell's width over the columns it spans, and a nested table fills its
+** cell), so a grid's title and notes are broken at spaces into lines of
+** at most width characters.
+*/
+static void
+html_wrapped(Buf *b, const Buf *src, int width)
+{
+	const char *p, *q;
+
+	if (!src->s)
+		return;
+	for (p = src->s;; p = q + 1) {
+		size_t n;
+
+		q = strchr(p, '\n');
+		n = q ? (size_t)(q - p) : strlen(p);
+		while (n > (size_t)width) {
+			size_t cut = (size_t)width;
+
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				for (cut = (size_t)width; cut < n && p[cut] != ' '; cut++)
+					;
+			if (cut >= n)
+				break;
+			html_text(b, p, cut);
+			emit(b, "<BR ALIGN=\"LEFT\"/>");
+			p += cut + 1;
+			n -= cut + 1;
+		}
+		html_text(b, p, n);
+		emit(b, "<BR ALIGN=\"LEFT\"/>");
+		if (!q)
+			break;
+	}
+}
+
 /* A DOT double-quoted string; '\n' becomes dot's centred line break. */
 static void
 dot_string(Buf *b, const char *s, int lines)
@@ -123,17 +163,27 @@ grid_lines(const Grid *g)
 static void
 grid_table(Buf *b, const Grid *g)
 {
-	int w = grid_width(g), nl = grid_lines(g), r, c, j;
+	int w = grid_width(g), nl = grid_lines(g), r, c, j, wrap;
 	int cw = w * CHAR_W + 2 * PAD, ch = nl * LINE_H + PAD;
 
 	if (cw < 22)
 		cw = 22;
-	emit(b, "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"1\">\n");
+	/* characters of the notes' font that fit the grid's width, at least 36 */
+	wrap = (g->cols * cw + 24) * 10 / 56;
+	if (wrap < 36)
+		wrap = 36;
+	/* Title and notes sit in a table around the grid's, so that a note wider
+	** than the grid does not widen one of its columns. */
+	if (g->title.len || g->caption.len)
+		emit(b, "<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"0\" CELLPADDING=\"1\">\n");
 	if (g->title.len) {
-		emit(b, "<TR><TD BORDER=\"0\" COLSPAN=\"%d\" ALIGN=\"LEFT\">", g->cols + 1);
-		html_lines(b, &g->title, 1);
+		emit(b, "<TR><TD ALIGN=\"LEFT\">");
+		html_wrapped(b, &g->title, wrap * 10 / 11);
 		emit(b, "</TD></TR>\n");
 	}
+	if (g->title.len || g->caption.len)
+		emit(b, "<TR><TD ALIGN=\"LEFT\">");
+	emit(b, "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"1\" ALIGN=\"LEFT\">\n");
 	emit(b, "<TR><TD BORDER=\"0\"></TD>");
 	for (c = 0; c < g->cols; c++)
 		emit(b, "<TD BORDER=\"0\" WIDTH=\"%d\"><FONT POINT-SIZE=\"%d\" COLOR=\"#777777\">%d</FONT></TD>",
@@ -168,13 +218,16 @@ grid_table(Buf *b, const Grid *g)
 		}
 		emit(b, "</TR>\n");
 	}
+	emit(b, "</TABLE>");
+	if (g->title.len || g->caption.len)
+		emit(b, "</TD></TR>\n");
 	if (g->caption.len) {
-		emit(b, "<TR><TD BORDER=\"0\" COLSPAN=\"%d\" ALIGN=\"LEFT\"><FONT POINT-SIZE=\"%d\">",
-		     g->cols + 1, FONT_PT - 1);
-		html_lines(b, &g->caption, 1);
+		emit(b, "<TR><TD ALIGN=\"LEFT\"><FONT POINT-SIZE=\"%d\">", FONT_PT - 1);
+		html_wrapped(b, &g->caption, wrap);
 		emit(b, "</FONT></TD></TR>\n");
 	}
-	emit(b, "</TABLE>");
+	if (g->title.len || g->caption.len)
+		emit(b, "</TABLE>");
 }
 
 static int
@@ -189,8 +242,7 @@ attached(const Scene *s, int grid)
 }
 
 /*
-** The panel table: the scene's title, the grids at their (prow, pcol), the
-** caption; as the terminal places them, so an MMA atom has B above C and A
+** The panel table: the grids at their (prow, pcol), as the terminal places them, so an MMA atom has B above C and A
 ** to the left of C. Returns 0 when no grid is left for it.
 */
 static int
@@ -211,11 +263,6 @@ panels(Buf *b, const Scene *s)
 		return 0;
 	emit(b, "panels [shape=plaintext, margin=0, label=<\n"
 	     "<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"12\" CELLPADDING=\"0\">\n");
-	if (s->title.len) {
-		emit(b, "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\"><FONT POINT-SIZE=\"%d\">", ncol, FONT_PT + 2);
-		html_lines(b, &s->title, 1);
-		emit(b, "</FONT></TD></TR>\n");
-	}
 	for (pr = 0; pr < nrow; pr++) {
 		int used = 0;
 
@@ -236,11 +283,6 @@ panels(Buf *b, const Scene *s)
 			emit(b, "</TD>");
 		}
 		emit(b, "</TR>\n");
-	}
-	if (s->caption.len) {
-		emit(b, "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">", ncol);
-		html_lines(b, &s->caption, 1);
-		emit(b, "</TD></TR>\n");
 	}
 	emit(b, "</TABLE>>];\n");
 	return 1;
@@ -326,20 +368,32 @@ dot_render(Buf *out, const Scene *s, Err *e)
 		return -1;
 	len0 = out->len;
 	emit(out, "digraph tessel {\n"
-	     "graph [rankdir=%s, pad=0.2, nodesep=0.35, ranksep=0.45, fontname=\"Helvetica\", fontsize=%d];\n"
+	     "graph [rankdir=%s, pad=0.2, nodesep=0.35, ranksep=%s, fontname=\"Helvetica\", fontsize=%d];\n"
 	     "node [fontname=\"Helvetica\", fontsize=%d];\n"
 	     "edge [fontname=\"Helvetica\", fontsize=%d, color=\"#444444\"];\n",
-	     strcmp(s->rankdir, "LR") == 0 ? "LR" : "TB", FONT_PT + 2, FONT_PT, FONT_PT - 2);
+	     strcmp(s->rankdir, "LR") == 0 ? "LR" : "TB", s->nnode ? "0.45" : "0.1", FONT_PT + 2,
+	     FONT_PT, FONT_PT - 2);
 	grids = panels(out, s);
-	if (!grids && (s->title.len || s->caption.len)) {
+	/*
+	** The scene's title is the graph's label, above everything; its notes
+	** are a node of their own under the panels. Neither is a cell of the
+	** panel table, whose width would then follow theirs. Without panels
+	** the notes join the label.
+	*/
+	if (s->title.len || (!grids && s->caption.len)) {
 		emit(out, "labelloc=t; labeljust=l; label=<");
 		html_lines(out, &s->title, 1);
-		if (s->caption.len) {
+		if (!grids && s->caption.len) {
 			emit(out, "<FONT POINT-SIZE=\"%d\">", FONT_PT);
 			html_lines(out, &s->caption, 1);
 			emit(out, "</FONT>");
 		}
 		emit(out, ">;\n");
+	}
+	if (grids && s->caption.len) {
+		emit(out, "notes [shape=plaintext, margin=0, label=<");
+		html_lines(out, &s->caption, 1);
+		emit(out, ">];\npanels -> notes [style=invis, minlen=1];\n");
 	}
 	for (i = 0; i < s->nnode; i++)
 		node(out, s, i);

@@ -307,6 +307,29 @@ scene_colorize(Scene *s, VizColorFn fn, void *ctx, Err *e)
 	return 0;
 }
 
+int
+scene_take_grid(Scene *dst, Scene *src, int i, Err *e)
+{
+	if (i < 0 || i >= src->ngrid || !src->grid[i].cell)
+		return err_set(e, "scene: no grid %d to take", i);
+	if (dst->ngrid >= SCENE_GRIDS)
+		return err_set(e, "scene: more than %d panels", SCENE_GRIDS);
+	dst->grid[dst->ngrid] = src->grid[i];
+	grid_init(&src->grid[i]);
+	return dst->ngrid++;
+}
+
+void
+scene_name_ports(Grid *g)
+{
+	int r, c;
+
+	/* rows and columns are at most VIZ_MAX_CELLS, so "r%dc%d" fits in VIZ_PORT */
+	for (r = 0; r < g->rows; r++)
+		for (c = 0; c < g->cols; c++)
+			snprintf(scene_cell(g, r, c)->port, VIZ_PORT, "r%dc%d", r & 0x3ffff, c & 0x3ffff);
+}
+
 void
 scene_unlabel(Scene *s)
 {

@@ -180,6 +180,11 @@ int scene_node(Scene *s, int kind, const char *label, Err *e);
 /* Add an edge between nodes (ports and label may be NULL); 0 or -1. */
 int scene_edge(Scene *s, int from, const char *from_port, int to, const char *to_port,
                const char *label, Err *e);
+/* Move grid i of src to the end of dst's grids (its panel place kept);
+** src's grid i is left empty (0x0), so free src next. The new index, or -1. */
+int scene_take_grid(Scene *dst, Scene *src, int i, Err *e);
+/* Name the port of every cell of grid g "rRcC" (r3c1), so edges can point at cells. */
+void scene_name_ports(Grid *g);
 /* Recolour every cell of every grid by fn (grids switch to VIZ_SCHEME_RGB). */
 int scene_colorize(Scene *s, VizColorFn fn, void *ctx, Err *e);
 /* The colour index of a cell in scheme (VIZ_SCHEME_*) from its value and
