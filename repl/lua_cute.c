@@ -17,6 +17,13 @@
 #define ATOM     "cute.MmaAtom"
 #define UNDER    "cute.Underscore"
 #define TUPLE    "cute.IntTuple"
+#define COPYVIEW "cute.CopyView"
+
+/* The source and destination TV layouts of a tiled copy over an M x N tile, for pictures. */
+typedef struct CopyView {
+	Layout src, dst;
+	int64_t m, n;
+} CopyView;
 
 /* A layout value. A TV layout (from make_layout_tv or an MMA atom) also
 ** remembers its tile (M,N), so that show() can draw it; the tile is not part
@@ -1111,6 +1118,41 @@ l_tv(lua_State *L)
 }
 
 static int
+l_copy_view(lua_State *L)
+{
+	Layout ts, td;
+	const Layout *src = check_layout(L, 1, &ts), *dst = check_layout(L, 2, &td);
+	lua_Integer m = luaL_checkinteger(L, 3), n = luaL_checkinteger(L, 4);
+	CopyView *v;
+
+	if (m < 1 || n < 1 || m > (1 << 20) || n > (1 << 20))
+		return luaL_error(L, "copy_view: tile %d x %d is out of range", (int)m, (int)n);
+	v = lua_newuserdatauv(L, sizeof *v, 0);
+	v->src = *src;
+	v->dst = *dst;
+	v->m = m;
+	v->n = n;
+	luaL_setmetatable(L, COPYVIEW);
+	return 1;
+}
+
+static int
+cv_tostring(lua_State *L)
+{
+	CopyView *v = luaL_checkudata(L, 1, COPYVIEW);
+	Buf b;
+
+	buf_init(&b);
+	emit(&b, "CopyView %lldx%lld S ", (long long)v->m, (long long)v->n);
+	cute_print(&b, &v->src);
+	emit(&b, " D ");
+	cute_print(&b, &v->dst);
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+static int
 l_mma_atom(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
@@ -1262,6 +1304,17 @@ co_scene(lua_State *L)
 
 	get_opts(L, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
 	return scene_done(L, cute_scene_composed(tessel_toscene(L, 3), c, &o, &e), &e);
+}
+
+static int
+cv_scene(lua_State *L)
+{
+	CopyView *v = luaL_checkudata(L, 1, COPYVIEW);
+	VizOpts o;
+	Err e;
+
+	get_opts(L, &o, cute_size(&v->src) > cute_size(&v->dst) ? cute_size(&v->src) : cute_size(&v->dst), 2);
+	return scene_done(L, cute_scene_copy(tessel_toscene(L, 3), &v->src, &v->dst, v->m, v->n, &o, &e), &e);
 }
 
 static int
@@ -1470,6 +1523,10 @@ static const Fn funcs[] = {
 	  "cute.mma_atom(name) -> an MMA atom with fields name, ptx, types, m, n, k, thr_id, a, b, c.\n"
 	  "a, b, c are TV layouts (thread, value) -> column-major index in MxK, NxK, MxN.\n"
 	  "  show(cute.mma_atom(\"SM80_16x8x16_F32F16F16F32_TN\"))   cute.mma_atoms() lists the names" },
+	{ "copy_view", l_copy_view,
+	  "a tiled copy's source and destination TV layouts, to draw\n"
+	  "cute.copy_view(src_tv, dst_tv, M, N) -> a value show() and viz.render() draw as CuTe's\n"
+	  "print_latex draws a TiledCopy: S and D over the M x N tile, T#V# cells coloured by thread." },
 	{ "mma_atoms", l_mma_atoms,
 	  "the names of the built-in MMA atoms\n"
 	  "cute.mma_atoms() -> the names of the built-in MMA atoms" },
@@ -1511,6 +1568,12 @@ static const luaL_Reg swizzle_meta[] = {
 	{ "__tostring", sw_tostring },
 	{ "__eq", sw_eq },
 	{ "__call", sw_call },
+	{ NULL, NULL }
+};
+
+static const luaL_Reg copyview_meta[] = {
+	{ "__tostring", cv_tostring },
+	{ "__scene", cv_scene },
 	{ NULL, NULL }
 };
 
@@ -1636,6 +1699,9 @@ luaopen_tessel_cute(lua_State *L)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, ATOM);
 	luaL_setfuncs(L, atom_meta, 0);
+	lua_pop(L, 1);
+	luaL_newmetatable(L, COPYVIEW);
+	luaL_setfuncs(L, copyview_meta, 0);
 	lua_pop(L, 1);
 	return 1;
 }

@@ -35,6 +35,10 @@ add("tv", "make_layout_tv(4x8 threads, 4x1 values): T#V# cells coloured by threa
 add("mma_sm80", "SM80 16x8x16 f16 MMA: A (M x K), B (K x N), C (M x N), coloured by thread",
     cute.mma_atom("SM80_16x8x16_F32F16F16F32_TN"))
 
+-- 6b. A tiled copy: each thread reads 4 elements of a row and writes 4 of a column.
+add("copy", "a tiled copy's source and destination TV layouts over an 8x16 tile (row vectors in, column vectors out)",
+    cute.copy_view("((8,4),4):((1,32),8)", "((2,16),4):((4,8),1)", 8, 16), { compact = true })
+
 -- 7. A warpgroup MMA's C fragment: 128 threads, coloured by warp.
 local wg = cute.mma_atom("SM90_64x8x16_F32F16F16_SS")
 add("wgmma_c_warps", "SM90 64x8x16 C fragment: 128 threads in four warps, coloured by warp",

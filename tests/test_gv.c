@@ -487,6 +487,33 @@ test_schemes(void **state)
 	assert_int_equal(viz_dtype_bytes("f17"), -1);
 }
 
+static void
+test_copy(void **state)
+{
+	Layout src = L("((8,4),4):((1,32),8)"), dst = L("((2,16),4):((4,8),1)"), bad = L("8:2"),
+	       ok8 = L("8:1");
+	Scene s;
+	Err e;
+
+	assert_int_equal(cute_scene_copy(&s, &src, &dst, 8, 16, NULL, &e), 0);
+	assert_int_equal(s.ngrid, 2);
+	assert_int_equal(s.grid[0].pcol, 0);
+	assert_int_equal(s.grid[1].pcol, 1);
+	/* (thr,val) = (5,2): source index 5 + 8*2 (row 5, column 2); destination 4 + 2 + 8*2 */
+	assert_int_equal(scene_cell(&s.grid[0], 5, 2)->value, 5);
+	assert_int_equal(scene_cell(&s.grid[0], 5, 2)->aux, 2);
+	assert_int_equal(scene_cell(&s.grid[1], 6, 2)->value, 5);
+	assert_int_equal(scene_cell(&s.grid[1], 6, 2)->aux, 2);
+	scene_free(&s);
+	assert_int_equal(cute_scene_copy(&s, &src, &bad, 8, 16, NULL, &e), 0);
+	assert_non_null(strstr(s.grid[1].caption.s, "120 cells are not mapped"));
+	scene_free(&s);
+	assert_int_equal(cute_scene_copy(&s, &ok8, &bad, 2, 4, NULL, &e), -1);
+	assert_string_equal(e.msg, "viz.copy: destination layout 8:2 maps (thr,val) = (4,0) to index 8, "
+	                    "outside the 2x4 tile");
+	assert_int_equal(s.ngrid, 0);
+}
+
 int
 main(void)
 {
@@ -503,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_dag_api),
 		cmocka_unit_test(test_grid_node),
 		cmocka_unit_test(test_schemes),
+		cmocka_unit_test(test_copy),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

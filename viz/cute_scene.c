@@ -489,3 +489,41 @@ cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e)
 	}
 	return 0;
 }
+
+int
+cute_scene_copy(Scene *s, const Layout *src, const Layout *dst, int64_t m, int64_t n,
+                const VizOpts *o, Err *e)
+{
+	const char *op = "viz.copy";
+	const Layout *tv[2] = { src, dst };
+	static const char *const title[2] = { "S (source)  ", "D (destination)  " };
+	static const char *const what[2] = { "source layout", "destination layout" };
+	VizOpts d;
+	int scheme, i;
+
+	if (!s)
+		return err_set(e, "%s: no scene", op);
+	scene_init(s);
+	if (!src || !dst)
+		return err_set(e, "%s: no layout", op);
+	if (!(o = opts(o, &d, op, e)) || check_tile(op, m, n, e) < 0 ||
+	    (scheme = tv_scheme(o, op, e)) < 0)
+		return -1;
+	scene_note(&s->title, "tiled copy over a %lldx%lld tile: (thr,val) -> m + n*%lld",
+	           (long long)m, (long long)n, (long long)m);
+	for (i = 0; i < 2; i++) {
+		Grid *g = tv_grid(s, op, o, m, n, 0, i, "m", "n", scheme, e);
+
+		if (!g)
+			return fail(s);
+		emit(&g->title, "%s", title[i]);
+		cute_print(&g->title, tv[i]);
+		if (tv_fill(g, op, what[i], tv[i], m, n, 0, scheme, o->compact, e) < 0)
+			return fail(s);
+	}
+	if (scene_oom(s)) {
+		scene_free(s);
+		return err_set(e, "%s: out of memory", op);
+	}
+	return 0;
+}

@@ -1,4 +1,4 @@
-/* viz.h - pictures of layouts: a scene model (grids of cells, placed as panels) and its terminal renderer. */
+/* viz.h - pictures: a scene model (grids of cells placed as panels, DAGs) and its terminal and DOT renderers. */
 #ifndef TESSEL_VIZ_H
 #define TESSEL_VIZ_H
 
@@ -8,12 +8,12 @@
 #include "../util/buf.h"
 
 /*
-** A picture is built in two steps, so that every renderer (the terminal
-** here, Graphviz HTML tables later) draws the same thing:
+** A picture is built in two steps, so that every renderer (the terminal,
+** DOT text for Graphviz: dot.c here, gv.h to lay it out) draws the same thing:
 **   1. cute_scene_* fills a Scene from a layout, a composed layout, a TV
 **      layout or an MMA atom: which cells exist, what they say, which
 **      colour index they carry, which notes go with them;
-**   2. a renderer (term_render) turns the Scene into text.
+**   2. a renderer (term_render, dot_render) turns the Scene into text.
 ** viz_show_* do both in one call and are what the Lua binding wants.
 **
 ** Colour indices are renderer-neutral: a cell holds an index into the
@@ -225,6 +225,10 @@ int cute_scene_layout(Scene *s, const Layout *l, const VizOpts *o, Err *e);
 int cute_scene_composed(Scene *s, const Composed *c, const VizOpts *o, Err *e);
 int cute_scene_tv(Scene *s, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e);
 int cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e);
+/* A tiled copy as CuTe's print_latex draws one: the source TV layout (S) and
+** the destination TV layout (D) over the same m x n tile, side by side. */
+int cute_scene_copy(Scene *s, const Layout *src, const Layout *dst, int64_t m, int64_t n,
+                    const VizOpts *o, Err *e);
 
 /* term.c
 **

@@ -110,6 +110,16 @@ check("mma and tv", function()
   local mn, tv = cute.make_layout_tv(cute.layout({4, 8}, {8, 1}), cute.layout({4, 1}))
   assert(viz.dot(tv):find("T0<BR/>V0", 1, true))
   assert(viz.dot(mn, {tv = {16, 8}}) ~= viz.dot(mn))
+  -- a tiled copy: S and D side by side, each element once in each
+  local cv = cute.copy_view("((8,4),4):((1,32),8)", "((2,16),4):((4,8),1)", 8, 16)
+  assert(tostring(cv) == "CopyView 8x16 S ((8,4),4):((1,32),8) D ((2,16),4):((4,8),1)")
+  local cd = viz.dot(cv, {compact = true})
+  assert(cd:find("S (source)", 1, true) and cd:find("D (destination)", 1, true))
+  assert(count(cd, ">T5V2</TD>") == 2, count(cd, ">T5V2</TD>"))
+  assert(not cd:find("not mapped", 1, true))
+  raises(function() cute.copy_view("4:1", "4:1", 0, 2) end, "copy_view: tile 0 x 2")
+  raises(function() viz.dot(cute.copy_view("8:1", "8:2", 2, 4)) end,
+         "viz.copy: destination layout 8:2 maps (thr,val) = (4,0) to index 8, outside the 2x4 tile")
 end)
 
 check("graphs", function()
