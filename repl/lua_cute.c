@@ -1282,10 +1282,14 @@ ll_scene(lua_State *L)
 	Err e;
 
 	if (lua_getfield(L, 2, "tv") == LUA_TTABLE) {
+		int okm, okn;
+
 		lua_geti(L, -1, 1);
 		lua_geti(L, -2, 2);
-		m = luaL_checkinteger(L, -2);
-		n = luaL_checkinteger(L, -1);
+		m = lua_tointegerx(L, -2, &okm);
+		n = lua_tointegerx(L, -1, &okn);
+		if (!okm || !okn || m < 1 || n < 1)
+			return luaL_error(L, "opts.tv must be {M, N} with integers M, N >= 1");
 		lua_pop(L, 2);
 	}
 	lua_pop(L, 1);

@@ -38,7 +38,7 @@ tessel_show(lua_State *L)
 	luaL_checkany(L, 1);
 	if (luaL_getmetafield(L, 1, "__scene") != LUA_TNIL) {
 		lua_pop(L, 1);
-		tessel_push_text(L, 1, 2);
+		tessel_push_text(L, 1, 2, "show");
 		s = lua_tolstring(L, -1, &n);
 		lua_writestring(s, n);
 		fflush(stdout);

@@ -20,6 +20,7 @@
 typedef struct LScene {
 	Scene s;
 	int target;
+	const char *op;     /* the function drawing it, for messages: "show", "viz.render" */
 } LScene;
 
 static int
@@ -32,12 +33,13 @@ scene_gc(lua_State *L)
 }
 
 static LScene *
-push_scene(lua_State *L, int target)
+push_scene(lua_State *L, int target, const char *op)
 {
 	LScene *u = lua_newuserdatauv(L, sizeof *u, 0);
 
 	scene_init(&u->s);   /* a safe empty state before anything can fail */
 	u->target = target;
+	u->op = op;
 	luaL_setmetatable(L, SCENE);
 	return u;
 }
@@ -58,7 +60,7 @@ tessel_scene_target(lua_State *L, int i)
 ** Options
 */
 static int
-int_field(lua_State *L, int t, const char *k, int dflt, int lo, int hi, int *given)
+int_field(lua_State *L, const char *op, int t, const char *k, int dflt, int lo, int hi, int *given)
 {
 	lua_Integer v;
 	int isint;
@@ -69,7 +71,7 @@ int_field(lua_State *L, int t, const char *k, int dflt, int lo, int hi, int *giv
 	}
 	v = lua_tointegerx(L, -1, &isint);
 	if (!isint || v < lo || v > hi)
-		luaL_error(L, "opts.%s must be an integer in %d..%d, got %s", k, lo, hi,
+		luaL_error(L, "%s: opts.%s must be an integer in %d..%d, got %s", op, k, lo, hi,
 		           luaL_tolstring(L, -1, NULL));
 	lua_pop(L, 1);
 	if (given)
@@ -81,6 +83,7 @@ int
 tessel_vizopts(lua_State *L, int opts, int scene, VizOpts *o)
 {
 	int target = tessel_scene_target(L, scene), gave_cols = 0, t;
+	const char *op = ((LScene *)lua_touserdata(L, scene))->op;
 
 	opts = lua_absindex(L, opts);
 	viz_opts_default(o);
@@ -92,26 +95,27 @@ tessel_vizopts(lua_State *L, int opts, int scene, VizOpts *o)
 	}
 	if (lua_type(L, opts) != LUA_TTABLE)
 		return 0;
-	o->max_rows = int_field(L, opts, "max_rows", o->max_rows, 1, VIZ_MAX_DIM, NULL);
-	o->max_cols = int_field(L, opts, "max_cols", o->max_cols, 1, VIZ_MAX_DIM, &gave_cols);
-	o->elem_bytes = int_field(L, opts, "elem_bytes", o->elem_bytes, 1, 16, NULL);
+	o->max_rows = int_field(L, op, opts, "max_rows", o->max_rows, 1, VIZ_MAX_DIM, NULL);
+	o->max_cols = int_field(L, op, opts, "max_cols", o->max_cols, 1, VIZ_MAX_DIM, &gave_cols);
+	o->elem_bytes = int_field(L, op, opts, "elem_bytes", o->elem_bytes, 1, 16, NULL);
 	if ((t = lua_getfield(L, opts, "dtype")) != LUA_TNIL) {
 		const char *d = lua_tostring(L, -1);
 		int eb = t == LUA_TSTRING ? viz_dtype_bytes(d) : -1;
 
 		if (eb < 0)
-			luaL_error(L, "opts.dtype: unknown dtype %s (f16, bf16, f32, f64, i8, int32, ...)",
-			           luaL_tolstring(L, -1, NULL));
+			luaL_error(L, "%s: opts.dtype: unknown dtype %s (f16, bf16, f32, f64, i8, int32, ...)",
+			           op, luaL_tolstring(L, -1, NULL));
 		o->elem_bytes = eb;
 	}
 	lua_pop(L, 1);
 	if ((t = lua_getfield(L, opts, "scheme")) == LUA_TSTRING) {
 		o->scheme = viz_scheme_parse(lua_tostring(L, -1));
 		if (o->scheme < 0)
-			luaL_error(L, "opts.scheme: unknown colour scheme '%s' (value, thread, warp, device, "
-			           "bank, none, auto, or a function of the cell)", lua_tostring(L, -1));
+			luaL_error(L, "%s: opts.scheme: unknown colour scheme '%s' (value, thread, warp, device, "
+			           "bank, none, auto, or a function of the cell)", op, lua_tostring(L, -1));
 	} else if (t != LUA_TNIL && t != LUA_TFUNCTION) {
-		luaL_error(L, "opts.scheme must be a scheme name or a function, got %s", luaL_typename(L, -1));
+		luaL_error(L, "%s: opts.scheme must be a scheme name or a function, got %s", op,
+		           luaL_typename(L, -1));
 	}
 	lua_pop(L, 1);
 	lua_getfield(L, opts, "compact");
@@ -223,7 +227,7 @@ color_cb(void *ctx, const Grid *g, int r, int c, const Cell *cell, int32_t *rgb,
 
 /* opts.labels = function(cell) -> string: new cell labels, lines split at '\n'. */
 static void
-relabel(lua_State *L, int fn, Scene *s)
+relabel(lua_State *L, const char *op, int fn, Scene *s)
 {
 	int i, r, c;
 
@@ -238,8 +242,8 @@ relabel(lua_State *L, int fn, Scene *s)
 				lua_pushvalue(L, fn);
 				push_cellinfo(L, s, g, r, c, cell);
 				if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-					luaL_error(L, "opts.labels: the label function failed at panel %d cell (%d,%d): %s",
-					           i, r, c, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+					luaL_error(L, "%s: opts.labels: the label function failed at panel %d cell (%d,%d): %s",
+					           op, i, r, c, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
 					                                                 : "(a non-string error)");
 				p = lua_tostring(L, -1);
 				cell->nline = 0;
@@ -256,7 +260,7 @@ relabel(lua_State *L, int fn, Scene *s)
 }
 
 static void
-apply_common(lua_State *L, int opts, Scene *s)
+apply_common(lua_State *L, const char *op, int opts, Scene *s)
 {
 	Err e;
 	int t;
@@ -273,9 +277,10 @@ apply_common(lua_State *L, int opts, Scene *s)
 	if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1))
 		scene_unlabel(s);
 	else if (t == LUA_TFUNCTION)
-		relabel(L, lua_gettop(L), s);
+		relabel(L, op, lua_gettop(L), s);
 	else if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-		luaL_error(L, "opts.labels must be false or a function of the cell, got %s", luaL_typename(L, -1));
+		luaL_error(L, "%s: opts.labels must be false or a function of the cell, got %s", op,
+		           luaL_typename(L, -1));
 	lua_pop(L, 1);
 	if (lua_getfield(L, opts, "scheme") == LUA_TFUNCTION) {
 		ColorCtx k;
@@ -285,15 +290,15 @@ apply_common(lua_State *L, int opts, Scene *s)
 		k.s = s;
 		luaL_checkstack(L, 8, "viz colour function");
 		if (scene_colorize(s, color_cb, &k, &e) < 0)
-			luaL_error(L, "%s", e.msg);
+			luaL_error(L, "%s: %s", op, e.msg);
 	}
 	lua_pop(L, 1);
 	if (scene_oom(s))
-		luaL_error(L, "viz: out of memory");
+		luaL_error(L, "%s: out of memory", op);
 }
 
 Scene *
-tessel_scene(lua_State *L, int x, int opts, int target)
+tessel_scene(lua_State *L, int x, int opts, int target, const char *op)
 {
 	LScene *u;
 	const char *name;
@@ -301,13 +306,13 @@ tessel_scene(lua_State *L, int x, int opts, int target)
 	x = lua_absindex(L, x);
 	opts = opts == 0 || lua_isnoneornil(L, opts) ? 0 : lua_absindex(L, opts);
 	if (opts && lua_type(L, opts) != LUA_TTABLE)
-		luaL_error(L, "opts must be a table, got %s", luaL_typename(L, opts));
+		luaL_error(L, "%s: opts must be a table, got %s", op, luaL_typename(L, opts));
 	if (luaL_getmetafield(L, x, "__scene") == LUA_TNIL) {
 		name = luaL_getmetafield(L, x, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
 		                                                      : luaL_typename(L, x);
-		luaL_error(L, "a %s cannot be drawn (its metatable has no __scene)", name);
+		luaL_error(L, "%s: a %s cannot be drawn (its metatable has no __scene)", op, name);
 	}
-	u = push_scene(L, target);
+	u = push_scene(L, target, op);
 	lua_insert(L, -2);
 	lua_pushvalue(L, x);
 	if (opts)
@@ -316,7 +321,7 @@ tessel_scene(lua_State *L, int x, int opts, int target)
 		lua_newtable(L);
 	lua_pushvalue(L, -4);
 	lua_call(L, 3, 0);
-	apply_common(L, opts, &u->s);
+	apply_common(L, op, opts, &u->s);
 	return &u->s;
 }
 
@@ -375,7 +380,7 @@ push_dot(lua_State *L, Scene *s)
 }
 
 void
-tessel_push_text(lua_State *L, int x, int opts)
+tessel_push_text(lua_State *L, int x, int opts, const char *op)
 {
 	Scene *s;
 	VizOpts o;
@@ -384,7 +389,7 @@ tessel_push_text(lua_State *L, int x, int opts)
 
 	x = lua_absindex(L, x);
 	opts = opts == 0 || lua_isnoneornil(L, opts) ? 0 : lua_absindex(L, opts);
-	s = tessel_scene(L, x, opts, TESSEL_TERM);
+	s = tessel_scene(L, x, opts, TESSEL_TERM, op);
 	viz_opts_default(&o);
 	o.color = tessel_want_color(L, opts ? opts : x);   /* x: no colour field, so the default */
 	buf_init(&b);
@@ -403,7 +408,7 @@ v_text(lua_State *L)
 	luaL_checkany(L, 1);
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
-	tessel_push_text(L, 1, 2);
+	tessel_push_text(L, 1, 2, "viz.text");
 	return 1;
 }
 
@@ -411,7 +416,7 @@ static int
 v_dot(lua_State *L)
 {
 	luaL_checkany(L, 1);
-	push_dot(L, tessel_scene(L, 1, 2, TESSEL_GRAPHVIZ));
+	push_dot(L, tessel_scene(L, 1, 2, TESSEL_GRAPHVIZ, "viz.dot"));
 	return 1;
 }
 
@@ -449,7 +454,7 @@ v_render(lua_State *L)
 			luaL_error(L, "viz.render: cannot tell the format of '%s' from its extension "
 			           "(use .svg, .png, .pdf or .dot, or opts.format)", where);
 	}
-	s = tessel_scene(L, 1, 3, TESSEL_GRAPHVIZ);
+	s = tessel_scene(L, 1, 3, TESSEL_GRAPHVIZ, "viz.render");
 	buf_init(&dot);
 	if (dot_render(&dot, s, &e) < 0) {
 		buf_free(&dot);
@@ -529,7 +534,7 @@ picture_node(lua_State *L, int at, int i, Scene *s, int target)
 	lua_getfield(L, at, "opts");
 	if (!lua_isnil(L, -1) && !lua_istable(L, -1))
 		luaL_error(L, "viz.graph: node %d: opts must be a table, got %s", i, luaL_typename(L, -1));
-	sub = tessel_scene(L, -2, lua_istable(L, -1) ? -1 : 0, target);
+	sub = tessel_scene(L, -2, lua_istable(L, -1) ? -1 : 0, target, "viz.graph");
 	if (sub->ngrid != 1 || sub->nnode)
 		luaL_error(L, "viz.graph: node %d: draw must be a one-panel picture (a layout, a TV layout), "
 		           "not one of %d panels and %d nodes", i, sub->ngrid, sub->nnode);
@@ -714,7 +719,7 @@ v_graph(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
 	lua_settop(L, 1);
-	graph_fill(L, 1, &push_scene(L, TESSEL_GRAPHVIZ)->s, TESSEL_GRAPHVIZ);   /* check it now */
+	graph_fill(L, 1, &push_scene(L, TESSEL_GRAPHVIZ, "viz.graph")->s, TESSEL_GRAPHVIZ);   /* check it now */
 	lua_pop(L, 1);
 	lua_newuserdatauv(L, 0, 1);
 	lua_pushvalue(L, 1);

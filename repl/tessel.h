@@ -65,8 +65,9 @@ int tessel_vizopts(lua_State *L, int opts, int scene, struct VizOpts *o);
 ** options table at index opts, or none), apply the shared options, and
 ** return the filled Scene; the userdata stays on the stack. Raises when x is
 ** not drawable or its builder fails. */
-struct Scene *tessel_scene(lua_State *L, int x, int opts, int target);
-/* Push the terminal picture of the drawable at index x (show's text). */
-void tessel_push_text(lua_State *L, int x, int opts);
+struct Scene *tessel_scene(lua_State *L, int x, int opts, int target, const char *op);
+/* Push the terminal picture of the drawable at index x (show's text). op
+** ("show", "viz.render") names the caller in messages about the options. */
+void tessel_push_text(lua_State *L, int x, int opts, const char *op);
 
 #endif
