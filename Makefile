@@ -43,10 +43,10 @@ endif
 
 CORE_SRC = util/buf.c layout/tuple.c layout/cute.c layout/tiler.c \
            layout/swizzle.c layout/tv.c viz/scene.c viz/term.c viz/cute_scene.c
-CORE_SRC += viz/dot.c viz/gv.c
 LUA_SRC  = repl/lua_tessel.c repl/lua_cute.c repl/help.c
-LUA_SRC += repl/lua_viz.c
 EXE_SRC  = repl/main.c repl/repl.c
+CORE_SRC += viz/dot.c viz/gv.c
+LUA_SRC  += repl/lua_viz.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)
 LUA_OBJ  = $(LUA_SRC:%.c=$(B)/%.o)

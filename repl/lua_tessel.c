@@ -70,8 +70,6 @@ luaopen_tessel(lua_State *L)
 	lua_newtable(L);
 	luaL_requiref(L, "cute", luaopen_tessel_cute, 0);  /* errors then name cute.f */
 	lua_setfield(L, -2, "cute");
-	luaL_requiref(L, "viz", luaopen_tessel_viz, 0);
-	lua_setfield(L, -2, "viz");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
@@ -82,6 +80,8 @@ luaopen_tessel(lua_State *L)
 	         "\"thread\", \"warp\", \"device\", \"bank\", \"none\" or a function(cell) -> \"#rrggbb\"\n"
 	         "(see help(viz.render)). viz.render(x, \"x.svg\") draws the same picture with Graphviz.");
 	lua_setfield(L, -2, "show");
+	luaL_requiref(L, "viz", luaopen_tessel_viz, 0);
+	lua_setfield(L, -2, "viz");
 	lua_pushcfunction(L, help_lua);
 	help_add(L, -1, "help",
 	         "help() gives an overview; help(f) the text of a function; help \"topic\" a topic;\n"
@@ -101,10 +101,10 @@ tessel_open_globals(lua_State *L)
 	luaL_requiref(L, "tessel", luaopen_tessel, 1);
 	lua_getfield(L, -1, "cute");
 	lua_setglobal(L, "cute");
-	lua_getfield(L, -1, "viz");
-	lua_setglobal(L, "viz");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
+	lua_getfield(L, -1, "viz");
+	lua_setglobal(L, "viz");
 	lua_getfield(L, -1, "help");
 	lua_setglobal(L, "help");
 	lua_pop(L, 1);

@@ -230,6 +230,19 @@ int cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e);
 int cute_scene_copy(Scene *s, const Layout *src, const Layout *dst, int64_t m, int64_t n,
                     const VizOpts *o, Err *e);
 
+/* dot.c
+**
+** dot_render appends the DOT text of a scene (Graphviz's input language;
+** no Graphviz needed) to out: grids as HTML-like tables (title, column
+** indices, row indices, cells with their fill colours and ports, caption),
+** all the panels of the scene in one table node placed as the terminal
+** places them; DAG nodes and edges as themselves. Grids larger than
+** VIZ_GV_MAX_DIM rows or columns and DAGs of more than VIZ_GV_MAX_NODES
+** nodes are refused (build the scene with max_rows/max_cols at most 256).
+** gv.h renders the text with Graphviz.
+*/
+int dot_render(Buf *out, const Scene *s, Err *e);
+
 /* term.c
 **
 ** term_render appends the scene's text to out. A single-grid layout scene
@@ -250,18 +263,5 @@ int viz_show_layout(Buf *out, const Layout *l, const VizOpts *o, Err *e);
 int viz_show_composed(Buf *out, const Composed *c, const VizOpts *o, Err *e);
 int viz_show_tv(Buf *out, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e);
 int viz_show_mma(Buf *out, const MmaAtom *a, const VizOpts *o, Err *e);
-
-/* dot.c
-**
-** dot_render appends the DOT text of a scene (Graphviz's input language;
-** no Graphviz needed) to out: grids as HTML-like tables (title, column
-** indices, row indices, cells with their fill colours and ports, caption),
-** all the panels of the scene in one table node placed as the terminal
-** places them; DAG nodes and edges as themselves. Grids larger than
-** VIZ_GV_MAX_DIM rows or columns and DAGs of more than VIZ_GV_MAX_NODES
-** nodes are refused (build the scene with max_rows/max_cols at most 256).
-** gv.h renders the text with Graphviz.
-*/
-int dot_render(Buf *out, const Scene *s, Err *e);
 
 #endif
