@@ -278,8 +278,8 @@ apply_common(lua_State *L, const char *op, int opts, Scene *s)
 		scene_unlabel(s);
 	else if (t == LUA_TFUNCTION)
 		relabel(L, op, lua_gettop(L), s);
-	else if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-		luaL_error(L, "%s: opts.labels must be false or a function of the cell, got %s", op,
+	else if (t != LUA_TNIL && t != LUA_TBOOLEAN && t != LUA_TTABLE)   /* a table is the type's own (Axe: axes) */
+		luaL_error(L, "%s: opts.labels must be false, a function of the cell or a table, got %s", op,
 		           luaL_typename(L, -1));
 	lua_pop(L, 1);
 	if (lua_getfield(L, opts, "scheme") == LUA_TFUNCTION) {
