@@ -1137,9 +1137,10 @@ term_width(void)
 	return 120;
 }
 
-/* show(L [, {color=, axis=, shape=, max_rows=, max_cols=}]) */
+/* The drawable protocol (tessel.h): show, viz.render and viz.dot draw an Axe
+** layout through this; opts as ax_show's (axis, labels, shape) and viz's. */
 static int
-ax_show(lua_State *L)
+ax_scene(lua_State *L)
 {
 	LAxe *u = luaL_checkudata(L, 1, AXE_LAYOUT);
 	const AxeShape *sh = u->has_shape ? &u->sh : NULL;
@@ -1147,53 +1148,38 @@ ax_show(lua_State *L)
 	const char *axis = NULL;
 	AxeAxes labels;
 	VizOpts o;
-	Buf b;
 	Err e;
-	int r, fit;
+	int fit;
 
-	viz_opts_default(&o);
-	o.color = tessel_want_color(L, 2);
-	fit = (term_width() - 6) / 6;
-	if (fit < 4)
-		fit = 4;
-	if (fit < o.max_cols)
-		o.max_cols = fit;
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		if (lua_getfield(L, 2, "axis") == LUA_TSTRING)
-			axis = lua_tostring(L, -1);
-		labels.n = 0;
-		if (lua_getfield(L, 2, "labels") == LUA_TTABLE) {
-			int k, n = (int)luaL_len(L, -1);
-			for (k = 1; k <= n && k <= AXE_AXES; k++) {
-				const char *nm;
-				lua_geti(L, -1, k);
-				nm = lua_tostring(L, -1);
-				if (!nm || strlen(nm) >= AXE_NAME)
-					return luaL_error(L, "axe.show: labels is a list of axis names");
-				axe_axes_add(&labels, nm, &e);
-				lua_pop(L, 1);
-			}
-		}
-		if (lua_getfield(L, 2, "shape") != LUA_TNIL) {
-			check_shape(L, lua_gettop(L), &given);
-			sh = &given;
-		}
-		lua_getfield(L, 2, "max_rows");
-		if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 4096)
-			o.max_rows = (int)lua_tointeger(L, -1);
-		lua_getfield(L, 2, "max_cols");
-		if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 4096)
-			o.max_cols = (int)lua_tointeger(L, -1);
+	if (!tessel_vizopts(L, 2, 3, &o) && tessel_scene_target(L, 3) == TESSEL_TERM) {
+		fit = (term_width() - 6) / 6;
+		if (fit < 4)
+			fit = 4;
+		if (fit < o.max_cols)
+			o.max_cols = fit;
 	}
-	buf_init(&b);
-	r = viz_show_axe(&b, &u->l, sh, axis, lua_type(L, 2) == LUA_TTABLE ? &labels : NULL, &o, &e);
-	if (r < 0) {
-		buf_free(&b);
+	if (lua_getfield(L, 2, "axis") == LUA_TSTRING)
+		axis = lua_tostring(L, -1);
+	labels.n = 0;
+	if (lua_getfield(L, 2, "labels") == LUA_TTABLE) {
+		int k, n = (int)luaL_len(L, -1);
+		for (k = 1; k <= n && k <= AXE_AXES; k++) {
+			const char *nm;
+			lua_geti(L, -1, k);
+			nm = lua_tostring(L, -1);
+			if (!nm || strlen(nm) >= AXE_NAME)
+				return luaL_error(L, "axe.show: labels is a list of axis names");
+			axe_axes_add(&labels, nm, &e);
+			lua_pop(L, 1);
+		}
+	}
+	if (lua_getfield(L, 2, "shape") != LUA_TNIL) {
+		check_shape(L, lua_gettop(L), &given);
+		sh = &given;
+	}
+	if (axe_scene_layout(tessel_toscene(L, 3), &u->l, sh, axis, &labels, &o, &e) < 0)
 		return fail(L, &e);
-	}
-	lua_pushstring(L, b.s ? b.s : "");
-	buf_free(&b);
-	return 1;
+	return 0;
 }
 
 static int
@@ -1331,7 +1317,7 @@ static const luaL_Reg meta[] = {
 	{ "__eq", ax_eq },
 	{ "__len", ax_len },
 	{ "__call", ax_call },
-	{ "__show", ax_show },
+	{ "__scene", ax_scene },
 	{ NULL, NULL }
 };
 

@@ -17,6 +17,13 @@
 #define ATOM     "cute.MmaAtom"
 #define UNDER    "cute.Underscore"
 #define TUPLE    "cute.IntTuple"
+#define COPYVIEW "cute.CopyView"
+
+/* The source and destination TV layouts of a tiled copy over an M x N tile, for pictures. */
+typedef struct CopyView {
+	Layout src, dst;
+	int64_t m, n;
+} CopyView;
 
 /* A layout value. A TV layout (from make_layout_tv or an MMA atom) also
 ** remembers its tile (M,N), so that show() can draw it; the tile is not part
@@ -1123,6 +1130,41 @@ l_tv(lua_State *L)
 }
 
 static int
+l_copy_view(lua_State *L)
+{
+	Layout ts, td;
+	const Layout *src = check_layout(L, 1, &ts), *dst = check_layout(L, 2, &td);
+	lua_Integer m = luaL_checkinteger(L, 3), n = luaL_checkinteger(L, 4);
+	CopyView *v;
+
+	if (m < 1 || n < 1 || m > (1 << 20) || n > (1 << 20))
+		return luaL_error(L, "copy_view: tile %d x %d is out of range", (int)m, (int)n);
+	v = lua_newuserdatauv(L, sizeof *v, 0);
+	v->src = *src;
+	v->dst = *dst;
+	v->m = m;
+	v->n = n;
+	luaL_setmetatable(L, COPYVIEW);
+	return 1;
+}
+
+static int
+cv_tostring(lua_State *L)
+{
+	CopyView *v = luaL_checkudata(L, 1, COPYVIEW);
+	Buf b;
+
+	buf_init(&b);
+	emit(&b, "CopyView %lldx%lld S ", (long long)v->m, (long long)v->n);
+	cute_print(&b, &v->src);
+	emit(&b, " D ");
+	cute_print(&b, &v->dst);
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+static int
 l_mma_atom(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
@@ -1216,103 +1258,90 @@ term_width(void)
 }
 
 /*
-** Options of show(). Unless max_cols is given, as many columns as fit the
-** width: a cell is its widest label plus "| " and " " (CuTe's layout), and an
-** MMA atom puts two panels side by side. label_max is the largest number a
-** cell shows (a value, or a thread id).
+** Options of a picture (the drawable protocol of tessel.h): the shared
+** ones, and for the terminal, unless max_cols is given, as many columns as
+** fit the width: a cell is its widest label plus "| " and " " (CuTe's
+** layout), and an MMA atom puts two panels side by side. label_max is the
+** largest number a cell shows (a value, or a thread id).
 */
 static void
-get_opts(lua_State *L, int i, VizOpts *o, int64_t label_max, int panels)
+get_opts(lua_State *L, VizOpts *o, int64_t label_max, int panels)
 {
 	int cell = num_digits(label_max < 0 ? 0 : label_max) + 4, fit;
 
-	viz_opts_default(o);
-	o->color = tessel_want_color(L, i);
+	if (tessel_vizopts(L, 2, 3, o) || tessel_scene_target(L, 3) != TESSEL_TERM)
+		return;
 	fit = (term_width() / panels - 6) / cell;
 	if (fit < 4)
 		fit = 4;
 	if (fit < o->max_cols)
 		o->max_cols = fit;
-	if (lua_type(L, i) != LUA_TTABLE)
-		return;
-	lua_getfield(L, i, "max_rows");
-	if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 4096)
-		o->max_rows = (int)lua_tointeger(L, -1);
-	lua_getfield(L, i, "max_cols");
-	if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 4096)
-		o->max_cols = (int)lua_tointeger(L, -1);
-	lua_getfield(L, i, "elem_bytes");
-	if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 64)
-		o->elem_bytes = (int)lua_tointeger(L, -1);
-	lua_pop(L, 3);
 }
 
+/* Fill the scene (status < 0: the builder failed, raise its message). */
 static int
-push_buf(lua_State *L, Buf *b, int status, Err *e)
+scene_done(lua_State *L, int status, Err *e)
 {
-	if (status < 0) {
-		buf_free(b);
-		return fail(L, e);
-	}
-	lua_pushstring(L, b->s ? b->s : "");
-	buf_free(b);
-	return 1;
+	return status < 0 ? fail(L, e) : 0;
 }
 
 static int
-ll_show(lua_State *L)
+ll_scene(lua_State *L)
 {
 	LLayout *u = luaL_checkudata(L, 1, LAYOUT);
 	int64_t m = u->tv_m, n = u->tv_n;
 	VizOpts o;
-	Buf b;
 	Err e;
-	int r;
 
-	get_opts(L, 2, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1);
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		lua_getfield(L, 2, "tv");
-		if (lua_type(L, -1) == LUA_TTABLE) {
-			lua_geti(L, -1, 1);
-			lua_geti(L, -2, 2);
-			m = luaL_checkinteger(L, -2);
-			n = luaL_checkinteger(L, -1);
-			lua_pop(L, 2);
-		}
-		lua_pop(L, 1);
+	if (lua_getfield(L, 2, "tv") == LUA_TTABLE) {
+		int okm, okn;
+
+		lua_geti(L, -1, 1);
+		lua_geti(L, -2, 2);
+		m = lua_tointegerx(L, -2, &okm);
+		n = lua_tointegerx(L, -1, &okn);
+		if (!okm || !okn || m < 1 || n < 1)
+			return luaL_error(L, "opts.tv must be {M, N} with integers M, N >= 1");
+		lua_pop(L, 2);
 	}
-	buf_init(&b);
+	lua_pop(L, 1);
+	get_opts(L, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1);
 	if (m > 0 && n > 0)
-		r = viz_show_tv(&b, &u->l, m, n, &o, &e);
-	else
-		r = viz_show_layout(&b, &u->l, &o, &e);
-	return push_buf(L, &b, r, &e);
+		return scene_done(L, cute_scene_tv(tessel_toscene(L, 3), &u->l, m, n, &o, &e), &e);
+	return scene_done(L, cute_scene_layout(tessel_toscene(L, 3), &u->l, &o, &e), &e);
 }
 
 static int
-co_show(lua_State *L)
+co_scene(lua_State *L)
 {
 	Composed *c = luaL_checkudata(L, 1, COMPOSED);
 	VizOpts o;
-	Buf b;
 	Err e;
 
-	get_opts(L, 2, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
-	buf_init(&b);
-	return push_buf(L, &b, viz_show_composed(&b, c, &o, &e), &e);
+	get_opts(L, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
+	return scene_done(L, cute_scene_composed(tessel_toscene(L, 3), c, &o, &e), &e);
 }
 
 static int
-atom_show(lua_State *L)
+cv_scene(lua_State *L)
+{
+	CopyView *v = luaL_checkudata(L, 1, COPYVIEW);
+	VizOpts o;
+	Err e;
+
+	get_opts(L, &o, cute_size(&v->src) > cute_size(&v->dst) ? cute_size(&v->src) : cute_size(&v->dst), 2);
+	return scene_done(L, cute_scene_copy(tessel_toscene(L, 3), &v->src, &v->dst, v->m, v->n, &o, &e), &e);
+}
+
+static int
+atom_scene(lua_State *L)
 {
 	MmaAtom *a = luaL_checkudata(L, 1, ATOM);
 	VizOpts o;
-	Buf b;
 	Err e;
 
-	get_opts(L, 2, &o, cute_size(&a->thr_id), 2);
-	buf_init(&b);
-	return push_buf(L, &b, viz_show_mma(&b, a, &o, &e), &e);
+	get_opts(L, &o, cute_size(&a->thr_id), 2);
+	return scene_done(L, cute_scene_mma(tessel_toscene(L, 3), a, &o, &e), &e);
 }
 
 /* L:expr([opts]): the index expression, built by lua_uop.c. */
@@ -1522,6 +1551,10 @@ static const Fn funcs[] = {
 	  "cute.mma_atom(name) -> an MMA atom with fields name, ptx, types, m, n, k, thr_id, a, b, c.\n"
 	  "a, b, c are TV layouts (thread, value) -> column-major index in MxK, NxK, MxN.\n"
 	  "  show(cute.mma_atom(\"SM80_16x8x16_F32F16F16F32_TN\"))   cute.mma_atoms() lists the names" },
+	{ "copy_view", l_copy_view,
+	  "a tiled copy's source and destination TV layouts, to draw\n"
+	  "cute.copy_view(src_tv, dst_tv, M, N) -> a value show() and viz.render() draw as CuTe's\n"
+	  "print_latex draws a TiledCopy: S and D over the M x N tile, T#V# cells coloured by thread." },
 	{ "mma_atoms", l_mma_atoms,
 	  "the names of the built-in MMA atoms\n"
 	  "cute.mma_atoms() -> the names of the built-in MMA atoms" },
@@ -1550,7 +1583,7 @@ static const luaL_Reg layout_meta[] = {
 	{ "__eq", ll_eq },
 	{ "__len", ll_len },
 	{ "__call", ll_call },
-	{ "__show", ll_show },
+	{ "__scene", ll_scene },
 	{ NULL, NULL }
 };
 
@@ -1560,7 +1593,7 @@ static const luaL_Reg composed_meta[] = {
 	{ "__len", co_len },
 	{ "__call", co_call },
 	{ "__index", co_index },
-	{ "__show", co_show },
+	{ "__scene", co_scene },
 	{ NULL, NULL }
 };
 
@@ -1571,10 +1604,16 @@ static const luaL_Reg swizzle_meta[] = {
 	{ NULL, NULL }
 };
 
+static const luaL_Reg copyview_meta[] = {
+	{ "__tostring", cv_tostring },
+	{ "__scene", cv_scene },
+	{ NULL, NULL }
+};
+
 static const luaL_Reg atom_meta[] = {
 	{ "__tostring", atom_tostring },
 	{ "__index", atom_index },
-	{ "__show", atom_show },
+	{ "__scene", atom_scene },
 	{ NULL, NULL }
 };
 
@@ -1693,6 +1732,9 @@ luaopen_tessel_cute(lua_State *L)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, ATOM);
 	luaL_setfuncs(L, atom_meta, 0);
+	lua_pop(L, 1);
+	luaL_newmetatable(L, COPYVIEW);
+	luaL_setfuncs(L, copyview_meta, 0);
 	lua_pop(L, 1);
 	return 1;
 }

@@ -947,49 +947,33 @@ term_width(void)
 	return 120;
 }
 
+/* The drawable protocol (tessel.h): fill the scene for show, viz.render, viz.dot. */
 static int
-mm_show(lua_State *L)
+mm_scene(lua_State *L)
 {
 	LLego *u = check_lego(L, 1);
-	int rank = u->g.rank, cell, fit;
+	int rank = u->g.rank, cell, fit, rc;
 	lua_State *prev;
 	VizOpts o;
-	Buf b;
 	Err e;
-	int rc;
 
-	viz_opts_default(&o);
-	o.color = tessel_want_color(L, 2);
-	/* a physical-view cell shows a coordinate: about 3 characters a dimension */
-	cell = 3 * rank + 3;
-	if (num_digits(lego_cosize(&u->g)) + 4 > cell)
-		cell = num_digits(lego_cosize(&u->g)) + 4;
-	fit = (term_width() / 2 - 6) / cell;
-	if (fit < 4)
-		fit = 4;
-	if (fit < o.max_cols)
-		o.max_cols = fit;
-	o.max_rows = 32;
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		lua_getfield(L, 2, "max_rows");
-		if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 512)
-			o.max_rows = (int)lua_tointeger(L, -1);
-		lua_getfield(L, 2, "max_cols");
-		if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) <= 512)
-			o.max_cols = (int)lua_tointeger(L, -1);
-		lua_pop(L, 2);
+	if (!tessel_vizopts(L, 2, 3, &o) && tessel_scene_target(L, 3) == TESSEL_TERM) {
+		/* a physical-view cell shows a coordinate: about 3 characters a dimension */
+		cell = 3 * rank + 3;
+		if (num_digits(lego_cosize(&u->g)) + 4 > cell)
+			cell = num_digits(lego_cosize(&u->g)) + 4;
+		fit = (term_width() / 2 - 6) / cell;
+		if (fit < 4)
+			fit = 4;
+		if (fit < o.max_cols)
+			o.max_cols = fit;
 	}
-	buf_init(&b);
+	if (tessel_scene_target(L, 3) == TESSEL_TERM && lua_getfield(L, 2, "max_rows") == LUA_TNIL)
+		o.max_rows = 32;
 	prev = enter(L);
-	rc = viz_show_lego(&b, &u->g, &o, &e);
+	rc = lego_scene(tessel_toscene(L, 3), &u->g, &o, &e);
 	leave(L, prev);
-	if (rc < 0) {
-		buf_free(&b);
-		return fail(L, &e);
-	}
-	lua_pushstring(L, b.s ? b.s : "");
-	buf_free(&b);
-	return 1;
+	return rc < 0 ? fail(L, &e) : 0;
 }
 
 /*
@@ -1092,7 +1076,7 @@ static const luaL_Reg meta[] = {
 	{ "__len", mm_len },
 	{ "__eq", mm_eq },
 	{ "__call", mm_call },
-	{ "__show", mm_show },
+	{ "__scene", mm_scene },
 	{ NULL, NULL }
 };
 

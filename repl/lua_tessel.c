@@ -27,8 +27,9 @@ tessel_want_color(lua_State *L, int opts)
 	return isatty(STDOUT_FILENO) && !(nc && *nc);
 }
 
-/* show(x [, opts]) prints the picture that x's metatable __show(x, opts) draws;
-** values without one print as tostring(x). */
+/* show(x [, opts]) prints the terminal picture of a drawable x (tessel.h):
+** its own __show text when it has one, else its __scene drawn for the
+** terminal; other values print as tostring(x). */
 int
 tessel_show(lua_State *L)
 {
@@ -36,19 +37,16 @@ tessel_show(lua_State *L)
 	const char *s;
 
 	luaL_checkany(L, 1);
-	if (luaL_getmetafield(L, 1, "__show") == LUA_TNIL) {
+	if (luaL_getmetafield(L, 1, "__show") == LUA_TNIL
+	    && luaL_getmetafield(L, 1, "__scene") == LUA_TNIL) {
 		s = luaL_tolstring(L, 1, &n);
 		lua_writestring(s, n);
 		lua_writeline();
 		return 0;
 	}
-	lua_pushvalue(L, 1);
-	if (lua_isnoneornil(L, 2))
-		lua_newtable(L);
-	else
-		lua_pushvalue(L, 2);
-	lua_call(L, 2, 1);
-	s = luaL_checklstring(L, -1, &n);
+	lua_pop(L, 1);
+	tessel_push_text(L, 1, 2, "show");
+	s = lua_tolstring(L, -1, &n);
 	lua_writestring(s, n);
 	if (n == 0 || s[n - 1] != '\n')
 		lua_writeline();
@@ -72,9 +70,14 @@ luaopen_tessel(lua_State *L)
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
 	         "layout as T#V# cells coloured by thread, an MMA atom as its A, B and C panels, a\n"
-	         "swizzled layout coloured by shared-memory bank. opts: color (default: when stdout is a\n"
-	         "terminal and NO_COLOR is unset), max_rows, max_cols, elem_bytes, tv = {M, N}.");
+	         "swizzled layout coloured by shared-memory bank, a viz.graph as its nodes and edges.\n"
+	         "opts: color (default: when stdout is a terminal and NO_COLOR is unset), max_rows,\n"
+	         "max_cols, elem_bytes or dtype, tv = {M, N}, compact, title, labels, and scheme: \"value\",\n"
+	         "\"thread\", \"warp\", \"device\", \"bank\", \"none\" or a function(cell) -> \"#rrggbb\"\n"
+	         "(see help(viz.render)). viz.render(x, \"x.svg\") draws the same picture with Graphviz.");
 	lua_setfield(L, -2, "show");
+	luaL_requiref(L, "viz", luaopen_tessel_viz, 0);
+	lua_setfield(L, -2, "viz");
 	lua_pushcfunction(L, help_lua);
 	help_add(L, -1, "help",
 	         "help() gives an overview; help(f) the text of a function; help \"topic\" a topic;\n"
@@ -84,7 +87,7 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "version");
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
-	           "Areas: cute (CuTe layouts). Start with help(cute) and help \"cute\".");
+	           "Areas: cute (CuTe layouts), viz (pictures). Start with help(cute) and help \"cute\".");
 	return 1;
 }
 
@@ -102,6 +105,8 @@ tessel_open_globals(lua_State *L)
 	lua_setglobal(L, "uop");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
+	lua_getfield(L, -1, "viz");
+	lua_setglobal(L, "viz");
 	lua_getfield(L, -1, "help");
 	lua_setglobal(L, "help");
 	lua_pop(L, 1);

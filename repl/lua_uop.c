@@ -5,6 +5,7 @@
 
 #include "../interp/uop.h"
 #include "../layout/lower.h"
+#include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
 
@@ -405,6 +406,21 @@ l_show(lua_State *L)
 	return l_tree(L);
 }
 
+/* The drawable protocol (tessel.h): the expression's DAG for viz.render and
+** viz.dot; show keeps the indented tree of __show. */
+static int
+l_scene(lua_State *L)
+{
+	LExpr *x = check(L, 1);
+	VizOpts o;
+	Err e;
+
+	tessel_vizopts(L, 2, 3, &o);
+	if (uop_scene(tessel_toscene(L, 3), x->u, &o, &e) < 0)
+		return luaL_error(L, "%s", e.msg);
+	return 0;
+}
+
 /* e .. "text": the infix form, as tostring. */
 static int
 m_concat(lua_State *L)
@@ -740,7 +756,7 @@ static const luaL_Reg expr_meta[] = {
 	{ "__mod", m_mod }, { "__unm", m_unm }, { "__div", m_div }, { "__band", m_band },
 	{ "__bor", m_bor }, { "__bxor", m_bxor }, { "__shl", m_shl }, { "__shr", m_shr },
 	{ "__lt", m_cmp }, { "__le", m_cmp }, { "__eq", m_eq }, { "__tostring", l_tostring },
-	{ "__call", m_call }, { "__index", m_index }, { "__show", l_show }, { "__concat", m_concat },
+	{ "__call", m_call }, { "__index", m_index }, { "__show", l_show }, { "__scene", l_scene }, { "__concat", m_concat },
 	{ NULL, NULL }
 };
 

@@ -33,12 +33,64 @@ struct Composed;
 ** not NULL) as a uop expression; opts is the stack index of L:expr's options. */
 int tessel_uop_push_layout(lua_State *L, const struct Layout *l, const struct Composed *cl, int opts);
 
-/* show(x [, opts]): the terminal picture of a value, through its metatable's
-** __show(x, opts) which returns the text. */
+/* show(x [, opts]): print tessel_push_text's picture of a drawable value
+** (see lua_viz.c below), tostring(x) for any other value. */
 int tessel_show(lua_State *L);
 
 /* Whether pictures use ANSI colour: opts.color if given, else stdout is a
 ** terminal and NO_COLOR is unset. */
 int tessel_want_color(lua_State *L, int opts);
+
+/* lua_viz.c
+**
+** The drawable protocol. A value x is drawable when its metatable has a
+** field __scene holding a lua_CFunction; show(x, opts), viz.render(x, path,
+** opts) and viz.dot(x, opts) call it as f(x, opts, scene) where opts is a
+** table (empty when the user gave none) and scene an empty tessel.Scene
+** userdata. f fills tessel_toscene(L, 3) with the scene builders of viz/
+** (e.g. cute_scene_layout), taking its options from
+** tessel_vizopts(L, 2, 3, &o), and returns nothing; on bad input it raises
+** a Lua error (the Scene is anchored in the userdata, so nothing leaks).
+** The caller then applies what every picture shares (opts.title,
+** opts.labels, a scheme function) and renders. A new type becomes drawable
+** with its scene builder and one metafield:
+**     static int foo_scene(lua_State *L) {
+**         Foo *x = luaL_checkudata(L, 1, FOO); VizOpts o; Err e;
+**         tessel_vizopts(L, 2, 3, &o);
+**         if (foo_scene_fill(tessel_toscene(L, 3), x, &o, &e) < 0)
+**             return luaL_error(L, "%s", e.msg);
+**         return 0;
+**     }
+**     ... { "__scene", foo_scene } in the metatable.
+** A type may also have __show(x, opts), a function returning its own
+** terminal text: show and viz.text then use it instead of the scene (a uop
+** expression prints as an indented tree there, and renders as a DAG through
+** __scene). A value with only __show is shown, but viz.render refuses it.
+*/
+struct Scene;
+struct VizOpts;
+
+enum { TESSEL_TERM, TESSEL_GRAPHVIZ };  /* what the scene will be drawn by */
+
+int luaopen_tessel_viz(lua_State *L);
+/* The Scene of the tessel.Scene userdata at index i (raises if it is not one). */
+struct Scene *tessel_toscene(lua_State *L, int i);
+/* TESSEL_TERM or TESSEL_GRAPHVIZ for the scene userdata at index i. */
+int tessel_scene_target(lua_State *L, int i);
+/* VizOpts from the options table at index opts for the scene at index scene:
+** the target's defaults (terminal: colour if wanted, 64x64; Graphviz: 256x256)
+** and then max_rows, max_cols, elem_bytes, dtype, scheme (a name), compact,
+** color from the table; raises on bad values. Returns 1 when the table gave
+** max_cols (a terminal picture then does not fit the width). */
+int tessel_vizopts(lua_State *L, int opts, int scene, struct VizOpts *o);
+/* Push a new scene userdata for target, call x's __scene (x at index x, the
+** options table at index opts, or none), apply the shared options, and
+** return the filled Scene; the userdata stays on the stack. Raises when x is
+** not drawable or its builder fails. */
+struct Scene *tessel_scene(lua_State *L, int x, int opts, int target, const char *op);
+/* Push the terminal picture of the value at index x (show's text): its
+** __show text when it has one, else its scene rendered by term_render. op
+** ("show", "viz.render") names the caller in messages about the options. */
+void tessel_push_text(lua_State *L, int x, int opts, const char *op);
 
 #endif

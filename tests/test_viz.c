@@ -639,7 +639,7 @@ test_scene_model(void **state)
 	for (i = 0; i < SCENE_GRIDS; i++)
 		assert_non_null(scene_grid(&s, 2, 3, 0, i, &e));
 	assert_null(scene_grid(&s, 2, 3, 1, 0, &e));
-	assert_string_equal(e.msg, "scene: more than 4 panels");
+	assert_string_equal(e.msg, "scene: more than 16 panels");
 	g = &s.grid[0];
 	c = scene_cell(g, 1, 2);
 	assert_int_equal(c->color, VIZ_NOCOLOR);

@@ -31,19 +31,6 @@ shown(int64_t full, int max)
 	return full < max ? (int)full : max;
 }
 
-static int
-mod8(int64_t v)
-{
-	return (int)(((v % 8) + 8) % 8);
-}
-
-/* Unsigned arithmetic: a negative or huge value gets some bank, never UB. */
-static int
-bank(int64_t v, int eb)
-{
-	return (int)((uint64_t)v * (uint64_t)eb / 4 % 32);
-}
-
 /*
 ** The grid of a layout: size<0> rows and everything else as columns, so
 ** that cell (m,n) is the 1-D index m + rows*n at every rank: CuTe's 1-D
@@ -196,12 +183,7 @@ value_grid(Scene *s, const Layout *shape_of, EvalFn f, const void *src, int sche
 				return -1;
 			scene_label(cell, "%lld", (long long)v);
 			cell->value = v;
-			switch (scheme) {
-			case VIZ_SCHEME_VALUE:
-			case VIZ_SCHEME_THREAD: cell->color = mod8(v); break;
-			case VIZ_SCHEME_BANK: cell->color = bank(v, o->elem_bytes); break;
-			default: break;
-			}
+			cell->color = scene_cell_color(g, cell, scheme, o->elem_bytes);
 		}
 	rank = cute_rank(shape_of);
 	if (rank >= 3)
@@ -355,10 +337,7 @@ tv_fill(Grid *g, const char *op, const char *what, const Layout *tv, int64_t d0,
 				scene_label(cell, "T%lld", (long long)t);
 				scene_label(cell, "V%lld", (long long)v);
 			}
-			if (scheme == VIZ_SCHEME_THREAD)
-				cell->color = mod8(t);
-			else if (scheme == VIZ_SCHEME_VALUE)
-				cell->color = mod8(v);
+			cell->color = scene_cell_color(g, cell, scheme, 0);
 		}
 	for (r = 0; r < g->rows; r++)
 		for (c = 0; c < g->cols; c++) {
@@ -395,6 +374,7 @@ tv_grid(Scene *s, const char *op, const VizOpts *o, int64_t rows, int64_t cols, 
 	g->nrows = rows;
 	g->ncols = cols;
 	g->scheme = scheme;
+	g->tv = 1;
 	g->align = VIZ_ALIGN_CENTER;
 	strcpy(g->rowaxis, rowaxis);
 	strcpy(g->colaxis, colaxis);
@@ -502,6 +482,44 @@ cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e)
 	if (!thr_identity(&a->thr_id)) {
 		scene_note(&s->caption, "T is the logical thread; the hardware thread is thr_id(T), thr_id = ");
 		cute_print(&s->caption, &a->thr_id);
+	}
+	if (scene_oom(s)) {
+		scene_free(s);
+		return err_set(e, "%s: out of memory", op);
+	}
+	return 0;
+}
+
+int
+cute_scene_copy(Scene *s, const Layout *src, const Layout *dst, int64_t m, int64_t n,
+                const VizOpts *o, Err *e)
+{
+	const char *op = "viz.copy";
+	const Layout *tv[2] = { src, dst };
+	static const char *const title[2] = { "S (source)  ", "D (destination)  " };
+	static const char *const what[2] = { "source layout", "destination layout" };
+	VizOpts d;
+	int scheme, i;
+
+	if (!s)
+		return err_set(e, "%s: no scene", op);
+	scene_init(s);
+	if (!src || !dst)
+		return err_set(e, "%s: no layout", op);
+	if (!(o = opts(o, &d, op, e)) || check_tile(op, m, n, e) < 0 ||
+	    (scheme = tv_scheme(o, op, e)) < 0)
+		return -1;
+	scene_note(&s->title, "tiled copy over a %lldx%lld tile: (thr,val) -> m + n*%lld",
+	           (long long)m, (long long)n, (long long)m);
+	for (i = 0; i < 2; i++) {
+		Grid *g = tv_grid(s, op, o, m, n, 0, i, "m", "n", scheme, e);
+
+		if (!g)
+			return fail(s);
+		emit(&g->title, "%s", title[i]);
+		cute_print(&g->title, tv[i]);
+		if (tv_fill(g, op, what[i], tv[i], m, n, 0, scheme, o->compact, e) < 0)
+			return fail(s);
 	}
 	if (scene_oom(s)) {
 		scene_free(s);

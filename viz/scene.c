@@ -15,6 +15,58 @@ static const int32_t pastels[8] = {
 	0xafafff, 0xafffaf, 0xffffaf, 0xffafaf, 0xd2d2ff, 0xd2ffd2, 0xffffd2, 0xffd2d2
 };
 
+/* Warps: the pastels a step stronger, so that a warp reads as one block. */
+static const int32_t warps[8] = {
+	0x8fb8ff, 0x8fe08f, 0xffd75f, 0xff8f8f, 0xc39bff, 0x5fd7d7, 0xffaf5f, 0xd7d7d7
+};
+
+/* Devices: Tableau 10's hues, lightened so that black text stays readable. */
+static const int32_t devices[8] = {
+	0x9ecae1, 0xfdae6b, 0xa1d99b, 0xfc9272, 0xbcbddc, 0xd6b59c, 0xf4b6d9, 0xc7c7c7
+};
+
+static const char *const scheme_names[VIZ_NSCHEME] = {
+	"auto", "none", "value", "thread", "bank", "warp", "device", "rgb"
+};
+
+const char *
+viz_scheme_name(int scheme)
+{
+	return scheme >= 0 && scheme < VIZ_NSCHEME ? scheme_names[scheme] : "?";
+}
+
+int
+viz_scheme_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < VIZ_NSCHEME; i++)
+		if (i != VIZ_SCHEME_RGB && strcmp(name, scheme_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int
+viz_dtype_bytes(const char *dtype)
+{
+	static const struct { const char *name; int bytes; } t[] = {
+		{ "int8", 1 }, { "uint8", 1 }, { "i8", 1 }, { "u8", 1 }, { "s8", 1 }, { "bool", 1 },
+		{ "fp8", 1 }, { "e4m3", 1 }, { "e5m2", 1 }, { "float8", 1 },
+		{ "int16", 2 }, { "uint16", 2 }, { "i16", 2 }, { "u16", 2 }, { "half", 2 },
+		{ "float16", 2 }, { "f16", 2 }, { "fp16", 2 }, { "bfloat16", 2 }, { "bf16", 2 },
+		{ "int32", 4 }, { "uint32", 4 }, { "i32", 4 }, { "u32", 4 }, { "float", 4 },
+		{ "float32", 4 }, { "f32", 4 }, { "fp32", 4 }, { "tf32", 4 },
+		{ "int64", 8 }, { "uint64", 8 }, { "i64", 8 }, { "u64", 8 }, { "double", 8 },
+		{ "float64", 8 }, { "f64", 8 }, { "fp64", 8 }, { "int128", 16 }, { "uint128", 16 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (strcmp(dtype, t[i].name) == 0)
+			return t[i].bytes;
+	return -1;
+}
+
 void
 viz_opts_default(VizOpts *o)
 {
@@ -68,6 +120,10 @@ scene_init(Scene *s)
 	s->ngrid = 0;
 	for (i = 0; i < SCENE_GRIDS; i++)
 		grid_init(&s->grid[i]);
+	s->nnode = s->nedge = s->capnode = s->capedge = 0;
+	s->node = NULL;
+	s->edge = NULL;
+	strcpy(s->rankdir, "TB");
 }
 
 void
@@ -86,6 +142,15 @@ scene_free(Scene *s)
 		grid_init(&s->grid[i]);
 	}
 	s->ngrid = 0;
+	for (i = 0; i < s->nnode; i++)
+		buf_free(&s->node[i].label);
+	for (i = 0; i < s->nedge; i++)
+		buf_free(&s->edge[i].label);
+	free(s->node);
+	free(s->edge);
+	s->nnode = s->nedge = s->capnode = s->capedge = 0;
+	s->node = NULL;
+	s->edge = NULL;
 }
 
 Grid *
@@ -186,8 +251,166 @@ scene_rgb(int scheme, int color)
 	case VIZ_SCHEME_VALUE: return greys[color % 8];
 	case VIZ_SCHEME_THREAD: return pastels[color % 8];
 	case VIZ_SCHEME_BANK: return bank_rgb(color % 32);
+	case VIZ_SCHEME_WARP: return warps[color % 8];
+	case VIZ_SCHEME_DEVICE: return devices[color % 8];
+	case VIZ_SCHEME_RGB: return color & 0xffffff;
 	default: return -1;
 	}
+}
+
+static int
+mod8(int64_t v)
+{
+	return (int)(((v % 8) + 8) % 8);
+}
+
+/* Banks in unsigned arithmetic: a negative or huge value gets some bank, never UB. */
+int
+scene_cell_color(const Grid *g, const Cell *c, int scheme, int elem_bytes)
+{
+	int64_t thr = c->value;
+
+	if (c->flags & CELL_EMPTY)
+		return VIZ_NOCOLOR;
+	switch (scheme) {
+	case VIZ_SCHEME_VALUE: return mod8(g->tv ? c->aux : c->value);
+	case VIZ_SCHEME_THREAD: return mod8(thr);
+	case VIZ_SCHEME_WARP: return mod8(thr < 0 ? -1 - (-1 - thr) / 32 : thr / 32);
+	case VIZ_SCHEME_DEVICE: return mod8(thr);
+	case VIZ_SCHEME_BANK:
+		if (g->tv)
+			return VIZ_NOCOLOR;
+		return (int)((uint64_t)c->value * (uint64_t)(elem_bytes > 0 ? elem_bytes : 4) / 4 % 32);
+	default: return VIZ_NOCOLOR;
+	}
+}
+
+int
+scene_colorize(Scene *s, VizColorFn fn, void *ctx, Err *e)
+{
+	int i, r, c;
+
+	for (i = 0; i < s->ngrid; i++) {
+		Grid *g = &s->grid[i];
+
+		g->scheme = VIZ_SCHEME_RGB;
+		for (r = 0; r < g->rows; r++)
+			for (c = 0; c < g->cols; c++) {
+				Cell *cell = scene_cell(g, r, c);
+				int32_t rgb = -1;
+
+				if (fn(ctx, g, r, c, cell, &rgb, e) < 0)
+					return -1;
+				cell->color = rgb < 0 ? VIZ_NOCOLOR : (int)(rgb & 0xffffff);
+			}
+	}
+	return 0;
+}
+
+int
+scene_take_grid(Scene *dst, Scene *src, int i, Err *e)
+{
+	if (i < 0 || i >= src->ngrid || !src->grid[i].cell)
+		return err_set(e, "scene: no grid %d to take", i);
+	if (dst->ngrid >= SCENE_GRIDS)
+		return err_set(e, "scene: more than %d panels", SCENE_GRIDS);
+	dst->grid[dst->ngrid] = src->grid[i];
+	grid_init(&src->grid[i]);
+	return dst->ngrid++;
+}
+
+void
+scene_name_ports(Grid *g)
+{
+	int r, c;
+
+	/* rows and columns are at most VIZ_MAX_CELLS, so "r%dc%d" fits in VIZ_PORT */
+	for (r = 0; r < g->rows; r++)
+		for (c = 0; c < g->cols; c++)
+			snprintf(scene_cell(g, r, c)->port, VIZ_PORT, "r%dc%d", r & 0x3ffff, c & 0x3ffff);
+}
+
+void
+scene_unlabel(Scene *s)
+{
+	int i, k;
+
+	for (i = 0; i < s->ngrid; i++)
+		for (k = 0; k < s->grid[i].rows * s->grid[i].cols; k++)
+			s->grid[i].cell[k].nline = 0;
+}
+
+static void
+copy_port(char *dst, const char *src)
+{
+	snprintf(dst, VIZ_PORT, "%s", src ? src : "");
+}
+
+int
+scene_node(Scene *s, int kind, const char *label, Err *e)
+{
+	SceneNode *n;
+
+	if (kind < VIZ_NODE_TEXT || kind > VIZ_NODE_HTML)
+		return err_set(e, "scene: unknown node kind %d", kind);
+	if (s->nnode >= VIZ_GV_MAX_NODES)
+		return err_set(e, "scene: more than %d nodes", VIZ_GV_MAX_NODES);
+	if (s->nnode == s->capnode) {
+		int cap = s->capnode ? 2 * s->capnode : 16;
+		SceneNode *p = realloc(s->node, (size_t)cap * sizeof *p);
+
+		if (!p)
+			return err_set(e, "scene: out of memory for %d nodes", cap);
+		s->node = p;
+		s->capnode = cap;
+	}
+	n = &s->node[s->nnode];
+	n->kind = kind;
+	buf_init(&n->label);
+	emit(&n->label, "%s", label ? label : "");
+	n->grid = -1;
+	n->fill = -1;
+	n->shape[0] = '\0';
+	if (n->label.oom) {
+		buf_free(&n->label);
+		return err_set(e, "scene: out of memory for a node label");
+	}
+	return s->nnode++;
+}
+
+int
+scene_edge(Scene *s, int from, const char *from_port, int to, const char *to_port,
+           const char *label, Err *e)
+{
+	SceneEdge *d;
+
+	if (from < 0 || from >= s->nnode || to < 0 || to >= s->nnode)
+		return err_set(e, "scene: edge %d -> %d names a node outside 0..%d", from, to, s->nnode - 1);
+	if (s->nedge >= 4 * VIZ_GV_MAX_NODES)
+		return err_set(e, "scene: more than %d edges", 4 * VIZ_GV_MAX_NODES);
+	if (s->nedge == s->capedge) {
+		int cap = s->capedge ? 2 * s->capedge : 16;
+		SceneEdge *p = realloc(s->edge, (size_t)cap * sizeof *p);
+
+		if (!p)
+			return err_set(e, "scene: out of memory for %d edges", cap);
+		s->edge = p;
+		s->capedge = cap;
+	}
+	d = &s->edge[s->nedge];
+	d->from = from;
+	d->to = to;
+	copy_port(d->from_port, from_port);
+	copy_port(d->to_port, to_port);
+	buf_init(&d->label);
+	emit(&d->label, "%s", label ? label : "");
+	d->dashed = 0;
+	if (d->label.oom) {
+		buf_free(&d->label);
+		return err_set(e, "scene: out of memory for an edge label");
+	}
+	s->nedge++;
+	return 0;
 }
 
 int
@@ -197,5 +420,9 @@ scene_oom(const Scene *s)
 
 	for (i = 0; i < s->ngrid; i++)
 		bad |= s->grid[i].title.oom || s->grid[i].caption.oom;
+	for (i = 0; i < s->nnode; i++)
+		bad |= s->node[i].label.oom;
+	for (i = 0; i < s->nedge; i++)
+		bad |= s->edge[i].label.oom;
 	return bad;
 }

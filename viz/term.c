@@ -322,6 +322,48 @@ place(Buf *out, const Scene *s, Block *blk)
 	}
 }
 
+/* The first line of a node's label, for the DAG listing. */
+static void
+first_line(Buf *out, const Buf *label)
+{
+	const char *p = label->s ? label->s : "", *q = strchr(p, '\n');
+
+	emitn(out, p, q ? (size_t)(q - p) : strlen(p));
+	if (q)
+		emit(out, " ...");
+}
+
+/* A DAG in text: its nodes, then its edges, one a line (Graphviz draws it). */
+static void
+dag(Buf *out, const Scene *s)
+{
+	int i;
+
+	if (!s->nnode)
+		return;
+	emit(out, "%d node%s, %d edge%s (viz.render draws the graph)\n", s->nnode,
+	     s->nnode == 1 ? "" : "s", s->nedge, s->nedge == 1 ? "" : "s");
+	for (i = 0; i < s->nnode; i++) {
+		emit(out, "  n%d  ", i);
+		if (s->node[i].grid >= 0)
+			emit(out, "(panel %d)", s->node[i].grid);
+		else
+			first_line(out, &s->node[i].label);
+		emit(out, "\n");
+	}
+	for (i = 0; i < s->nedge; i++) {
+		const SceneEdge *d = &s->edge[i];
+
+		emit(out, "  n%d%s%s -> n%d%s%s", d->from, d->from_port[0] ? ":" : "", d->from_port,
+		     d->to, d->to_port[0] ? ":" : "", d->to_port);
+		if (d->label.len) {
+			emit(out, "  ");
+			first_line(out, &d->label);
+		}
+		emit(out, "\n");
+	}
+}
+
 int
 term_render(Buf *out, const Scene *s, const VizOpts *o, Err *e)
 {
@@ -352,6 +394,7 @@ term_render(Buf *out, const Scene *s, const VizOpts *o, Err *e)
 		bad = t.oom || t.text.oom;
 		block_free(&t);
 		place(out, s, blk);
+		dag(out, s);
 		block_init(&t);
 		lines(&t, &s->caption);
 		emitn(out, t.text.s ? t.text.s : "", t.text.len);

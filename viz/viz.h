@@ -1,4 +1,4 @@
-/* viz.h - pictures of layouts: a scene model (grids of cells, placed as panels) and its terminal renderer. */
+/* viz.h - pictures: a scene model (grids of cells placed as panels, DAGs) and its terminal and DOT renderers. */
 #ifndef TESSEL_VIZ_H
 #define TESSEL_VIZ_H
 
@@ -8,12 +8,12 @@
 #include "../util/buf.h"
 
 /*
-** A picture is built in two steps, so that every renderer (the terminal
-** here, Graphviz HTML tables later) draws the same thing:
+** A picture is built in two steps, so that every renderer (the terminal,
+** DOT text for Graphviz: dot.c here, gv.h to lay it out) draws the same thing:
 **   1. cute_scene_* fills a Scene from a layout, a composed layout, a TV
 **      layout or an MMA atom: which cells exist, what they say, which
 **      colour index they carry, which notes go with them;
-**   2. a renderer (term_render) turns the Scene into text.
+**   2. a renderer (term_render, dot_render) turns the Scene into text.
 ** viz_show_* do both in one call and are what the Lua binding wants.
 **
 ** Colour indices are renderer-neutral: a cell holds an index into the
@@ -30,6 +30,11 @@ enum {
 	VIZ_SCHEME_THREAD,  /* mod 8 in CuTe's TV pastels (TikzColor_TV): the thread of a
 	                    ** TV/MMA cell, the value of a plain layout (a thread map) */
 	VIZ_SCHEME_BANK,    /* shared-memory bank of the value, 32 hues (layouts only) */
+	VIZ_SCHEME_WARP,    /* the warp (thread / 32) mod 8 in stronger pastels: the thread of a
+	                    ** TV/MMA cell, the value of a plain layout */
+	VIZ_SCHEME_DEVICE,  /* a device index mod 8 in a third palette: the value of a plain layout,
+	                    ** the thread of a TV cell (a device map); Axe fills it from its axis */
+	VIZ_SCHEME_RGB,     /* the colour index is 0xRRGGBB itself (scene_colorize, a user function) */
 	VIZ_NSCHEME
 };
 
@@ -42,7 +47,9 @@ enum {
 	VIZ_LINES = 3,               /* label lines per cell */
 	VIZ_LABEL = 24,              /* bytes per label line, NUL included */
 	VIZ_PORT = 16,               /* bytes of a Graphviz port name, NUL included */
-	SCENE_GRIDS = 4              /* panels per scene */
+	SCENE_GRIDS = 16,            /* panels per scene */
+	VIZ_GV_MAX_DIM = 256,        /* Graphviz: at most this many rows and columns per grid */
+	VIZ_GV_MAX_NODES = 4096      /* Graphviz: at most this many DAG nodes (and 4x edges) */
 };
 
 enum { VIZ_NOCOLOR = -1 };
@@ -95,6 +102,7 @@ typedef struct Grid {
 	int minw;           /* minimum label width, e.g. digits of the cosize as CuTe */
 	int prow, pcol;
 	Cell *cell;
+	int tv;             /* 1: cells are (thr,val) pairs, value the thread and aux the value index */
 } Grid;
 
 /*
@@ -103,11 +111,49 @@ typedef struct Grid {
 ** K x N, A at (1,0) drawn M x K, C at (1,1) drawn M x N, as CuTe's
 ** print_latex places them. A Scene owns its memory: scene_free it.
 */
+/*
+** A DAG: nodes and edges, drawn by Graphviz's dot (the terminal lists them).
+** A node's label is plain text (lines split at '\n'), a record label
+** ("{<in>a|b}", shape record, fields with <port> names) or an HTML-like
+** label (the text between dot's < >), or a grid of the scene (grid >= 0:
+** that grid is drawn as the node and left out of the panel table). An edge
+** joins two nodes, optionally at ports (a record field, an HTML PORT, a
+** cell's port), with an optional label. A scene may hold grids and a DAG:
+** the panel table is then one more node.
+*/
+enum { VIZ_NODE_TEXT, VIZ_NODE_RECORD, VIZ_NODE_HTML };
+
+typedef struct SceneNode {
+	int kind;           /* VIZ_NODE_* */
+	Buf label;
+	int grid;           /* index of a grid drawn as this node, or -1 */
+	int32_t fill;       /* 0xRRGGBB, or -1 for none */
+	char shape[16];     /* a Graphviz shape for text labels ("box", "ellipse", ...), "" for box */
+} SceneNode;
+
+typedef struct SceneEdge {
+	int from, to;       /* node indices */
+	char from_port[VIZ_PORT], to_port[VIZ_PORT];
+	Buf label;
+	int dashed;
+} SceneEdge;
+
 typedef struct Scene {
 	Buf title, caption;
 	int ngrid;
 	Grid grid[SCENE_GRIDS];
+	int nnode, nedge, capnode, capedge;
+	SceneNode *node;
+	SceneEdge *edge;
+	char rankdir[4];    /* "TB" (default) or "LR": the direction of the DAG */
 } Scene;
+
+/*
+** A colour function: the colour of cell (r,c) of grid g, 0xRRGGBB or -1
+** for none, in *rgb; 0, or -1 with a message (which stops colouring).
+*/
+typedef int (*VizColorFn)(void *ctx, const Grid *g, int r, int c, const Cell *cell,
+                          int32_t *rgb, Err *e);
 
 /* scene.c */
 void viz_opts_default(VizOpts *o);
@@ -129,6 +175,28 @@ void scene_note(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 int32_t scene_rgb(int scheme, int color);
 /* Nonzero when some text of the scene could not be allocated. */
 int scene_oom(const Scene *s);
+/* Add a node (VIZ_NODE_*) with a label; its index, or -1 with a message. */
+int scene_node(Scene *s, int kind, const char *label, Err *e);
+/* Add an edge between nodes (ports and label may be NULL); 0 or -1. */
+int scene_edge(Scene *s, int from, const char *from_port, int to, const char *to_port,
+               const char *label, Err *e);
+/* Move grid i of src to the end of dst's grids (its panel place kept);
+** src's grid i is left empty (0x0), so free src next. The new index, or -1. */
+int scene_take_grid(Scene *dst, Scene *src, int i, Err *e);
+/* Name the port of every cell of grid g "rRcC" (r3c1), so edges can point at cells. */
+void scene_name_ports(Grid *g);
+/* Recolour every cell of every grid by fn (grids switch to VIZ_SCHEME_RGB). */
+int scene_colorize(Scene *s, VizColorFn fn, void *ctx, Err *e);
+/* The colour index of a cell in scheme (VIZ_SCHEME_*) from its value and
+** aux (g->tv says which is the thread), as every scene builder colours. */
+int scene_cell_color(const Grid *g, const Cell *c, int scheme, int elem_bytes);
+/* Blank every cell's label (colour only pictures). */
+void scene_unlabel(Scene *s);
+/* The name of a scheme ("value", "thread", ...) and back (-1: unknown). */
+const char *viz_scheme_name(int scheme);
+int viz_scheme_parse(const char *name);
+/* The element size of a dtype name ("f16", "float32", "int8", ...), or -1. */
+int viz_dtype_bytes(const char *dtype);
 
 /* cute_scene.c
 **
@@ -157,6 +225,23 @@ int cute_scene_layout(Scene *s, const Layout *l, const VizOpts *o, Err *e);
 int cute_scene_composed(Scene *s, const Composed *c, const VizOpts *o, Err *e);
 int cute_scene_tv(Scene *s, const Layout *tv, int64_t m, int64_t n, const VizOpts *o, Err *e);
 int cute_scene_mma(Scene *s, const MmaAtom *a, const VizOpts *o, Err *e);
+/* A tiled copy as CuTe's print_latex draws one: the source TV layout (S) and
+** the destination TV layout (D) over the same m x n tile, side by side. */
+int cute_scene_copy(Scene *s, const Layout *src, const Layout *dst, int64_t m, int64_t n,
+                    const VizOpts *o, Err *e);
+
+/* dot.c
+**
+** dot_render appends the DOT text of a scene (Graphviz's input language;
+** no Graphviz needed) to out: grids as HTML-like tables (title, column
+** indices, row indices, cells with their fill colours and ports, caption),
+** all the panels of the scene in one table node placed as the terminal
+** places them; DAG nodes and edges as themselves. Grids larger than
+** VIZ_GV_MAX_DIM rows or columns and DAGs of more than VIZ_GV_MAX_NODES
+** nodes are refused (build the scene with max_rows/max_cols at most 256).
+** gv.h renders the text with Graphviz.
+*/
+int dot_render(Buf *out, const Scene *s, Err *e);
 
 /* term.c
 **
@@ -209,5 +294,16 @@ int axe_scene_layout(Scene *s, const AxeLayout *l, const AxeShape *sh, const cha
                      const AxeAxes *labels, const VizOpts *o, Err *e);
 int viz_show_axe(Buf *out, const AxeLayout *l, const AxeShape *sh, const char *color_axis,
                  const AxeAxes *labels, const VizOpts *o, Err *e);
+
+/* uop_scene.c
+**
+** uop_scene: the DAG of a UOp expression, each distinct node once (as
+** hash-consing shares them), edges from an operation to its operands,
+** labelled 0, 1, ... where the operands' order matters. Variables show their
+** range, operations their op and derived range. Refused beyond
+** VIZ_GV_MAX_NODES nodes.
+*/
+struct UOp;
+int uop_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 
 #endif

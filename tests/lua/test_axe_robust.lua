@@ -42,9 +42,10 @@ for it = 1, 5000 do
     ok_n = ok_n + 1
     if type(r) == "userdata" then
       pcall(tostring, r); pcall(function() return #r end)
-      local mt = getmetatable(r)
-      if mt and mt.__show then
-        pcall(mt.__show, r, {color = math.random(2) == 1, max_rows = math.random(1, 10), axis = ({"warp", "m", "zz"})[math.random(3)]})
+      if getmetatable(r) and getmetatable(r).__scene then
+        local o = {color = math.random(2) == 1, max_rows = math.random(1, 10), axis = ({"warp", "m", "zz"})[math.random(3)]}
+        pcall(viz.text, r, o)
+        if math.random(8) == 1 then pcall(viz.dot, r, o) end
       end
       pcall(r, math.random(-2, 20)); pcall(r, math.random(0, 3), math.random(0, 3))
     end

@@ -230,19 +230,18 @@ check("pictures", function()
   local pl = cute.layout("(4,2):(1,4)")
   local out = {}
   local saved = io.write
-  -- show writes to stdout; capture by using the __show metamethod directly
-  local mt = getmetatable(pl)
-  local text = mt.__show(pl, {color = false})
+  -- show writes to stdout; viz.text returns the same picture
+  local text = viz.text(pl, {color = false})
   assert(text:find("%(4,2%):%(1,4%)"))
   assert(text:find("|  5 |", 1, true) or text:find("| 5 |", 1, true), text)
-  local big = mt.__show(cute.layout({300, 300}), {color = false})
+  local big = viz.text(cute.layout({300, 300}), {color = false})
   assert(big:find("of 300"), big)
   local atom = cute.mma_atom("SM80_16x8x8_F16F16F16F16_TN")
-  local at = getmetatable(atom).__show(atom, {color = false})
+  local at = viz.text(atom, {color = false})
   assert(at:find("T0") and at:find("V1"))
   local _, tv = cute.make_layout_tv(cute.layout({2, 2}), cute.layout({2, 1}))
-  assert(mt.__show(tv, {color = false}):find("T3"))
-  local colored = mt.__show(pl, {color = true})
+  assert(viz.text(tv, {color = false}):find("T3"))
+  local colored = viz.text(pl, {color = true})
   assert(colored:find("\27%["))
   io.write = saved
   local _ = out
@@ -256,7 +255,7 @@ check("small bindings", function()
   raises(function() cute.swizzle(5000, 1, 1) end, "out of range")
   local T = cute.tv("((2,2),2):((1,4),2)", 4, 2)
   eq(T, "((2,2),2):((1,4),2)")
-  local pic = getmetatable(T).__show(T, {color = false})
+  local pic = viz.text(T, {color = false})
   assert(pic:find("T3", 1, true) and pic:find("4x2 tile", 1, true), pic)
   raises(function() cute.tv("4:1", 0, 2) end, "out of range")
   -- print_layout writes CuTe's table to stdout: check it in a child tessel

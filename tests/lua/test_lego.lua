@@ -185,11 +185,11 @@ end)
 
 check("show", function()
   local G = lego.GroupBy({6,6}, C, B)
-  local s = getmetatable(G).__show(G, {color = false})
+  local s = viz.text(G, {color = false})
   assert(s:find("logical view: cell = physical index", 1, true))
   assert(s:find("| 3,2 | 4,1 |", 1, true))
   assert(not s:find("\27", 1, true))
-  assert(getmetatable(G).__show(G, {color = true}):find("\27[", 1, true))
+  assert(viz.text(G, {color = true}):find("\27[", 1, true))
 end)
 
 check("notation reads back", function()

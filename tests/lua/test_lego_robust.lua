@@ -71,7 +71,8 @@ for it = 1, 3000 do
     local m = methods[R(#methods)]
     try(G[m], G, table.unpack(args, 1, 3))
     try(tostring, G)
-    if R(20) == 1 then try(getmetatable(G).__show, G, {color = R(2) == 1, max_rows = R(-1, 9), max_cols = R(0, 9)}) end
+    if R(20) == 1 then try(viz.text, G, {color = R(2) == 1, max_rows = R(-1, 9), max_cols = R(0, 9)}) end
+    if R(40) == 1 then try(viz.dot, G, {max_rows = R(-1, 9), max_cols = R(0, 9)}) end
     if R(10) == 1 then try(function() return G == made[R(#made)] end) end
   end
   -- callbacks run inside coroutines as well

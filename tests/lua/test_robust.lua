@@ -28,7 +28,10 @@ for it = 1, 6000 do
     if type(r) == "userdata" then
       pcall(tostring, r); pcall(function() return #r end)
       local mt = getmetatable(r)
-      if mt and mt.__show then pcall(mt.__show, r, {color = math.random(2) == 1, max_rows = math.random(1, 10)}) end
+      if mt and mt.__scene then
+        pcall(viz.text, r, {color = math.random(2) == 1, max_rows = math.random(1, 10)})
+        pcall(viz.dot, r, {max_cols = math.random(1, 300), scheme = ({"warp", "bank", "device", "x"})[math.random(4)]})
+      end
       pcall(r, math.random(-2, 20)); pcall(r, {math.random(0, 3), cute._})
     end
   else err_n = err_n + 1 end

@@ -159,6 +159,23 @@ check("errors name the operation", function()
   raises(function() return uop.le(i, math.maxinteger) end, "largest integer")
 end)
 
+-- The DAG picture: each distinct operation once, constants once per use.
+check("pictures", function()
+  local x = uop.var("x", 0, 15)
+  local s = x // 4 + x % 4 * 8                   -- x used three times, one node
+  local dot = viz.dot(s)
+  local function count(p) local n = 0; for _ in dot:gmatch(p) do n = n + 1 end; return n end
+  eq(count("shape=ellipse"), 1)                  -- the variable
+  eq(count("shape=box"), 4)                      -- //, %, *, +
+  eq(count("shape=plaintext"), 3)                -- 4, 4, 8
+  eq(count(" %-> "), 8)
+  assert(dot:find('label="x\\n[0, 15]"', 1, true), dot)
+  assert(dot:find('label="0"', 1, true))        -- // and % number their operands
+  assert(viz.text(s):find("+", 1, true))        -- show keeps the tree
+  local svg = viz.render(s, "svg")
+  eq(select(2, svg:gsub('class="node"', "")), 8)
+end)
+
 -- Many expressions: the arena starts new generations and old ones are collected.
 check("arenas are bounded", function()
   local keep = i + 1

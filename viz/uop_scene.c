@@ -1,0 +1,143 @@
+/* uop_scene.c - the picture of a UOp expression: its DAG, one node per distinct UOp. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../interp/uop.h"
+#include "viz.h"
+
+/*
+** Hash-consing makes a shared subexpression one UOp, so the picture is the
+** DAG itself: each distinct node is drawn once, with edges from an operation
+** to its operands; only constants are drawn once per use, which keeps the
+** picture from tangling around a shared 2 or 8. Nodes are numbered in depth-first post order (operands
+** before their users); an open-addressing table maps a UOp to its number.
+*/
+typedef struct Seen {
+	const UOp **key;
+	int *val;
+	size_t cap;
+} Seen;
+
+static size_t
+slot(const Seen *t, const UOp *u)
+{
+	size_t h = (size_t)u->hash * 0x9E3779B97F4A7C15ull, m = t->cap - 1;
+
+	for (h &= m; t->key[h] && t->key[h] != u; h = (h + 1) & m)
+		;
+	return h;
+}
+
+static void
+label_of(Buf *b, const UOp *u)
+{
+	const OpInfo *in = &uop_info[u->op];
+
+	if (u->op == OP_CONST) {
+		if (u->dtype == DT_BOOL)
+			emit(b, "%s", u->arg[0] ? "true" : "false");
+		else
+			emit(b, "%lld", (long long)u->arg[0]);
+		return;
+	}
+	if (u->op == OP_VAR) {
+		emit(b, "%s\n[%lld, %lld]", u->name ? u->name : "?", (long long)u->arg[0],
+		     (long long)u->arg[1]);
+		return;
+	}
+	if (u->op == OP_CAST)
+		emit(b, "cast %s", dtype_name(u->dtype));
+	else if (in->sym[0][0])
+		emit(b, "%s", in->sym[0]);
+	else
+		emit(b, "%s", in->name);
+	if (u->dtype == DT_BOOL)
+		emit(b, "\nbool");
+	else
+		emit(b, "\n[%lld, %lld]", (long long)u->vmin, (long long)u->vmax);
+}
+
+/* Number u and everything below it; the node index, or -1 with a message. */
+static int
+visit(Scene *s, Seen *t, const UOp *u, Err *e)
+{
+	size_t h = slot(t, u);
+	int k, me;
+	Buf b;
+
+	if (t->key[h] && u->op != OP_CONST)
+		return t->val[h];
+	for (k = 0; k < u->nsrc; k++)   /* constants are drawn at each use, below */
+		if (u->src[k]->op != OP_CONST && visit(s, t, u->src[k], e) < 0)
+			return -1;
+	buf_init(&b);
+	label_of(&b, u);
+	if (b.oom) {
+		buf_free(&b);
+		return err_set(e, "show: out of memory for a node label");
+	}
+	me = scene_node(s, VIZ_NODE_TEXT, b.s, e);
+	buf_free(&b);
+	if (me < 0)
+		return -1;
+	if (u->op == OP_VAR) {
+		strcpy(s->node[me].shape, "ellipse");
+		s->node[me].fill = 0xD6E6F5;
+	} else if (u->op == OP_CONST) {
+		strcpy(s->node[me].shape, "plaintext");
+	} else {
+		s->node[me].fill = u->dtype == DT_BOOL ? 0xF5E1C8 : 0xEDEDED;
+	}
+	h = slot(t, u);   /* again: the recursion may have taken the slot found above */
+	t->key[h] = u;
+	t->val[h] = me;
+	for (k = 0; k < u->nsrc; k++) {
+		const int commutes = (uop_info[u->op].flags & U_COMM) || u->nsrc == 1;
+		char lab[8];
+
+		int to = u->src[k]->op == OP_CONST ? visit(s, t, u->src[k], e)
+		                                   : t->val[slot(t, u->src[k])];
+
+		snprintf(lab, sizeof lab, "%d", k);
+		if (to < 0 || scene_edge(s, me, NULL, to, NULL, commutes ? NULL : lab, e) < 0)
+			return -1;
+	}
+	return me;
+}
+
+int
+uop_scene(Scene *s, const UOp *root, const VizOpts *o, Err *e)
+{
+	int64_t n = uop_ops_dag(root);
+	Seen t;
+	int rc;
+
+	(void)o;
+	scene_init(s);
+	if (n > VIZ_GV_MAX_NODES)
+		return err_set(e, "show: the expression has %lld distinct operations; a picture "
+		               "draws at most %d nodes", (long long)n, VIZ_GV_MAX_NODES);
+	/* scene_node refuses the node after VIZ_GV_MAX_NODES: the table never fills */
+	for (t.cap = 16; t.cap < 2 * (size_t)(VIZ_GV_MAX_NODES + 1); t.cap *= 2)
+		;
+	t.key = calloc(t.cap, sizeof *t.key);
+	t.val = calloc(t.cap, sizeof *t.val);
+	if (!t.key || !t.val) {
+		free(t.key);
+		free(t.val);
+		return err_set(e, "show: out of memory");
+	}
+	rc = visit(s, &t, root, e);
+	free(t.key);
+	free(t.val);
+	if (rc < 0) {
+		scene_free(s);
+		return -1;
+	}
+	scene_note(&s->caption, "%lld operations (%lld as a tree); edges run from an operation "
+	           "to its operands, numbered where order matters",
+	           (long long)n, (long long)uop_ops(root));
+	return scene_oom(s) ? (scene_free(s), err_set(e, "show: out of memory")) : 0;
+}
