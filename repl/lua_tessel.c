@@ -70,7 +70,9 @@ luaopen_tessel(lua_State *L)
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
 	         "layout as T#V# cells coloured by thread, an MMA atom as its A, B and C panels, a\n"
-	         "swizzled layout coloured by shared-memory bank, a viz.graph as its nodes and edges.\n"
+	         "swizzled layout coloured by shared-memory bank, an Axe layout with each cell's lanes,\n"
+	         "warps and devices (opts.axis colours by one), a LEGO layout as its logical and physical\n"
+	         "views, a uop expression as a tree, a viz.graph as its nodes and edges.\n"
 	         "opts: color (default: when stdout is a terminal and NO_COLOR is unset), max_rows,\n"
 	         "max_cols, elem_bytes or dtype, tv = {M, N}, compact, title, labels, and scheme: \"value\",\n"
 	         "\"thread\", \"warp\", \"device\", \"bank\", \"none\" or a function(cell) -> \"#rrggbb\"\n"
@@ -87,7 +89,9 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "version");
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
-	           "Areas: cute (CuTe layouts), viz (pictures). Start with help(cute) and help \"cute\".");
+	           "Areas: cute (CuTe layouts), axe (Axe layouts), lego (LEGO layouts), uop (index\n"
+	           "expressions), viz (Graphviz pictures); show(x) draws any of them in the terminal.\n"
+	           "Start with help(cute), help(axe), help(lego), help(uop), help(viz) and help \"cute\".");
 	return 1;
 }
 

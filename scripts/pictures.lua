@@ -68,7 +68,22 @@ add("graph_of_layouts", "layouts as DAG nodes, an edge into one cell (its port r
       edges = { { "t", "A", to_port = "r1c1", label = "reads (1,1)" }, { "A", "S", label = "Sw<2,0,2>" } },
     })
 
--- 10. Large: a 128x128 layout renders in well under a second (SVG only).
+-- 10. Axe: the paper's tensor-core tile over two warps, replicated, offset; a 2x2 mesh.
+add("axe_tc", "an Axe layout: lane and warp of each element, replicas in the caption",
+    axe.layout("S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp", { 8, 16 }))
+add("axe_mesh", "an 8x8 tensor sharded over a 2x2 mesh: which device holds which block",
+    axe.dtensor({ 8, 8 }, { { "gpuid", 2 }, { "gpuid", 2 } }, { "S(0)", "S(1)" }))
+
+-- 11. LEGO: Figure 6 of the paper, logical and physical views.
+add("lego_fig6", "a LEGO layout: logical view and physical view, coloured by logical row",
+    lego.OrderBy(lego.RegP({ 2, 2 }, { 1, 0 }), lego.GenP({ 3, 3 }, "antidiagonal"))
+      :OrderBy(lego.TileOrderBy({ 2, 2 }, { 3, 3 })):GroupBy({ 6, 6 }))
+
+-- 12. An index expression: the DAG of a lowered CuTe layout.
+add("expr_dag", "the index expression of ((2,4),(3,8)):((24,1),(8,2)) as a DAG",
+    cute.layout("((2,4),(3,8)):((24,1),(8,2))"):expr())
+
+-- 13. Large: a 128x128 layout renders in well under a second (SVG only).
 add("large_128x128", "a 128x128 column-major layout: 16384 cells",
     cute.layout({ 128, 128 }), {}, { "svg" })
 
