@@ -46,7 +46,8 @@ CORE_SRC = util/buf.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c \
            layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
-           layout/axe.c layout/lego.c layout/lower.c \
+           layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
+           layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
            viz/uop_scene.c viz/dot.c viz/gv.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \

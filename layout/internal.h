@@ -37,4 +37,24 @@ typedef struct Flat {
 void flat_of(const Layout *l, Flat *f);
 int flat_to_layout(const Flat *f, int as_tuple, Layout *out, Err *e);
 
+/*
+** axe.c, shared by axe_ops.c (the operators of the paper's appendices),
+** axe_convert.c (CuTe, TV and DTensor conversions) and axe_dispatch.c
+** (vector width, scopes, TMA, the Trainium tile search).
+*/
+int axe_add_offset(AxeLayout *l, const char *axis, int64_t v, Err *e);
+const char *axe_fmt(char *dst, const AxeLayout *l);
+void axe_base_into(const AxeLayout *l, int64_t x, const AxeAxes *ax, int64_t *v);
+int axe_check_shape(const AxeShape *sh, const char *op, Err *e);
+AxeIter axe_mkiter(int64_t e, int64_t s, const char *axis);
+int64_t axe_offset_on(const AxeLayout *l, const char *axis);
+void axe_replica_into(const AxeLayout *l, int64_t j, const AxeAxes *ax, int64_t *v);
+void axe_setname(char *dst, const char *src);
+const char *axe_shape_fmt(char *dst, const AxeShape *sh);
+int64_t axe_shape_size(const AxeShape *sh);
+int axe_valid_name(const char *s);
+/* axe_ops.c, shared with axe_convert.c */
+int64_t axe_fiber(const AxeLayout *l, int64_t x, const AxeAxes *ax, int64_t *buf);
+int64_t axe_sort_rows(int64_t *r, int64_t n, int na);
+
 #endif
