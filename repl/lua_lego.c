@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../layout/layout.h"
+#include "../layout/lower.h"
 #include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
@@ -724,6 +725,229 @@ m_inv(lua_State *L)
 	return u->g.rank;
 }
 
+/*
+** Lowering to expressions
+*/
+typedef struct Trace {
+	lua_State *L;
+	int ci;       /* stack index of the uop context */
+} Trace;
+
+/* Call a user GenP's function (which: 1 apply, 2 inv) with expressions;
+** the results go to out[0..nout). Never raises: errors come back in e. */
+static int
+trace_call(Trace *t, UCtx *c, const LegoPerm *p, int which, UOp *const *in, int nin,
+           UOp **out, int nout, Err *e)
+{
+	GenFn *b = p->ctx;
+	lua_State *L = t->L;
+	int top = lua_gettop(L), k, n, base;
+
+	if (!lua_checkstack(L, nin + nout + 8))
+		return err_set(e, "%s: Lua stack overflow", b->name);
+	if (push_fn(L, p->ctx, which, e) < 0)
+		return -1;
+	for (k = 0; k < nin; k++)
+		tessel_uop_push(L, in[k], t->ci);
+	if (lua_pcall(L, nin, LUA_MULTRET, 0) != LUA_OK) {
+		err_set(e, "%s: its %s function does not trace with uop expressions (it raised: %s); "
+		        "only functions built from + - * // %% and uop.min/max/where lower",
+		        b->name, which == 1 ? "apply" : "inv", errobj(L, -1));
+		lua_settop(L, top);
+		return -1;
+	}
+	n = lua_gettop(L) - top;
+	base = top + 1;
+	if (n == 1 && nout > 1 && lua_type(L, base) == LUA_TTABLE) {
+		if (lua_rawlen(L, base) != (size_t)nout) {
+			lua_settop(L, top);
+			return err_set(e, "%s: inv returned a table of the wrong length", b->name);
+		}
+		for (k = 1; k <= nout; k++)
+			lua_rawgeti(L, base, k);
+		base++;
+		n = nout;
+	}
+	if (n != nout) {
+		lua_settop(L, top);
+		return err_set(e, "%s: %s returned %d values for expressions, expected %d", b->name,
+		               which == 1 ? "apply" : "inv", n, nout);
+	}
+	for (k = 0; k < nout; k++) {
+		if (!tessel_uop_isexpr(L, base + k) && !lua_isinteger(L, base + k)) {
+			err_set(e, "%s: %s returned a %s for expressions, not an expression (the "
+			        "function does not trace)", b->name, which == 1 ? "apply" : "inv",
+			        luaL_typename(L, base + k));
+			lua_settop(L, top);
+			return -1;
+		}
+		out[k] = tessel_uop_operand(L, base + k, c, "lego expr");
+	}
+	lua_settop(L, top);
+	return 0;
+}
+
+/* A user GenP: trace its function on fresh variables and check the result at
+** every point against the function itself (a traced function can still be
+** wrong: == on expressions compares structure, an `if` takes one branch),
+** then trace it on the real inputs. */
+static int
+trace_genp(void *aux, UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, Err *e)
+{
+	Trace *t = aux;
+	GenFn *b = p->ctx;
+	UOp *v[LEGO_DIMS], *r[LEGO_DIMS];
+	UBind bind[LEGO_DIMS];
+	int64_t size = 1, x[LEGO_DIMS], f, a, got;
+	char nm[LEGO_DIMS][8];
+	int k, nin = inverse ? 1 : p->rank, nout = inverse ? p->rank : 1;
+
+	for (k = 0; k < p->rank; k++)
+		size *= p->dim[k];
+	for (k = 0; k < nin; k++) {
+		snprintf(nm[k], sizeof nm[k], "g%d", k);
+		v[k] = uop_var(c, nm[k], 0, (inverse ? size : p->dim[k]) - 1);
+		bind[k].name = nm[k];
+		if (!v[k])
+			return err_set(e, "lower: out of memory");
+	}
+	if (trace_call(t, c, p, inverse ? 2 : 1, v, nin, r, nout, e) < 0)
+		return -1;
+	if (size > LEGO_VERIFY_LIMIT)
+		return err_set(e, "%s: %lld elements are too many to check its traced expression "
+		               "(at most %d)", b->name, (long long)size, LEGO_VERIFY_LIMIT);
+	for (a = 0; a < size; a++) {
+		for (k = p->rank - 1, f = a; k >= 0; k--) {
+			x[k] = f % p->dim[k];
+			f /= p->dim[k];
+		}
+		if (p->apply(p->ctx, x, p->rank, &f, e) < 0)
+			return -1;
+		if (!inverse) {
+			for (k = 0; k < nin; k++)
+				bind[k].value = x[k];
+			if (uop_eval(r[0], bind, nin, &got, e) < 0)
+				return -1;
+			if (got != f)
+				return err_set(e, "%s: the traced apply expression gives %lld at element %lld, "
+				               "the function %lld (it does not trace faithfully)", b->name,
+				               (long long)got, (long long)a, (long long)f);
+		} else {
+			bind[0].value = f;
+			for (k = 0; k < nout; k++) {
+				if (uop_eval(r[k], bind, 1, &got, e) < 0)
+					return -1;
+				if (got != x[k])
+					return err_set(e, "%s: the traced inv expression gives %lld for coordinate "
+					               "%d at %lld, expected %lld (it does not trace faithfully)",
+					               b->name, (long long)got, k, (long long)f, (long long)x[k]);
+			}
+		}
+	}
+	return trace_call(t, c, p, inverse ? 2 : 1, in, nin, out, nout, e);
+}
+
+/* Parse G:expr's arguments: [which], [opts] -> inverse, raw; the inputs are
+** pushed as expressions into in[] (names or expressions from opts). */
+static int
+expr_args(lua_State *L, int a, int *inverse, int *raw, int *vi)
+{
+	*inverse = 0;
+	*raw = 0;
+	*vi = 0;
+	if (lua_type(L, a) == LUA_TSTRING) {
+		const char *w = lua_tostring(L, a);
+		if (strcmp(w, "inv") == 0)
+			*inverse = 1;
+		else if (strcmp(w, "apply") != 0)
+			return luaL_argerror(L, a, "\"apply\" or \"inv\"");
+		a++;
+	}
+	if (lua_type(L, a) == LUA_TTABLE) {
+		lua_getfield(L, a, "raw");
+		*raw = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+		if (lua_getfield(L, a, "vars") != LUA_TNIL && lua_type(L, -1) != LUA_TTABLE)
+			return luaL_error(L, "expr: opts.vars must be a table of names or expressions");
+		lua_pop(L, 1);
+		*vi = a;
+	} else if (!lua_isnoneornil(L, a))
+		return luaL_typeerror(L, a, "\"apply\", \"inv\" or a table of options");
+	return 0;
+}
+
+/* Inputs: opts.vars[k] (a name or an expression) or the default variables. */
+static void
+expr_inputs(lua_State *L, int vi, const Lego *g, int inverse, UCtx *c, UOp **in, int *n)
+{
+	const char *names[LEGO_DIMS] = {0};
+	int k, m = inverse ? 1 : g->rank;
+	Err e;
+
+	if (vi) {
+		lua_getfield(L, vi, "vars");
+		if (lua_istable(L, -1)) {
+			if (lua_rawlen(L, -1) != (size_t)m)
+				luaL_error(L, "expr: %d vars for %d inputs", (int)lua_rawlen(L, -1), m);
+			for (k = 0; k < m; k++) {
+				lua_rawgeti(L, -1, k + 1);
+				if (lua_type(L, -1) == LUA_TSTRING)
+					names[k] = lua_tostring(L, -1);   /* anchored by opts */
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1);
+	}
+	if (lower_lego_vars(c, g, inverse, names, in, n, &e) < 0)
+		luaL_error(L, "expr: %s", e.msg);
+	if (vi) {
+		lua_getfield(L, vi, "vars");
+		for (k = 0; k < m && lua_istable(L, -1); k++) {
+			lua_rawgeti(L, -1, k + 1);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				in[k] = tessel_uop_operand(L, -1, c, "expr");
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+static int
+m_expr_at(lua_State *L, int force_inv)
+{
+	LLego *u = check_lego(L, 1);
+	UOp *in[LEGO_DIMS], *out[LEGO_DIMS];
+	int inverse, raw, vi, n, k, ci, rc;
+	lua_State *prev;
+	UCtx *c;
+	Trace t;
+	Err e;
+
+	expr_args(L, 2, &inverse, &raw, &vi);
+	inverse |= force_inv;
+	c = tessel_uop_begin(L);
+	ci = lua_gettop(L);
+	expr_inputs(L, vi, &u->g, inverse, c, in, &n);
+	t.L = L;
+	t.ci = ci;
+	prev = enter(L);
+	rc = lower_lego(c, &u->g, inverse, in, out, trace_genp, &t, &e);
+	leave(L, prev);
+	if (rc < 0)
+		return luaL_error(L, "expr: %s", e.msg);
+	n = inverse ? u->g.rank : 1;
+	for (k = 0; k < n; k++)
+		if (!raw && uop_simplify(c, out[k], &out[k], &e) < 0)
+			return luaL_error(L, "expr: %s", e.msg);
+	luaL_checkstack(L, n, "expr");
+	for (k = 0; k < n; k++)
+		tessel_uop_push(L, out[k], ci);
+	return n;
+}
+
+static int m_expr(lua_State *L) { return m_expr_at(L, 0); }
+static int m_inv_expr(lua_State *L) { return m_expr_at(L, 1); }
+
 static int
 m_size(lua_State *L)
 {
@@ -1045,6 +1269,17 @@ static const Fn methods[] = {
 	{ "inv", m_inv,
 	  "the logical coordinate of a physical index\n"
 	  "G:inv(k) -> i, j, ... (one value per logical dimension)" },
+	{ "expr", m_expr,
+	  "apply (or inv) as index expressions\n"
+	  "G:expr([\"apply\"|\"inv\"] [, {vars = {...}, raw = true}]) -> apply: one expression of the\n"
+	  "logical coordinates (variables i0, i1, ... in [0, dim)); inv: one expression per logical\n"
+	  "dimension of the physical index k in [0, cosize). vars gives names or expressions for the\n"
+	  "inputs; raw skips the simplifier. GenPs lower in closed form (antidiagonal inv as a sum of\n"
+	  "comparisons, Morton with shifts); a user GenP's functions are called with expressions and\n"
+	  "the result checked at every point; ExpandBy's -1 is a where().\n"
+	  "  lego.TileBy({2,2},{3,3}):expr() --> i0*18 + i1*3 + i2*6 + i3 (as simplified)" },
+	{ "inv_expr", m_inv_expr,
+	  "inv as index expressions\nG:inv_expr([opts]) = G:expr(\"inv\" [, opts]) -> one expression per logical dimension" },
 	{ "size", m_size, "number of logical elements\nG:size() (also #G)" },
 	{ "cosize", m_cosize, "number of physical elements\nG:cosize(): the size, or the product of ExpandBy's extents" },
 	{ "rank", m_rank, "number of logical dimensions\nG:rank()" },
