@@ -180,17 +180,28 @@ typedef struct SStep {
 	const LegoPerm *genp;
 } SStep;
 
-/* Row-major digits of x over dims d[0..n): the slowest digit is not reduced. */
+/*
+** Row-major digits of x over dims d[0..n). Digits over a constant 1 are 0.
+** The slowest other digit is x divided by the faster dimensions, reduced by
+** its own dimension only when that is a constant (then the simplifier drops
+** the reduction whenever the ranges allow): inputs lie in range, so a
+** symbolic size never needs the reduction, and leaving it out is what lets
+** pid // (GM*n) stand alone in a grouped ordering.
+*/
 static int
 ssplit(UCtx *c, UOp *x, UOp *const *d, int n, UOp **out)
 {
-	int k;
+	int k, s = 0;
 
-	for (k = n - 1; k > 0; k--) {
+	while (s < n - 1 && uop_is_const(d[s], 1))
+		s++;
+	for (k = n - 1; k > s; k--) {
 		out[k] = uop_mod(c, x, d[k]);
 		x = uop_idiv(c, x, d[k]);
 	}
-	out[0] = x;
+	out[s] = d[s]->op == OP_CONST ? uop_mod(c, x, d[s]) : x;
+	for (k = 0; k < s; k++)
+		out[k] = uop_int(c, 0);
 	for (k = 0; k < n; k++)
 		if (!out[k])
 			return -1;
