@@ -372,6 +372,61 @@ lower_genp(UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, E
 	return err_set(e, "lower: %s GenP has no closed form", p->label[0] ? p->label : "a user");
 }
 
+/* Whether a and b are the same size: pointer-equal, or equal once simplified. */
+static int
+same_size(UCtx *c, UOp *a, UOp *b)
+{
+	Err e;
+
+	if (a == b)
+		return 1;
+	if (!a || !b || uop_simplify(c, a, &a, &e) < 0 || uop_simplify(c, b, &b, &e) < 0)
+		return 0;
+	return a == b;
+}
+
+/*
+** A flatten over D followed by an unflatten over E at the same place, where
+** one of D and E groups the other into consecutive runs of equal products:
+** the digits regroup run by run, without the round trip through one flat
+** index (which symbolic sizes could not simplify back: i1 // N with i1 < N
+** unknown to the ranges). Exact for inputs in range. n: |D|, m: |E|; the
+** new values go to w[0..m). Returns 0 when the shapes do not nest.
+*/
+static int
+regroup(UCtx *c, UOp *const *v, UOp *const *d, int n, UOp *const *ed, int m, UOp **w)
+{
+	int i = 0, j = 0, k;
+
+	while (i < n && j < m) {
+		int i0 = i, j0 = j;
+		UOp *pd = d[i++], *pe = ed[j++];
+		/* grow the shorter side until the products agree */
+		while (!same_size(c, pd, pe)) {
+			if (i - i0 == 1 && j < m && (j - j0 > 1 || i == n || m - j >= n - i))
+				pe = uop_mul(c, pe, ed[j++]);
+			else if (j - j0 == 1 && i < n)
+				pd = uop_mul(c, pd, d[i++]);
+			else
+				return 0;
+			if (!pd || !pe)
+				return 0;
+		}
+		if (i - i0 > 1 && j - j0 > 1)
+			return 0;
+		if (i - i0 > 1)          /* several digits of D make one of E */
+			w[j0] = sjoin(c, v + i0, d + i0, i - i0);
+		else if (ssplit(c, v[i0], ed + j0, j - j0, w + j0) < 0)
+			return 0;
+	}
+	if (i != n || j != m)
+		return 0;
+	for (k = 0; k < m; k++)
+		if (!w[k])
+			return 0;
+	return 1;
+}
+
 static int
 walk(UCtx *c, const SStep *s, int nstep, UOp **v, int len, int nout, UOp *const *bound_dims,
      LowerGenpFn genp, void *aux, UOp **out, Err *e)
@@ -382,6 +437,16 @@ walk(UCtx *c, const SStep *s, int nstep, UOp **v, int len, int nout, UOp *const 
 	for (i = 0; i < nstep; i++, s++) {
 		int at = s->at, n = s->n;
 
+		if (s->op == LS_FLATTEN && i + 1 < nstep && s[1].op == LS_UNFLATTEN && s[1].at == at
+		&& regroup(c, v + at, s->dim, n, s[1].dim, s[1].n, w)) {
+			int m = s[1].n;
+			memmove(v + at + m, v + at + n, (size_t)(len - at - n) * sizeof *v);
+			memcpy(v + at, w, (size_t)m * sizeof *w);
+			len += m - n;
+			i++;
+			s++;
+			continue;
+		}
 		switch (s->op) {
 		case LS_FLATTEN:
 		case LS_GENP_APPLY:
