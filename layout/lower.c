@@ -372,17 +372,72 @@ lower_genp(UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, E
 	return err_set(e, "lower: %s GenP has no closed form", p->label[0] ? p->label : "a user");
 }
 
-/* Whether a and b are the same size: pointer-equal, or equal once simplified. */
+/*
+** Sizes compared for regrouping. LEGO's Python API divides sizes as rationals
+** (M/BM * BM == M); here a product in which x // b meets b counts as x: a
+** layout's sizes are trusted to agree, so a tile count written M // BM does
+** divide M. Factors are collected, such pairs cancelled, and the rest
+** compared as a sorted product after simplification.
+*/
+static int
+mulfactors(UOp *u, UOp **f, int n, int max)
+{
+	if (u->op == OP_MUL && n >= 0) {
+		n = mulfactors(u->src[0], f, n, max);
+		return mulfactors(u->src[1], f, n, max);
+	}
+	if (n < 0 || n >= max)
+		return -1;
+	f[n] = u;
+	return n + 1;
+}
+
+static int
+cmpu(const void *a, const void *b)
+{
+	return uop_cmp(*(UOp *const *)a, *(UOp *const *)b);
+}
+
+static UOp *
+size_form(UCtx *c, UOp *u)
+{
+	UOp *f[32], *acc = NULL;
+	int n = mulfactors(u, f, 0, 32), i, j, again = 1;
+	Err e;
+
+	if (n < 0)
+		return u;
+	while (again) {
+		again = 0;
+		for (i = 0; i < n && !again; i++)
+			for (j = 0; j < n && !again; j++)
+				if (i != j && f[i]->op == OP_IDIV && f[i]->src[1] == f[j]) {
+					f[i] = f[i]->src[0];
+					f[j] = f[--n];
+					again = 1;
+				}
+	}
+	for (i = 0; i < n; i++)
+		if (uop_simplify(c, f[i], &f[i], &e) < 0)
+			return u;
+	qsort(f, (size_t)n, sizeof f[0], cmpu);
+	for (i = 0; i < n; i++)
+		acc = acc ? uop_mul(c, acc, f[i]) : f[i];
+	if (!acc)
+		acc = uop_int(c, 1);
+	if (acc && uop_simplify(c, acc, &acc, &e) < 0)
+		return u;
+	return acc;
+}
+
 static int
 same_size(UCtx *c, UOp *a, UOp *b)
 {
-	Err e;
-
 	if (a == b)
 		return 1;
-	if (!a || !b || uop_simplify(c, a, &a, &e) < 0 || uop_simplify(c, b, &b, &e) < 0)
+	if (!a || !b)
 		return 0;
-	return a == b;
+	return size_form(c, a) == size_form(c, b);
 }
 
 /*
