@@ -469,7 +469,9 @@ regroup(UCtx *c, UOp *const *v, UOp *const *d, int n, UOp *const *ed, int m, UOp
 		}
 		if (i - i0 > 1 && j - j0 > 1)
 			return 0;
-		if (i - i0 > 1)          /* several digits of D make one of E */
+		if (i - i0 == 1 && j - j0 == 1)   /* the same digit */
+			w[j0] = v[i0];
+		else if (i - i0 > 1)     /* several digits of D make one of E */
 			w[j0] = sjoin(c, v + i0, d + i0, i - i0);
 		else if (ssplit(c, v[i0], ed + j0, j - j0, w + j0) < 0)
 			return 0;

@@ -861,7 +861,7 @@ trace_genp(void *aux, UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, U
 	UOp *v[LEGO_DIMS], *r[LEGO_DIMS];
 	UBind bind[LEGO_DIMS];
 	int64_t size = 1, x[LEGO_DIMS], f, a, got;
-	char nm[LEGO_DIMS][8];
+	char nm[LEGO_DIMS][16];
 	int k, nin = inverse ? 1 : p->rank, nout = inverse ? p->rank : 1;
 
 	for (k = 0; k < p->rank; k++)
@@ -1105,7 +1105,7 @@ static const char sym_chunk[] =
 	"  local parts, d = {}, {}\n"
 	"  for k, p in ipairs({...}) do\n"
 	"    if getmetatable(p) ~= Sym or p.kind_ ~= \"perm\" then\n"
-	"      error(\"lego.OrderBy: part \" .. k .. \" is not a symbolic RegP (mix no numeric layouts into a symbolic one; give their dimensions as integers in lego.Row/Col/RegP with a symbolic sibling)\", 2)\n"
+	"      error(\"lego.OrderBy: part \" .. k .. \" is not a symbolic RegP: the parts of a symbolic OrderBy are all symbolic (a part of constant sizes becomes one with a size given as uop.const(n): lego.Row(uop.const(2), 2))\", 2)\n"
 	"    end\n"
 	"    parts[k] = p.chain[1][1]\n"
 	"    for _, v in ipairs(p.dims_) do d[#d + 1] = v end\n"

@@ -66,7 +66,7 @@ check_axe(const char *notation)
 	UCtx *c = uctx_new();
 	UOp *x, *rep[AXE_ITERS], *out[AXE_AXES];
 	UBind b[AXE_ITERS + 1];
-	char nm[AXE_ITERS][8];
+	char nm[AXE_ITERS][16];
 	int64_t el, j, v, nrep;
 	int i, n, t;
 	Err e;

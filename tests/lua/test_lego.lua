@@ -282,6 +282,7 @@ check("symbolic dimensions", function()
   local r, c = R:inv_expr()
   eq(r, "k//N"); eq(c, "k%N")
   raises(function() lego.OrderBy(lego.Row(M, N), lego.Row(2, 2)) end, "not a symbolic RegP")
+  eq(lego.OrderBy(lego.Row(M, N), lego.Row(uop.const(2), 2)):expr{vars = {"a", "b", "c", "d"}}, "(a*N + b)*4 + (c*2 + d)")
   raises(function() lego.Row(2, 2):OrderBy(lego.Row(M, N)) end, "symbolic")
 end)
 
