@@ -1678,7 +1678,8 @@ static const Fn funcs[] = {
 	  "  lego.GenP({3,3}, \"antidiagonal\")   lego.GenP({4}, function(i) return 3-i end, function(k) return 3-k end)" },
 	{ "Row", l_row,
 	  "row-major order of a tile: RegP with the identity\n"
-	  "lego.Row(6, 6) | lego.Row{6,6}" },
+	  "lego.Row(6, 6) | lego.Row{6,6}. A uop expression as a dimension (lego.Row(M, N), M a\n"
+	  "uop.var) makes a symbolic layout, as in every constructor: see help \"lego.SymLayout\"." },
 	{ "Col", l_col,
 	  "column-major order of a tile: RegP reversing the dimensions\n"
 	  "lego.Col(6, 6) | lego.Col{6,6}" },
@@ -1775,11 +1776,21 @@ static const char *const topics[][2] = {
 	  "  C = lego.OrderBy(lego.RegP({2,2}, {1,0}), lego.GenP({3,3}, \"antidiagonal\"))\n"
 	  "  G = C:OrderBy(B):GroupBy({6,6})  G:apply(4, 2) --> 15  G:inv(15) --> 4 2  show(G)\n"
 	  "RegP is a gather (0-based), OrderBy does not stripmine, B runs before C. See help \"lego.Layout\"." },
+	{ "lego.SymLayout",
+	  "a LEGO layout with symbolic dimensions (uop expressions): it exists only as expressions\n"
+	  "  M, N = uop.var(\"M\", 1, 4096), uop.var(\"N\", 1, 4096)\n"
+	  "  G = lego.OrderBy(lego.Row(M, N)):TileBy({M // 64, N // 64}, {64, 64})\n"
+	  "  G:expr{vars = {pid_m, pid_n, i, j}}   G:inv_expr{vars = {k}}\n"
+	  "Built by Row, Col, RegP, TileBy, OrderBy, GroupBy (and :OrderBy, :GroupBy, :TileBy) when an\n"
+	  "argument holds an expression or a symbolic layout; RegP parts only (no GenP, no ExpandBy).\n"
+	  "Methods: expr inv_expr dims rank kind; apply, inv, check, size, steps, to_cute refuse with\n"
+	  "the symbolic dimension's name. Sizes are trusted to agree, and a tile count written M // BM\n"
+	  "is taken to divide M, as LEGO's rational sizes do." },
 	{ "lego.Layout",
 	  "a LEGO value: a RegP/GenP, an OrderBy, a chain or a GroupBy\n"
 	  "tostring(G) is Lua that builds it again; G(i, j) and G:apply evaluate, G:inv inverts, #G is\n"
 	  "the size, == compares the maps. Methods: apply inv size cosize rank dims kind check steps\n"
-	  "to_cute OrderBy GroupBy TileBy ExpandBy." },
+	  "to_cute OrderBy GroupBy TileBy ExpandBy expr inv_expr." },
 };
 
 static int
