@@ -750,6 +750,31 @@ lower_lego_sym(UCtx *c, const LegoSym *g, int inverse, UOp *const *in, UOp **out
 			err_set(e, "lower: out of memory");
 			goto done;
 		}
+	/* the walker's vector holds at most LEGO_DIMS values: check the shapes */
+	for (i = 0; i < g->nchain; i++) {
+		const LegoSymOrder *o = &g->chain[i];
+		int m = 0, t;
+		if (o->nparts < 1 || o->nparts > LEGO_PARTS) {
+			err_set(e, "lower: an OrderBy of %d parts (1 to %d)", o->nparts, LEGO_PARTS);
+			goto done;
+		}
+		for (k = 0; k < o->nparts; k++) {
+			unsigned seen = 0;
+			if (o->part[k].rank < 1 || o->part[k].rank > LEGO_DIMS - m) {
+				err_set(e, "lower: an OrderBy of more than %d dimensions", LEGO_DIMS);
+				goto done;
+			}
+			m += o->part[k].rank;
+			for (t = 0; t < o->part[k].rank; t++) {
+				int q = o->part[k].perm[t];
+				if (q < 0 || q >= o->part[k].rank || (seen >> q & 1) || !o->part[k].dim[t]) {
+					err_set(e, "lower: a part's permutation is not a permutation");
+					goto done;
+				}
+				seen |= 1u << q;
+			}
+		}
+	}
 	if (!inverse) {
 		if (g->rank > 1 && sstep(s, &ns, LS_FLATTEN, 0, g->rank, g->dim, NULL, e) < 0)
 			goto done;

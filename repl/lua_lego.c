@@ -1111,6 +1111,7 @@ static const char sym_chunk[] =
 	"    for _, v in ipairs(p.dims_) do d[#d + 1] = v end\n"
 	"  end\n"
 	"  if #parts < 1 or #parts > 8 then error(\"lego.OrderBy: 1 to 8 parts\", 2) end\n"
+	"  if #d > 12 then error(\"lego.OrderBy: the parts have more than 12 dimensions\", 2) end\n"
 	"  return new(\"orderby\", d, { parts }, \"lego.OrderBy(...)\")\n"
 	"end\n"
 	"local function splice(chain, x, what)\n"
@@ -1191,6 +1192,7 @@ static const char sym_chunk[] =
 static void
 sym_part(lua_State *L, UCtx *c, LegoSymPerm *p)
 {
+	unsigned seen = 0;
 	int k, n;
 
 	lua_getfield(L, -1, "dims");
@@ -1200,14 +1202,18 @@ sym_part(lua_State *L, UCtx *c, LegoSymPerm *p)
 		luaL_error(L, "lego: a malformed symbolic part");
 	p->rank = n;
 	for (k = 0; k < n; k++) {
+		lua_Integer t;
 		lua_rawgeti(L, -2, k + 1);
 		p->dim[k] = tessel_uop_operand(L, -1, c, "lego");
 		lua_pop(L, 1);
 		lua_rawgeti(L, -1, k + 1);
-		p->perm[k] = (int)lua_tointeger(L, -1);
+		t = lua_tointeger(L, -1);
 		lua_pop(L, 1);
-		if (p->perm[k] < 0 || p->perm[k] >= n)
+		/* a permutation: the walker's gather and scatter fill every slot once */
+		if (t < 0 || t >= n || (seen >> t & 1))
 			luaL_error(L, "lego: a malformed symbolic part");
+		seen |= 1u << t;
+		p->perm[k] = (int)t;
 	}
 	lua_pop(L, 2);
 }

@@ -88,6 +88,19 @@ for it = 1, 3000 do
   end
   if #made > 200 then table.remove(made, R(2, #made)) end
 end
+-- forged symbolic layouts reach the C lowering only as checked shapes
+do
+  local M = uop.var("M", 1, 8)
+  local ex = getmetatable(lego.Row(M, 2)).__index.expr
+  local parts = {}
+  for i = 1, 8 do parts[i] = {dims = {M, 2, 3, 4, 5}, perm = {0, 1, 2, 3, 4}} end
+  for _, g in ipairs({{dims_ = {M, 2}, chain = {{{dims = {M, 2}, perm = {0, 0}}}}},
+                      {dims_ = {M, 2}, chain = {parts}}, {dims_ = {}, chain = {}}, {dims_ = {M}},
+                      {dims_ = {M, true}, chain = {{{dims = {M, 2}, perm = {1, 0}}}}},
+                      {dims_ = {M, 2}, chain = {{{dims = {M, 2, 3}, perm = {0, 1, 2}}}}}}) do
+    try(ex, g); try(ex, g, "inv")
+  end
+end
 collectgarbage()
 for _, G in ipairs(made) do try(G.apply, G, 0) end
 print(("%d calls returned, %d raised errors"):format(ok_n, err_n))
