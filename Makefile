@@ -122,6 +122,7 @@ bench: all $(B)/bench/ptytime
 	@sh bench/startup.sh $(B)/bench/ptytime ./tessel 100
 	@./tessel bench/cute_bench.lua
 	@./tessel bench/uop_bench.lua
+	@./tessel bench/index_ops.lua
 	@./tessel bench/viz_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c

@@ -395,6 +395,45 @@ bycoef(const void *a, const void *b)
 **       (and q alone when r // d is one value over its range)
 **   gcd g of the rest's coefficients and C: (g*y + b) // (g*h)      -> (y + b//g) // h
 */
+/*
+** A modulo under a division or modulo by a divisor of its modulus (y, w > 0,
+** y | w proved from the factors):
+**   (z % w) % y  -> z % y
+**   (z % w) // y -> (z // y) % (w / y)
+** (floor semantics: both hold for every integer z). This is what unflatten
+** chains over symbolic sizes need: pid % (GM*n) // GM -> pid // GM % n.
+*/
+static int divides(UOp *base, int64_t coef, UOp *y, UCtx *c, DType t, UOp **quot, int64_t *qcoef);
+
+static UOp *
+modchain(UCtx *c, UOp *u)
+{
+	UOp *x = u->src[0], *y = u->src[1], *w, *q = NULL, *f[MAXTERMS];
+	DType t = (DType)u->dtype;
+	int64_t qc = 1, kw = 1;
+	int n = 0, bad = 0, i;
+
+	if (x->op != OP_MOD || t == DT_BOOL || y->vmin <= 0 || x->src[1]->vmin <= 0)
+		return NULL;
+	w = x->src[1];
+	if (y->op == OP_CONST) {
+		factors(w, f, &n, &kw, &bad);
+		if (bad || kw % y->arg[0] != 0)
+			return NULL;
+		qc = kw / y->arg[0];
+		for (i = 0; i < n; i++)
+			q = q ? uop_mul(c, q, f[i]) : f[i];
+		if (!q)
+			q = uop_const(c, t, 1);
+	} else if (!divides(w, 1, y, c, t, &q, &qc))
+		return NULL;
+	if (u->op == OP_MOD)
+		return uop_mod(c, x->src[0], y);
+	if (qc != 1)
+		q = uop_mul(c, q, uop_const(c, t, qc));
+	return uop_mod(c, uop_idiv(c, x->src[0], y), q);
+}
+
 static UOp *
 r_div(UCtx *c, UOp *u, UOp **cap, void *aux)
 {
@@ -406,6 +445,8 @@ r_div(UCtx *c, UOp *u, UOp **cap, void *aux)
 
 	if (u->src[1]->op != OP_CONST || t == DT_BOOL)
 		return NULL;
+	if ((y = modchain(c, u)))
+		return y;
 	C = u->src[1]->arg[0];
 	if (C == 0 || C == INT64_MIN)
 		return NULL;
@@ -491,6 +532,9 @@ r_mod(UCtx *c, UOp *u, UOp **cap, void *aux)
 
 	if (u->src[1]->op != OP_CONST || t == DT_BOOL)
 		return NULL;
+	if ((x = modchain(c, u)))
+		return x;
+	x = u->src[0];
 	C = u->src[1]->arg[0];
 	if (C <= 0)
 		return NULL;
@@ -683,6 +727,8 @@ r_divmod_sym(UCtx *c, UOp *u, UOp **cap, void *aux)
 
 	if (y->op == OP_CONST || y->vmin <= 0 || t == DT_BOOL)
 		return NULL;
+	if ((q = modchain(c, u)))
+		return q;
 	if (x->vmin >= 0 && x->vmax < y->vmin)
 		return u->op == OP_IDIV ? uop_const(c, t, 0) : x;
 	if (sumof(c, x, &s) < 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../layout/layout.h"
+#include "../layout/lower.h"
 #include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
@@ -507,6 +508,117 @@ l_apply(lua_State *L)
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
+}
+
+/*
+** expr(L [, opts]) -> {axis = expression, ...}, replicas. The element is one
+** variable x in [0, size) (opts.name), or with a shape (the layout's own or
+** opts.shape) one variable per logical dimension i0, i1, ... flattened
+** row-major. replicas: the list of per-axis offsets of R (replica 0 first,
+** row-major as apply), or with opts.replicas = true variables r0, r1, ...
+** (one per replica iter, r_t in [0, extent)) inside the expressions, and
+** then the list of those variables.
+*/
+static int
+l_expr(lua_State *L)
+{
+	AxeLayout tmp;
+	const AxeShape *own;
+	const AxeLayout *l = check_axe(L, 1, &tmp, &own);
+	AxeShape sh;
+	AxeAxes ax;
+	UOp *x, *out[AXE_AXES], *rep[AXE_ITERS], *v[AXE_RANK];
+	const char *name = "x";
+	int raw = 0, repvars = 0, useshape = 0, i, k, ci;
+	int64_t nrep = axe_nreplicas(l), j;
+	char nm[32];
+	UCtx *c;
+	Err e;
+
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_getfield(L, 2, "name");
+		if (lua_type(L, -1) == LUA_TSTRING)
+			name = lua_tostring(L, -1);   /* anchored in opts */
+		lua_getfield(L, 2, "raw");
+		raw = lua_toboolean(L, -1);
+		lua_getfield(L, 2, "replicas");
+		repvars = lua_toboolean(L, -1);
+		lua_pop(L, 3);
+		if (lua_getfield(L, 2, "shape") != LUA_TNIL) {
+			check_shape(L, lua_gettop(L), &sh);
+			useshape = 1;
+		}
+		lua_pop(L, 1);
+	} else if (!lua_isnoneornil(L, 2))
+		return luaL_typeerror(L, 2, "table of options");
+	if (!useshape && own) {
+		sh = *own;
+		useshape = 1;
+	}
+	if (useshape) {
+		int64_t p = 1;
+		for (k = 0; k < sh.n; k++)
+			p *= sh.v[k];
+		if (p != axe_size(l))
+			return luaL_error(L, "axe.expr: shape of %d elements for a layout of %d", (int)p,
+			                  (int)axe_size(l));
+	}
+	if (!uop_valid_name(name) || strlen(name) > 20)
+		return luaL_error(L, "axe.expr: '%s' is not a variable name", name);
+	c = tessel_uop_begin(L);
+	ci = lua_gettop(L);
+	if (useshape && sh.n > 1) {
+		int64_t ext[AXE_RANK];
+		for (k = 0; k < sh.n; k++) {
+			snprintf(nm, sizeof nm, "i%d", k);
+			v[k] = uop_var(c, nm, 0, sh.v[k] - 1);
+			ext[k] = sh.v[k];
+		}
+		x = lower_join(c, v, ext, sh.n, 0);
+	} else
+		x = uop_var(c, name, 0, axe_size(l) - 1);
+	for (i = 0; i < l->nr; i++) {
+		snprintf(nm, sizeof nm, "r%d", i);
+		rep[i] = uop_var(c, nm, 0, l->r[i].e - 1);
+	}
+	axe_axes(l, &ax);
+	if (lower_axe(c, l, x, repvars ? rep : NULL, &ax, out, &e) < 0)
+		return luaL_error(L, "axe.expr: %s", e.msg);
+	lua_createtable(L, 0, ax.n);
+	for (i = 0; i < ax.n; i++) {
+		UOp *r = out[i];
+		if (!raw && uop_simplify(c, r, &r, &e) < 0)
+			return luaL_error(L, "axe.expr: %s", e.msg);
+		tessel_uop_push(L, r, ci);
+		lua_setfield(L, -2, ax.name[i]);
+	}
+	if (repvars) {
+		lua_createtable(L, l->nr, 0);
+		for (i = 0; i < l->nr; i++) {
+			tessel_uop_push(L, rep[i], ci);
+			lua_rawseti(L, -2, i + 1);
+		}
+		return 2;
+	}
+	if (nrep > (1 << 12))
+		return luaL_error(L, "axe.expr: %d replicas are too many to list; use {replicas = true}",
+		                  (int)nrep);
+	lua_createtable(L, (int)nrep, 0);
+	for (j = 0; j < nrep; j++) {
+		int64_t t = j;
+		lua_createtable(L, 0, ax.n);
+		int64_t off[AXE_AXES] = {0};
+		for (i = l->nr - 1; i >= 0; i--) {
+			off[axe_axes_index(&ax, l->r[i].axis)] += (t % l->r[i].e) * l->r[i].s;
+			t /= l->r[i].e;
+		}
+		for (i = 0; i < ax.n; i++) {
+			lua_pushinteger(L, off[i]);
+			lua_setfield(L, -2, ax.name[i]);
+		}
+		lua_rawseti(L, -2, (lua_Integer)j + 1);
+	}
+	return 2;
 }
 
 /* find(L, {warp=5, lane=12}) -> the elements (coordinates, or indices without a shape) holding it. */
@@ -1229,6 +1341,15 @@ static const Fn funcs[] = {
 	  "axe.apply(L, i [, j...]) | L(i, j) -> list of coordinates, one per replica, as tables\n"
 	  "{warp=6, lane=12, reg=1}. One integer is a flat (row-major) index; several need L's shape;\n"
 	  "axe.apply(L, {i, j}, shape) passes the shape." },
+	{ "expr", l_expr,
+	  "the layout as index expressions, one per axis\n"
+	  "axe.expr(L [, opts]) | L:expr(opts) -> {lane = e1, warp = e2, ...}, replicas. The element is\n"
+	  "x in [0, size) (opts.name), or i0, i1, ... over L's shape (or opts.shape), row-major. Each\n"
+	  "expression is D(x) + O on its axis (replica 0). replicas: the list of per-axis offsets of R\n"
+	  "({{warp=0}, {warp=4}}, order of axe.apply); with opts.replicas = true the replica digits\n"
+	  "r0, r1, ... enter the expressions and replicas is the list of those variables.\n"
+	  "opts.raw skips the simplifier.\n"
+	  "  axe.layout(\"S[(8,4):(4@lane,1@lane)] + R[2:1@warp]\"):expr() --> {lane = x}, {{warp=0},{warp=1}}" },
 	{ "find", l_find,
 	  "the elements a hardware coordinate holds\n"
 	  "axe.find(L, {warp=6, lane=12}) -> the elements (coordinates {i,j} with a shape, else indices)\n"
@@ -1309,7 +1430,7 @@ static const Fn funcs[] = {
 static const char *const methods[] = {
 	"parts", "size", "span", "axes", "shape", "with_shape", "apply", "find", "canonicalize",
 	"equivalent", "group", "tile", "tile_of", "slice", "direct_sum", "to_cute", "to_dtensor",
-	"holds", "members", NULL
+	"holds", "members", "expr", NULL
 };
 
 static const luaL_Reg meta[] = {

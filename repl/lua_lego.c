@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../layout/layout.h"
+#include "../layout/lower.h"
 #include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
@@ -38,6 +39,9 @@ typedef struct GenFn {
 typedef struct LLego {
 	Lego g;
 } LLego;
+
+static int sym_dispatch(lua_State *L, const char *name, int method);
+static int sym_mixed(lua_State *L);
 
 static int
 fail(lua_State *L, const Err *e)
@@ -372,7 +376,7 @@ done(lua_State *L, lua_State *prev, int status, Err *e)
 ** Constructors
 */
 static int
-l_regp(lua_State *L)
+l_regp_num(lua_State *L)
 {
 	int64_t d[LEGO_DIMS], p64[LEGO_DIMS];
 	int p[LEGO_DIMS], n, m, k, di = 1, pi = 2;
@@ -407,6 +411,14 @@ l_regp(lua_State *L)
 }
 
 static int
+l_regp(lua_State *L)
+{
+	if (sym_dispatch(L, "RegP", 0))
+		return 1;
+	return l_regp_num(L);
+}
+
+static int
 l_rowcol(lua_State *L, int col)
 {
 	int64_t d[LEGO_DIMS];
@@ -419,8 +431,8 @@ l_rowcol(lua_State *L, int col)
 	return 1;
 }
 
-static int l_row(lua_State *L) { return l_rowcol(L, 0); }
-static int l_col(lua_State *L) { return l_rowcol(L, 1); }
+static int l_row(lua_State *L) { return sym_dispatch(L, "Row", 0) ? 1 : l_rowcol(L, 0); }
+static int l_col(lua_State *L) { return sym_dispatch(L, "Col", 0) ? 1 : l_rowcol(L, 1); }
 
 static const struct {
 	const char *name;
@@ -498,7 +510,7 @@ l_genp(lua_State *L)
 }
 
 static int
-l_orderby(lua_State *L)
+l_orderby_num(lua_State *L)
 {
 	int n = lua_gettop(L), k;
 	const Lego *parts[LEGO_PARTS];
@@ -520,6 +532,14 @@ l_orderby(lua_State *L)
 }
 
 static int
+l_orderby(lua_State *L)
+{
+	if (sym_dispatch(L, "OrderBy", 0))
+		return 1;
+	return l_orderby_num(L);
+}
+
+static int
 l_tileorderby(lua_State *L)
 {
 	int64_t d[LEGO_DIMS];
@@ -535,7 +555,7 @@ l_tileorderby(lua_State *L)
 }
 
 static int
-l_tileby(lua_State *L)
+l_tileby_num(lua_State *L)
 {
 	int64_t d[LEGO_DIMS];
 	int dd, q;
@@ -547,6 +567,14 @@ l_tileby(lua_State *L)
 	if (lego_tileby(&u->g, d, dd, q, &e) < 0)
 		return fail(L, &e);
 	return 1;
+}
+
+static int
+l_tileby(lua_State *L)
+{
+	if (sym_dispatch(L, "TileBy", 0))
+		return 1;
+	return l_tileby_num(L);
 }
 
 static int
@@ -572,14 +600,22 @@ groupby_at(lua_State *L, int ti, int first, int last)
 }
 
 static int
-l_groupby(lua_State *L)
+l_groupby_num(lua_State *L)
 {
 	return groupby_at(L, 1, 2, lua_gettop(L));
 }
 
+static int
+l_groupby(lua_State *L)
+{
+	if (sym_dispatch(L, "GroupBy", 0))
+		return 1;
+	return l_groupby_num(L);
+}
+
 /* O:GroupBy(tiles) */
 static int
-m_groupby(lua_State *L)
+m_groupby_num(lua_State *L)
 {
 	check_lego(L, 1);
 	if (lua_gettop(L) != 2)
@@ -587,9 +623,18 @@ m_groupby(lua_State *L)
 	return groupby_at(L, 2, 1, 1);
 }
 
+static int
+m_groupby(lua_State *L)
+{
+	if (sym_mixed(L))
+		return luaL_error(L, "lego: a numeric layout combined with symbolic dimensions or layouts; "
+		                  "build every part with symbolic dimensions (lego.Row(M, N), integers allowed)");
+	return m_groupby_num(L);
+}
+
 /* O:OrderBy(p1, ...) or O:OrderBy(O2): extend the chain. */
 static int
-m_orderby(lua_State *L)
+m_orderby_num(lua_State *L)
 {
 	LLego *a = check_lego(L, 1), *b, *u;
 	int n = lua_gettop(L), k;
@@ -620,9 +665,18 @@ m_orderby(lua_State *L)
 	return 1;
 }
 
+static int
+m_orderby(lua_State *L)
+{
+	if (sym_mixed(L))
+		return luaL_error(L, "lego: a numeric layout combined with symbolic dimensions or layouts; "
+		                  "build every part with symbolic dimensions (lego.Row(M, N), integers allowed)");
+	return m_orderby_num(L);
+}
+
 /* O:TileBy(t1, ..., tq): LEGO's fluent tiling. */
 static int
-m_tileby(lua_State *L)
+m_tileby_num(lua_State *L)
 {
 	LLego *o = check_lego(L, 1), *u;
 	int64_t d[LEGO_DIMS];
@@ -635,6 +689,15 @@ m_tileby(lua_State *L)
 	if (lego_tileby_group(&u->g, &o->g, d, dd, q, &e) < 0)
 		return fail(L, &e);
 	return 1;
+}
+
+static int
+m_tileby(lua_State *L)
+{
+	if (sym_mixed(L))
+		return luaL_error(L, "lego: a numeric layout combined with symbolic dimensions or layouts; "
+		                  "build every part with symbolic dimensions (lego.Row(M, N), integers allowed)");
+	return m_tileby_num(L);
 }
 
 static int
@@ -722,6 +785,626 @@ m_inv(lua_State *L)
 	for (k = 0; k < u->g.rank; k++)
 		lua_pushinteger(L, x[k]);
 	return u->g.rank;
+}
+
+/*
+** Lowering to expressions
+*/
+typedef struct Trace {
+	lua_State *L;
+	int ci;       /* stack index of the uop context */
+} Trace;
+
+/* Call a user GenP's function (which: 1 apply, 2 inv) with expressions;
+** the results go to out[0..nout). Never raises: errors come back in e. */
+static int
+trace_call(Trace *t, UCtx *c, const LegoPerm *p, int which, UOp *const *in, int nin,
+           UOp **out, int nout, Err *e)
+{
+	GenFn *b = p->ctx;
+	lua_State *L = t->L;
+	int top = lua_gettop(L), k, n, base;
+
+	if (!lua_checkstack(L, nin + nout + 8))
+		return err_set(e, "%s: Lua stack overflow", b->name);
+	if (push_fn(L, p->ctx, which, e) < 0)
+		return -1;
+	for (k = 0; k < nin; k++)
+		tessel_uop_push(L, in[k], t->ci);
+	if (lua_pcall(L, nin, LUA_MULTRET, 0) != LUA_OK) {
+		err_set(e, "%s: its %s function does not trace with uop expressions (it raised: %s); "
+		        "only functions built from + - * // %% and uop.min/max/where lower",
+		        b->name, which == 1 ? "apply" : "inv", errobj(L, -1));
+		lua_settop(L, top);
+		return -1;
+	}
+	n = lua_gettop(L) - top;
+	base = top + 1;
+	if (n == 1 && nout > 1 && lua_type(L, base) == LUA_TTABLE) {
+		if (lua_rawlen(L, base) != (size_t)nout) {
+			lua_settop(L, top);
+			return err_set(e, "%s: inv returned a table of the wrong length", b->name);
+		}
+		for (k = 1; k <= nout; k++)
+			lua_rawgeti(L, base, k);
+		base++;
+		n = nout;
+	}
+	if (n != nout) {
+		lua_settop(L, top);
+		return err_set(e, "%s: %s returned %d values for expressions, expected %d", b->name,
+		               which == 1 ? "apply" : "inv", n, nout);
+	}
+	for (k = 0; k < nout; k++) {
+		if (!tessel_uop_isexpr(L, base + k) && !lua_isinteger(L, base + k)) {
+			err_set(e, "%s: %s returned a %s for expressions, not an expression (the "
+			        "function does not trace)", b->name, which == 1 ? "apply" : "inv",
+			        luaL_typename(L, base + k));
+			lua_settop(L, top);
+			return -1;
+		}
+		out[k] = tessel_uop_operand(L, base + k, c, "lego expr");
+	}
+	lua_settop(L, top);
+	return 0;
+}
+
+/* A user GenP: trace its function on fresh variables and check the result at
+** every point against the function itself (a traced function can still be
+** wrong: == on expressions compares structure, an `if` takes one branch),
+** then trace it on the real inputs. */
+static int
+trace_genp(void *aux, UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, Err *e)
+{
+	Trace *t = aux;
+	GenFn *b = p->ctx;
+	UOp *v[LEGO_DIMS], *r[LEGO_DIMS];
+	UBind bind[LEGO_DIMS];
+	int64_t size = 1, x[LEGO_DIMS], f, a, got;
+	char nm[LEGO_DIMS][16];
+	int k, nin = inverse ? 1 : p->rank, nout = inverse ? p->rank : 1;
+
+	for (k = 0; k < p->rank; k++)
+		size *= p->dim[k];
+	for (k = 0; k < nin; k++) {
+		snprintf(nm[k], sizeof nm[k], "g%d", k);
+		v[k] = uop_var(c, nm[k], 0, (inverse ? size : p->dim[k]) - 1);
+		bind[k].name = nm[k];
+		if (!v[k])
+			return err_set(e, "lower: out of memory");
+	}
+	if (trace_call(t, c, p, inverse ? 2 : 1, v, nin, r, nout, e) < 0)
+		return -1;
+	if (size > LEGO_VERIFY_LIMIT)
+		return err_set(e, "%s: %lld elements are too many to check its traced expression "
+		               "(at most %d)", b->name, (long long)size, LEGO_VERIFY_LIMIT);
+	for (a = 0; a < size; a++) {
+		for (k = p->rank - 1, f = a; k >= 0; k--) {
+			x[k] = f % p->dim[k];
+			f /= p->dim[k];
+		}
+		if (p->apply(p->ctx, x, p->rank, &f, e) < 0)
+			return -1;
+		if (!inverse) {
+			for (k = 0; k < nin; k++)
+				bind[k].value = x[k];
+			if (uop_eval(r[0], bind, nin, &got, e) < 0)
+				return -1;
+			if (got != f)
+				return err_set(e, "%s: the traced apply expression gives %lld at element %lld, "
+				               "the function %lld (it does not trace faithfully)", b->name,
+				               (long long)got, (long long)a, (long long)f);
+		} else {
+			bind[0].value = f;
+			for (k = 0; k < nout; k++) {
+				if (uop_eval(r[k], bind, 1, &got, e) < 0)
+					return -1;
+				if (got != x[k])
+					return err_set(e, "%s: the traced inv expression gives %lld for coordinate "
+					               "%d at %lld, expected %lld (it does not trace faithfully)",
+					               b->name, (long long)got, k, (long long)f, (long long)x[k]);
+			}
+		}
+	}
+	return trace_call(t, c, p, inverse ? 2 : 1, in, nin, out, nout, e);
+}
+
+/* Parse G:expr's arguments: [which], [opts] -> inverse, raw; the inputs are
+** pushed as expressions into in[] (names or expressions from opts). */
+static int
+expr_args(lua_State *L, int a, int *inverse, int *raw, int *vi)
+{
+	*inverse = 0;
+	*raw = 0;
+	*vi = 0;
+	if (lua_type(L, a) == LUA_TSTRING) {
+		const char *w = lua_tostring(L, a);
+		if (strcmp(w, "inv") == 0)
+			*inverse = 1;
+		else if (strcmp(w, "apply") != 0)
+			return luaL_argerror(L, a, "\"apply\" or \"inv\"");
+		a++;
+	}
+	if (lua_type(L, a) == LUA_TTABLE) {
+		lua_getfield(L, a, "raw");
+		*raw = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+		if (lua_getfield(L, a, "vars") != LUA_TNIL && lua_type(L, -1) != LUA_TTABLE)
+			return luaL_error(L, "expr: opts.vars must be a table of names or expressions");
+		lua_pop(L, 1);
+		*vi = a;
+	} else if (!lua_isnoneornil(L, a))
+		return luaL_typeerror(L, a, "\"apply\", \"inv\" or a table of options");
+	return 0;
+}
+
+/* Inputs: opts.vars[k] (a name or an expression) or the default variables. */
+static void
+expr_inputs(lua_State *L, int vi, const Lego *g, int inverse, UCtx *c, UOp **in, int *n)
+{
+	const char *names[LEGO_DIMS] = {0};
+	int k, m = inverse ? 1 : g->rank;
+	Err e;
+
+	if (vi) {
+		lua_getfield(L, vi, "vars");
+		if (lua_istable(L, -1)) {
+			if (lua_rawlen(L, -1) != (size_t)m)
+				luaL_error(L, "expr: %d vars for %d inputs", (int)lua_rawlen(L, -1), m);
+			for (k = 0; k < m; k++) {
+				lua_rawgeti(L, -1, k + 1);
+				if (lua_type(L, -1) == LUA_TSTRING)
+					names[k] = lua_tostring(L, -1);   /* anchored by opts */
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1);
+	}
+	if (lower_lego_vars(c, g, inverse, names, in, n, &e) < 0)
+		luaL_error(L, "expr: %s", e.msg);
+	if (vi) {
+		lua_getfield(L, vi, "vars");
+		for (k = 0; k < m && lua_istable(L, -1); k++) {
+			lua_rawgeti(L, -1, k + 1);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				in[k] = tessel_uop_operand(L, -1, c, "expr");
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+static int
+m_expr_at(lua_State *L, int force_inv)
+{
+	LLego *u = check_lego(L, 1);
+	UOp *in[LEGO_DIMS], *out[LEGO_DIMS];
+	int inverse, raw, vi, n, k, ci, rc;
+	lua_State *prev;
+	UCtx *c;
+	Trace t;
+	Err e;
+
+	expr_args(L, 2, &inverse, &raw, &vi);
+	inverse |= force_inv;
+	c = tessel_uop_begin(L);
+	ci = lua_gettop(L);
+	expr_inputs(L, vi, &u->g, inverse, c, in, &n);
+	t.L = L;
+	t.ci = ci;
+	prev = enter(L);
+	rc = lower_lego(c, &u->g, inverse, in, out, trace_genp, &t, &e);
+	leave(L, prev);
+	if (rc < 0)
+		return luaL_error(L, "expr: %s", e.msg);
+	n = inverse ? u->g.rank : 1;
+	for (k = 0; k < n; k++)
+		if (!raw && uop_simplify(c, out[k], &out[k], &e) < 0)
+			return luaL_error(L, "expr: %s", e.msg);
+	luaL_checkstack(L, n, "expr");
+	for (k = 0; k < n; k++)
+		tessel_uop_push(L, out[k], ci);
+	return n;
+}
+
+static int m_expr(lua_State *L) { return m_expr_at(L, 0); }
+static int m_inv_expr(lua_State *L) { return m_expr_at(L, 1); }
+
+/*
+** Symbolic LEGO. A layout whose dimensions are uop expressions (lego.Row(M, N)
+** with M = uop.var("M", 1, 4096)) cannot be a Lego (lego.c's layouts are
+** numeric and checked by enumeration): it is a plain Lua value built by the
+** chunk below, whose only operations are lowering (expr, inv_expr) through
+** lower_lego_sym. The lego constructors hand over to it when an argument
+** holds an expression or a symbolic layout.
+*/
+#define SYMKEY "tessel.lego.sym"
+static const char sym_chunk[] =
+	"-- symbolic LEGO (dimensions are uop expressions): constructors and methods\n"
+	"local lower, isexpr, tonum = ...\n"
+	"local Sym = { __name = \"lego.SymLayout\" }\n"
+	"local M = {}\n"
+	"Sym.__index = M\n"
+	"\n"
+	"local function nm(d) return tostring(d) end\n"
+	"local function isint(d) return math.type(d) == \"integer\" end\n"
+	"local function dim(d, what)\n"
+	"  if isexpr(d) or isint(d) then return d end\n"
+	"  error(what .. \": a dimension must be an integer or a uop expression, got \" .. type(d), 3)\n"
+	"end\n"
+	"local function dims_of(t, what)\n"
+	"  local out = {}\n"
+	"  for k = 1, #t do out[k] = dim(t[k], what) end\n"
+	"  if #out < 1 or #out > 12 then error(what .. \": 1 to 12 dimensions\", 3) end\n"
+	"  return out\n"
+	"end\n"
+	"local function copy(t) local o = {} for k, v in ipairs(t) do o[k] = v end return o end\n"
+	"local function dimstr(d)\n"
+	"  local s = {}\n"
+	"  for k, v in ipairs(d) do s[k] = nm(v) end\n"
+	"  return \"{\" .. table.concat(s, \", \") .. \"}\"\n"
+	"end\n"
+	"local function new(kind, rank_dims, chain, text)\n"
+	"  return setmetatable({ kind_ = kind, dims_ = rank_dims, chain = chain, text = text }, Sym)\n"
+	"end\n"
+	"local function perm(dims, p, text)\n"
+	"  return new(\"perm\", dims, { { { dims = dims, perm = p } } }, text)\n"
+	"end\n"
+	"\n"
+	"function M.RegP(dims, p)\n"
+	"  dims = dims_of(dims, \"lego.RegP\")\n"
+	"  if type(p) ~= \"table\" or #p ~= #dims then error(\"lego.RegP: a permutation of \" .. #dims .. \" entries\", 2) end\n"
+	"  local seen = {}\n"
+	"  for k = 1, #p do\n"
+	"    if not isint(p[k]) or p[k] < 0 or p[k] >= #dims or seen[p[k]] then\n"
+	"      error(\"lego.RegP: perm must be a permutation of 0..\" .. (#dims - 1) .. \" (0-based)\", 2)\n"
+	"    end\n"
+	"    seen[p[k]] = true\n"
+	"  end\n"
+	"  return perm(dims, copy(p), \"lego.RegP(\" .. dimstr(dims) .. \", {\" .. table.concat(p, \",\") .. \"})\")\n"
+	"end\n"
+	"function M.Row(...)\n"
+	"  local d = dims_of({...}, \"lego.Row\")\n"
+	"  local p = {} for k = 1, #d do p[k] = k - 1 end\n"
+	"  return perm(d, p, \"lego.Row\" .. dimstr(d):gsub(\"^{\", \"(\"):gsub(\"}$\", \")\"))\n"
+	"end\n"
+	"function M.Col(...)\n"
+	"  local d = dims_of({...}, \"lego.Col\")\n"
+	"  local p = {} for k = 1, #d do p[k] = #d - k end\n"
+	"  return perm(d, p, \"lego.Col\" .. dimstr(d):gsub(\"^{\", \"(\"):gsub(\"}$\", \")\"))\n"
+	"end\n"
+	"local function sigma(d, q)\n"
+	"  local s = {}\n"
+	"  for k = 0, d - 1 do for h = 0, q - 1 do s[k * q + h + 1] = k + d * h end end\n"
+	"  return s\n"
+	"end\n"
+	"local function levels(args, what)\n"
+	"  local q, d, all = #args, nil, {}\n"
+	"  if q < 1 then error(what .. \": give the tile levels as tables\", 3) end\n"
+	"  for h = 1, q do\n"
+	"    if type(args[h]) ~= \"table\" then error(what .. \": each level is a table of dimensions\", 3) end\n"
+	"    d = d or #args[h]\n"
+	"    if #args[h] ~= d then error(what .. \": the levels differ in rank\", 3) end\n"
+	"    for k = 1, d do all[#all + 1] = dim(args[h][k], what) end\n"
+	"  end\n"
+	"  if #all > 12 then error(what .. \": at most 12 dimensions\", 3) end\n"
+	"  return all, d, q\n"
+	"end\n"
+	"function M.TileBy(...)\n"
+	"  local all, d, q = levels({...}, \"lego.TileBy\")\n"
+	"  local p = sigma(d, q)\n"
+	"  return perm(all, p, \"lego.TileBy(...)\")\n"
+	"end\n"
+	"local function tileorderby(all, d, q)\n"
+	"  local sm, s, inv = {}, sigma(d, q), {}\n"
+	"  for k = 0, d - 1 do for h = 0, q - 1 do sm[k * q + h + 1] = all[h * d + k + 1] end end\n"
+	"  for k = 1, d * q do inv[s[k] + 1] = k - 1 end\n"
+	"  return { { dims = sm, perm = inv } }\n"
+	"end\n"
+	"function M.OrderBy(...)\n"
+	"  local parts, d = {}, {}\n"
+	"  for k, p in ipairs({...}) do\n"
+	"    if getmetatable(p) ~= Sym or p.kind_ ~= \"perm\" then\n"
+	"      error(\"lego.OrderBy: part \" .. k .. \" is not a symbolic RegP: the parts of a symbolic OrderBy are all symbolic (a part of constant sizes becomes one with a size given as uop.const(n): lego.Row(uop.const(2), 2))\", 2)\n"
+	"    end\n"
+	"    parts[k] = p.chain[1][1]\n"
+	"    for _, v in ipairs(p.dims_) do d[#d + 1] = v end\n"
+	"  end\n"
+	"  if #parts < 1 or #parts > 8 then error(\"lego.OrderBy: 1 to 8 parts\", 2) end\n"
+	"  if #d > 12 then error(\"lego.OrderBy: the parts have more than 12 dimensions\", 2) end\n"
+	"  return new(\"orderby\", d, { parts }, \"lego.OrderBy(...)\")\n"
+	"end\n"
+	"local function splice(chain, x, what)\n"
+	"  if getmetatable(x) ~= Sym then error(what .. \": a symbolic layout's chain holds symbolic OrderBys\", 3) end\n"
+	"  if x.kind_ == \"groupby\" then error(what .. \": a GroupBy cannot be chained\", 3) end\n"
+	"  for _, o in ipairs(x.chain) do chain[#chain + 1] = o end\n"
+	"end\n"
+	"function M.GroupBy(dims, ...)\n"
+	"  dims = dims_of(dims, \"lego.GroupBy\")\n"
+	"  local chain = {}\n"
+	"  for _, x in ipairs({...}) do splice(chain, x, \"lego.GroupBy\") end\n"
+	"  if #chain < 1 or #chain > 8 then error(\"lego.GroupBy: 1 to 8 OrderBys\", 2) end\n"
+	"  return new(\"groupby\", dims, chain, \"lego.GroupBy(\" .. dimstr(dims) .. \", ...)\")\n"
+	"end\n"
+	"\n"
+	"local meth = {}\n"
+	"function meth.OrderBy(a, ...)\n"
+	"  local b = select(\"#\", ...) == 1 and getmetatable((...)) == Sym and (...) or M.OrderBy(...)\n"
+	"  if a.kind_ == \"groupby\" then error(\"OrderBy: the layout is already grouped\", 2) end\n"
+	"  local chain, d = {}, {}\n"
+	"  splice(chain, a, \"OrderBy\"); splice(chain, b, \"OrderBy\")\n"
+	"  for _, p in ipairs(chain[#chain]) do for _, v in ipairs(p.dims) do d[#d + 1] = v end end\n"
+	"  return new(\"chain\", d, chain, \"(chain)\")\n"
+	"end\n"
+	"function meth.GroupBy(a, dims) return M.GroupBy(dims, a) end\n"
+	"function meth.TileBy(o, ...)\n"
+	"  if o.kind_ == \"groupby\" then error(\"TileBy: the layout is already grouped\", 2) end\n"
+	"  local all, d, q = levels({...}, \"TileBy\")\n"
+	"  local chain = {}\n"
+	"  for _, ord in ipairs(o.chain) do\n"
+	"    chain[#chain + 1] = ord\n"
+	"    if #ord > 1 then\n"
+	"      local dd, tile = #ord[1].dims, {}\n"
+	"      for _, p in ipairs(ord) do\n"
+	"        if #p.dims ~= dd then error(\"TileBy: the parts differ in rank\", 2) end\n"
+	"        for _, v in ipairs(p.dims) do tile[#tile + 1] = v end\n"
+	"      end\n"
+	"      chain[#chain + 1] = tileorderby(tile, dd, #ord)\n"
+	"    end\n"
+	"  end\n"
+	"  chain[#chain + 1] = { { dims = all, perm = sigma(d, q) } }\n"
+	"  return new(\"groupby\", all, chain, \"(TileBy)\")\n"
+	"end\n"
+	"local function symbolic_dim(g)\n"
+	"  for _, v in ipairs(g.dims_) do if isexpr(v) then return nm(v) end end\n"
+	"  for _, o in ipairs(g.chain) do for _, p in ipairs(o) do\n"
+	"    for _, v in ipairs(p.dims) do if isexpr(v) then return nm(v) end end end end\n"
+	"  return \"?\"\n"
+	"end\n"
+	"local function refuse(what)\n"
+	"  return function(g)\n"
+	"    error(what .. \": the layout has the symbolic dimension \" .. symbolic_dim(g) ..\n"
+	"          \"; it exists only as expressions (G:expr(), G:inv_expr())\", 2)\n"
+	"  end\n"
+	"end\n"
+	"for _, w in ipairs({ \"apply\", \"inv\", \"check\", \"size\", \"cosize\", \"steps\", \"to_cute\", \"ExpandBy\" }) do\n"
+	"  meth[w] = refuse(w)\n"
+	"end\n"
+	"function meth.expr(g, which, opts)\n"
+	"  if type(which) == \"table\" then which, opts = nil, which end\n"
+	"  if which ~= nil and which ~= \"apply\" and which ~= \"inv\" then\n"
+	"    error(\"expr: which is \\\"apply\\\" or \\\"inv\\\"\", 2)\n"
+	"  end\n"
+	"  return lower(g, which == \"inv\", opts)\n"
+	"end\n"
+	"function meth.inv_expr(g, opts) return lower(g, true, opts) end\n"
+	"function meth.dims(g) return copy(g.dims_) end\n"
+	"function meth.rank(g) return #g.dims_ end\n"
+	"function meth.kind(g) return g.kind_ end\n"
+	"Sym.__index = meth\n"
+	"Sym.__tostring = function(g) return \"symbolic \" .. g.text .. \" dims \" .. dimstr(g.dims_) end\n"
+	"Sym.__call = refuse(\"apply\")\n"
+	"Sym.__len = refuse(\"size\")\n"
+	"return M, Sym\n"
+	"\n";
+
+/* Read one symbolic part {dims = {...}, perm = {...}} at the top of the stack. */
+static void
+sym_part(lua_State *L, UCtx *c, LegoSymPerm *p)
+{
+	unsigned seen = 0;
+	int k, n;
+
+	lua_getfield(L, -1, "dims");
+	lua_getfield(L, -2, "perm");
+	n = (int)lua_rawlen(L, -2);
+	if (n < 1 || n > LEGO_DIMS || lua_rawlen(L, -1) != (size_t)n)
+		luaL_error(L, "lego: a malformed symbolic part");
+	p->rank = n;
+	for (k = 0; k < n; k++) {
+		lua_Integer t;
+		lua_rawgeti(L, -2, k + 1);
+		p->dim[k] = tessel_uop_operand(L, -1, c, "lego");
+		lua_pop(L, 1);
+		lua_rawgeti(L, -1, k + 1);
+		t = lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		/* a permutation: the walker's gather and scatter fill every slot once */
+		if (t < 0 || t >= n || (seen >> t & 1))
+			luaL_error(L, "lego: a malformed symbolic part");
+		seen |= 1u << t;
+		p->perm[k] = (int)t;
+	}
+	lua_pop(L, 2);
+}
+
+/* lower(g, inverse, opts) for the chunk: g's table into a LegoSym, lowered. */
+static int
+sym_lower(lua_State *L)
+{
+	LegoSym *g;
+	UOp *in[LEGO_DIMS], *out[LEGO_DIMS];
+	int inverse = lua_toboolean(L, 2), raw = 0, n, k, i, j, ci, nin;
+	UCtx *c;
+	Err e;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if (lua_istable(L, 3)) {
+		lua_getfield(L, 3, "raw");
+		raw = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+	c = tessel_uop_begin(L);
+	ci = lua_gettop(L);
+	g = lua_newuserdatauv(L, sizeof *g, 0);   /* anchored: freed by the collector */
+	memset(g, 0, sizeof *g);
+	lua_getfield(L, 1, "dims_");
+	n = (int)lua_rawlen(L, -1);
+	if (n < 1 || n > LEGO_DIMS)
+		return luaL_error(L, "lego: a malformed symbolic layout");
+	g->rank = n;
+	for (k = 0; k < n; k++) {
+		lua_rawgeti(L, -1, k + 1);
+		g->dim[k] = tessel_uop_operand(L, -1, c, "lego");
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "chain");
+	g->nchain = (int)lua_rawlen(L, -1);
+	if (g->nchain < 1 || g->nchain > LEGO_CHAIN)
+		return luaL_error(L, "lego: a symbolic layout of %d orders (1 to %d)", g->nchain, LEGO_CHAIN);
+	for (i = 0; i < g->nchain; i++) {
+		lua_rawgeti(L, -1, i + 1);
+		g->chain[i].nparts = (int)lua_rawlen(L, -1);
+		if (g->chain[i].nparts < 1 || g->chain[i].nparts > LEGO_PARTS)
+			return luaL_error(L, "lego: a malformed symbolic order");
+		for (j = 0; j < g->chain[i].nparts; j++) {
+			lua_rawgeti(L, -1, j + 1);
+			sym_part(L, c, &g->chain[i].part[j]);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	/* inputs: opts.vars (names or expressions), else i0, i1, ... or k with
+	** ranges from the dimensions' upper bounds */
+	nin = inverse ? 1 : n;
+	for (k = 0; k < nin; k++) {
+		char nm[16];
+		int64_t hi;
+		if (inverse) {
+			UOp *s = g->dim[0];
+			for (j = 1; j < n; j++)
+				s = uop_mul(c, s, g->dim[j]);
+			hi = s ? s->vmax : 1;
+			snprintf(nm, sizeof nm, "k");
+		} else {
+			hi = g->dim[k]->vmax;
+			snprintf(nm, sizeof nm, "i%d", k);
+		}
+		if (hi < 1)
+			return luaL_error(L, "expr: a symbolic dimension may be 0 or negative; give it a "
+			                  "positive range");
+		if (lua_istable(L, 3) && lua_getfield(L, 3, "vars") == LUA_TTABLE) {
+			if (lua_rawlen(L, -1) != (size_t)nin)
+				return luaL_error(L, "expr: %d vars for %d inputs", (int)lua_rawlen(L, -1), nin);
+			lua_rawgeti(L, -1, k + 1);
+			if (lua_type(L, -1) == LUA_TSTRING) {
+				if (!uop_valid_name(lua_tostring(L, -1)))
+					return luaL_error(L, "expr: '%s' is not a variable name", lua_tostring(L, -1));
+				in[k] = uop_var(c, lua_tostring(L, -1), 0, hi - 1);
+			} else
+				in[k] = tessel_uop_operand(L, -1, c, "expr");
+			lua_pop(L, 2);
+		} else {
+			if (lua_istable(L, 3))
+				lua_pop(L, 1);
+			in[k] = uop_var(c, nm, 0, hi - 1);
+		}
+	}
+	if (lower_lego_sym(c, g, inverse, in, out, &e) < 0)
+		return luaL_error(L, "expr: %s", e.msg);
+	n = inverse ? n : 1;
+	luaL_checkstack(L, n, "expr");
+	for (k = 0; k < n; k++) {
+		if (!raw && uop_simplify(c, out[k], &out[k], &e) < 0)
+			return luaL_error(L, "expr: %s", e.msg);
+		tessel_uop_push(L, out[k], ci);
+	}
+	return n;
+}
+
+static int
+sym_isexpr(lua_State *L)
+{
+	lua_pushboolean(L, tessel_uop_isexpr(L, 1));
+	return 1;
+}
+
+/* Whether argument i (or, for a table, one of its entries, two levels deep)
+** is a uop expression or a symbolic layout. */
+static int
+is_sym_value(lua_State *L, int i, int depth)
+{
+	int t = lua_type(L, i), r = 0;
+
+	i = lua_absindex(L, i);
+	if (tessel_uop_isexpr(L, i))
+		return 1;
+	if (t == LUA_TTABLE) {
+		if (lua_getmetatable(L, i)) {
+			lua_getfield(L, LUA_REGISTRYINDEX, SYMKEY);
+			lua_rawgeti(L, -1, 2);
+			r = lua_rawequal(L, -1, -3);
+			lua_pop(L, 3);
+			if (r)
+				return 1;
+		}
+		if (depth > 0) {
+			lua_Integer k, n = (lua_Integer)lua_rawlen(L, i);
+			for (k = 1; k <= n && k <= 64 && !r; k++) {
+				lua_rawgeti(L, i, k);
+				r = is_sym_value(L, -1, depth - 1);
+				lua_pop(L, 1);
+			}
+		}
+	}
+	return r;
+}
+
+/* If any argument is symbolic, call the chunk's constructor `name` with the
+** arguments (self included for methods) and return 1 with its result on the stack. */
+static int
+sym_dispatch(lua_State *L, const char *name, int method)
+{
+	int n = lua_gettop(L), i, any = 0;
+
+	for (i = 1; i <= n && !any; i++)
+		any = is_sym_value(L, i, 2);
+	if (!any)
+		return 0;
+	lua_getfield(L, LUA_REGISTRYINDEX, SYMKEY);
+	lua_rawgeti(L, -1, method ? 2 : 1);
+	if (method) {
+		lua_getfield(L, -1, "__index");
+		lua_getfield(L, -1, name);
+	} else
+		lua_getfield(L, -1, name);
+	for (i = 1; i <= n; i++)
+		lua_pushvalue(L, i);
+	lua_call(L, n, 1);
+	return 1;
+}
+
+static int
+sym_mixed(lua_State *L)
+{
+	int i, n = lua_gettop(L);
+
+	for (i = 2; i <= n; i++)
+		if (is_sym_value(L, i, 2))
+			return 1;
+	return 0;
+}
+
+static void
+sym_open(lua_State *L)
+{
+	if (lua_getfield(L, LUA_REGISTRYINDEX, SYMKEY) == LUA_TTABLE) {
+		lua_pop(L, 1);
+		return;
+	}
+	lua_pop(L, 1);
+	if (luaL_loadbuffer(L, sym_chunk, sizeof sym_chunk - 1, "=lego.sym") != LUA_OK)
+		lua_error(L);
+	lua_pushcfunction(L, sym_lower);
+	lua_pushcfunction(L, sym_isexpr);
+	lua_call(L, 2, 2);
+	lua_createtable(L, 2, 0);
+	lua_insert(L, -3);
+	lua_rawseti(L, -3, 2);
+	lua_rawseti(L, -2, 1);
+	lua_setfield(L, LUA_REGISTRYINDEX, SYMKEY);
 }
 
 static int
@@ -1001,7 +1684,8 @@ static const Fn funcs[] = {
 	  "  lego.GenP({3,3}, \"antidiagonal\")   lego.GenP({4}, function(i) return 3-i end, function(k) return 3-k end)" },
 	{ "Row", l_row,
 	  "row-major order of a tile: RegP with the identity\n"
-	  "lego.Row(6, 6) | lego.Row{6,6}" },
+	  "lego.Row(6, 6) | lego.Row{6,6}. A uop expression as a dimension (lego.Row(M, N), M a\n"
+	  "uop.var) makes a symbolic layout, as in every constructor: see help \"lego.SymLayout\"." },
 	{ "Col", l_col,
 	  "column-major order of a tile: RegP reversing the dimensions\n"
 	  "lego.Col(6, 6) | lego.Col{6,6}" },
@@ -1045,6 +1729,17 @@ static const Fn methods[] = {
 	{ "inv", m_inv,
 	  "the logical coordinate of a physical index\n"
 	  "G:inv(k) -> i, j, ... (one value per logical dimension)" },
+	{ "expr", m_expr,
+	  "apply (or inv) as index expressions\n"
+	  "G:expr([\"apply\"|\"inv\"] [, {vars = {...}, raw = true}]) -> apply: one expression of the\n"
+	  "logical coordinates (variables i0, i1, ... in [0, dim)); inv: one expression per logical\n"
+	  "dimension of the physical index k in [0, cosize). vars gives names or expressions for the\n"
+	  "inputs; raw skips the simplifier. GenPs lower in closed form (antidiagonal inv as a sum of\n"
+	  "comparisons, Morton with shifts); a user GenP's functions are called with expressions and\n"
+	  "the result checked at every point; ExpandBy's -1 is a where().\n"
+	  "  lego.TileBy({2,2},{3,3}):expr() --> i0*18 + i1*3 + i2*6 + i3 (as simplified)" },
+	{ "inv_expr", m_inv_expr,
+	  "inv as index expressions\nG:inv_expr([opts]) = G:expr(\"inv\" [, opts]) -> one expression per logical dimension" },
 	{ "size", m_size, "number of logical elements\nG:size() (also #G)" },
 	{ "cosize", m_cosize, "number of physical elements\nG:cosize(): the size, or the product of ExpandBy's extents" },
 	{ "rank", m_rank, "number of logical dimensions\nG:rank()" },
@@ -1087,11 +1782,21 @@ static const char *const topics[][2] = {
 	  "  C = lego.OrderBy(lego.RegP({2,2}, {1,0}), lego.GenP({3,3}, \"antidiagonal\"))\n"
 	  "  G = C:OrderBy(B):GroupBy({6,6})  G:apply(4, 2) --> 15  G:inv(15) --> 4 2  show(G)\n"
 	  "RegP is a gather (0-based), OrderBy does not stripmine, B runs before C. See help \"lego.Layout\"." },
+	{ "lego.SymLayout",
+	  "a LEGO layout with symbolic dimensions (uop expressions): it exists only as expressions\n"
+	  "  M, N = uop.var(\"M\", 1, 4096), uop.var(\"N\", 1, 4096)\n"
+	  "  G = lego.OrderBy(lego.Row(M, N)):TileBy({M // 64, N // 64}, {64, 64})\n"
+	  "  G:expr{vars = {pid_m, pid_n, i, j}}   G:inv_expr{vars = {k}}\n"
+	  "Built by Row, Col, RegP, TileBy, OrderBy, GroupBy (and :OrderBy, :GroupBy, :TileBy) when an\n"
+	  "argument holds an expression or a symbolic layout; RegP parts only (no GenP, no ExpandBy).\n"
+	  "Methods: expr inv_expr dims rank kind; apply, inv, check, size, steps, to_cute refuse with\n"
+	  "the symbolic dimension's name. Sizes are trusted to agree, and a tile count written M // BM\n"
+	  "is taken to divide M, as LEGO's rational sizes do." },
 	{ "lego.Layout",
 	  "a LEGO value: a RegP/GenP, an OrderBy, a chain or a GroupBy\n"
 	  "tostring(G) is Lua that builds it again; G(i, j) and G:apply evaluate, G:inv inverts, #G is\n"
 	  "the size, == compares the maps. Methods: apply inv size cosize rank dims kind check steps\n"
-	  "to_cute OrderBy GroupBy TileBy ExpandBy." },
+	  "to_cute OrderBy GroupBy TileBy ExpandBy expr inv_expr." },
 };
 
 static int
@@ -1130,6 +1835,7 @@ luaopen_tessel_lego(lua_State *L)
 	}
 	lua_pop(L, 1);
 
+	sym_open(L);
 	lua_newtable(L);  /* lego */
 	for (f = funcs; f->name; f++) {
 		const char *name;

@@ -662,6 +662,36 @@ tessel_uop_push_layout(lua_State *L, const Layout *l, const Composed *cl, int op
 	return 1;
 }
 
+/* Helpers for the other bindings (tessel.h). */
+UCtx *
+tessel_uop_begin(lua_State *L)
+{
+	if (luaL_getmetatable(L, EXPR) == LUA_TNIL) {
+		lua_pop(L, 1);
+		luaL_requiref(L, "uop", luaopen_tessel_uop, 0);
+	}
+	lua_pop(L, 1);
+	return current(L);
+}
+
+void
+tessel_uop_push(lua_State *L, UOp *u, int ci)
+{
+	push(L, u, ci);
+}
+
+UOp *
+tessel_uop_operand(lua_State *L, int i, UCtx *c, const char *what)
+{
+	return operand(L, i, c, what);
+}
+
+int
+tessel_uop_isexpr(lua_State *L, int i)
+{
+	return toexpr(L, i) != NULL;
+}
+
 typedef struct Fn {
 	const char *name;
 	lua_CFunction f;

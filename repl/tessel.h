@@ -32,6 +32,16 @@ struct Composed;
 /* Push the index expression of a CuTe layout (or of a composed one when cl is
 ** not NULL) as a uop expression; opts is the stack index of L:expr's options. */
 int tessel_uop_push_layout(lua_State *L, const struct Layout *l, const struct Composed *cl, int opts);
+/* For bindings that build expressions (lego, axe): tessel_uop_begin pushes
+** the current context and returns it; tessel_uop_push pushes u of the
+** context at index ci; tessel_uop_operand takes an expression or integer at
+** index i into c (raising with `what`); tessel_uop_isexpr tests for one. */
+struct UOp;
+struct UCtx;
+struct UCtx *tessel_uop_begin(lua_State *L);
+void tessel_uop_push(lua_State *L, struct UOp *u, int ci);
+struct UOp *tessel_uop_operand(lua_State *L, int i, struct UCtx *c, const char *what);
+int tessel_uop_isexpr(lua_State *L, int i);
 
 /* show(x [, opts]): print tessel_push_text's picture of a drawable value
 ** (see lua_viz.c below), tostring(x) for any other value. */

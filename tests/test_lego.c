@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../layout/layout.h"
+#include "../layout/lower.h"
 #include "../viz/viz.h"
 
 static uint64_t rng = 1;
@@ -115,6 +116,94 @@ inv2(const Lego *g, int64_t f, int64_t a, int64_t b)
 		         (long long)x[0], (long long)x[1], (long long)a, (long long)b);
 }
 
+/*
+** Lowering (layout/lower.c): the apply and inv expressions, raw and
+** simplified, evaluated at every point equal lego_apply and lego_inv; for
+** layouts of RegP parts only, apply composed with inv simplifies to k.
+*/
+/* 1: a GenP or ExpandBy; 2: a user GenP (lowered only through Lua). */
+static int
+has_genp(const Lego *g)
+{
+	int i, k, r = g->erank != 0;
+
+	for (i = 0; i < g->nchain; i++)
+		for (k = 0; k < g->chain[i].nparts; k++)
+			if (g->chain[i].part[k].kind == LEGO_GENP)
+				r = g->chain[i].part[k].gen == LEGO_GEN_USER ? 2 : r > 1 ? r : 1;
+	return r;
+}
+
+static void
+lowered(const Lego *g, int want_identity)
+{
+	UCtx *c = uctx_new();
+	UOp *in[LEGO_DIMS], *ap[2], *iv[2][LEGO_DIMS], *id;
+	UBind b[LEGO_DIMS];
+	int64_t x[LEGO_DIMS], y[LEGO_DIMS], f, a, v, size = lego_size(g);
+	int n, k, s;
+	Err e;
+
+	if (size > 4096 || has_genp(g) == 2) {
+		uctx_free(c);
+		return;
+	}
+	if (lower_lego_vars(c, g, 0, NULL, in, &n, &e) < 0 ||
+	    lower_lego(c, g, 0, in, &ap[0], NULL, NULL, &e) < 0 ||
+	    uop_simplify(c, ap[0], &ap[1], &e) < 0)
+		fail_msg("lower apply %s: %s", str(g), e.msg);
+	for (k = 0; k < g->rank; k++)
+		b[k].name = in[k]->name;
+	for (a = 0; a < size; a++) {
+		for (k = g->rank - 1, f = a; k >= 0; k--) {
+			x[k] = f % g->dim[k];
+			f /= g->dim[k];
+			b[k].value = x[k];
+		}
+		if (lego_apply(g, x, &f, &e) < 0)
+			fail_msg("apply %s: %s", str(g), e.msg);
+		for (s = 0; s < 2; s++)
+			if (uop_eval(ap[s], b, g->rank, &v, &e) < 0 || v != f)
+				fail_msg("%s apply expression of %s at element %lld: %lld, lego_apply %lld (%s)",
+				         s ? "simplified" : "raw", str(g), (long long)a, (long long)v,
+				         (long long)f, e.msg);
+	}
+	if (lower_lego_vars(c, g, 1, NULL, in, &n, &e) < 0 ||
+	    lower_lego(c, g, 1, in, iv[0], NULL, NULL, &e) < 0)
+		fail_msg("lower inv %s: %s", str(g), e.msg);
+	for (k = 0; k < g->rank; k++)
+		if (uop_simplify(c, iv[0][k], &iv[1][k], &e) < 0)
+			fail_msg("simplify inv %s: %s", str(g), e.msg);
+	b[0].name = "k";
+	for (f = 0; f < lego_cosize(g); f++) {
+		b[0].value = f;
+		if (lego_inv(g, f, y, &e) < 0)
+			fail_msg("inv %s: %s", str(g), e.msg);
+		for (s = 0; s < 2; s++)
+			for (k = 0; k < g->rank; k++)
+				if (uop_eval(iv[s][k], b, 1, &v, &e) < 0 || v != y[k])
+					fail_msg("%s inv expression %d of %s at %lld: %lld, lego_inv %lld (%s)",
+					         s ? "simplified" : "raw", k, str(g), (long long)f, (long long)v,
+					         (long long)y[k], e.msg);
+	}
+	/* apply(inv(k)) == k: at every point, and proved by the simplifier for
+	** the RegP-only layouts of the paper's figures and LEGO's benchmarks */
+	if (!has_genp(g)) {
+		int eq;
+		if (lower_lego(c, g, 0, iv[1], &id, NULL, NULL, &e) < 0 || uop_simplify(c, id, &id, &e) < 0)
+			fail_msg("compose %s: %s", str(g), e.msg);
+		if (uop_equivalent(id, in[0], 1 << 20, &eq, NULL, NULL, NULL, &e) < 0 || !eq)
+			fail_msg("apply(inv(k)) of %s is not k", str(g));
+		if (want_identity && id != in[0]) {
+			Buf t;
+			buf_init(&t);
+			uop_print(&t, id, D_INFIX);
+			fail_msg("apply(inv(k)) of %s simplifies to %s, not k", str(g), t.s);
+		}
+	}
+	uctx_free(c);
+}
+
 static void
 checked(const Lego *g)
 {
@@ -122,6 +211,7 @@ checked(const Lego *g)
 
 	if (lego_check(g, 1 << 20, &e) != 1)
 		fail_msg("check %s: %s", str(g), e.msg);
+	lowered(g, 1);
 }
 
 /* Figure 6: B tiles the 6x6 view into 2x2 tiles of 3x3; C transposes the
@@ -637,6 +727,8 @@ test_prop_bijection(void **state)
 		Err e;
 		if (lego_check(&g, 1 << 20, &e) != 1)
 			fail_msg("seed %llu: %s", (unsigned long long)*(uint64_t *)*state, e.msg);
+		if (it < 100)
+			lowered(&g, 0);
 	}
 }
 

@@ -203,5 +203,29 @@ check("help texts", function()
   end
 end)
 
+
+check("expr: one expression per axis, against apply", function()
+  local L = axe.layout("S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp")
+  local e, reps = L:expr()
+  eq(e.lane, "x//16*4 + x//2%4"); eq(e.warp, "x//8%2 + 5"); eq(e.reg, "x%2")
+  eq(#reps, 2); eq(reps[1].warp, 0); eq(reps[2].warp, 4); eq(reps[2].lane, 0)
+  local ev, rv = L:expr{replicas = true}
+  eq(ev.warp, "r0*4 + x//8%2 + 5"); eq(rv[1], "r0")
+  for x = 0, L:size() - 1 do
+    local cs = axe.apply(L, x)
+    for j, c in ipairs(cs) do
+      for ax, v in pairs(c) do
+        eq(e[ax]:eval{x = x} + reps[j][ax], v, ax .. " of " .. x)
+        eq(ev[ax]:eval{x = x, r0 = j - 1}, v, ax .. " of " .. x .. " (replica variables)")
+      end
+    end
+  end
+  local S = axe.with_shape(axe.layout("S[(4,8):(1@lane,4@lane)]"), {4, 8})
+  eq(S:expr().lane, "i0 + i1*4")
+  eq(axe.expr("S[(4,8):(1@lane,4@lane)]", {name = "t"}).lane, "t//8 + t%8*4")
+  raises(function() S:expr{shape = {3, 3}} end, "shape of 9 elements")
+  raises(function() S:expr{name = "1x"} end, "not a variable name")
+end)
+
 print(("%d passed, %d failed"):format(passed, failed))
 if failed > 0 then os.exit(1) end

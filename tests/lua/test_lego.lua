@@ -204,6 +204,88 @@ check("notation reads back", function()
   end
 end)
 
+
+-- lowering: G:expr / G:inv_expr evaluated at every point equal apply / inv
+local function lowered(G)
+  local dims, r = G:dims(), G:rank()
+  local e, inv = G:expr(), {G:inv_expr()}
+  local raw = G:expr{raw = true}
+  for a = 0, G:size() - 1 do
+    local x, t, b = {}, a, {}
+    for k = r, 1, -1 do x[k] = t % dims[k]; t = t // dims[k] end
+    for k = 1, r do b["i" .. (k - 1)] = x[k] end
+    local want = G:apply(table.unpack(x))
+    eq(e:eval(b), want, "apply expression at " .. a)
+    eq(raw:eval(b), want, "raw apply expression at " .. a)
+  end
+  for f = 0, G:cosize() - 1 do
+    local want = {G:inv(f)}
+    for k = 1, r do eq(inv[k]:eval{k = f}, want[k], "inv expression " .. k .. " at " .. f) end
+  end
+end
+
+check("expr: figures, builtins, ExpandBy", function()
+  lowered(lego.GroupBy({6,6}, C, B))
+  lowered(C:OrderBy(B))
+  lowered(lego.GenP({3,5}, "antidiagonal"))
+  lowered(lego.GenP({4,8}, "morton"))
+  lowered(lego.GenP({3,4,2}, "reverse", {0,2}))
+  lowered(lego.GroupBy({{2,2},{4,4}}, lego.OrderBy(lego.TileBy({2,2},{4,4}))):ExpandBy({7,6}))
+  eq(lego.TileBy({2,2},{3,3}):expr(), "i0*18 + i1*3 + i2*6 + i3")
+  eq(lego.Row(4, 6):ExpandBy({3, 5}):expr(), "where((i0 < 3) & (i1 < 5), i0*5 + i1, -1)")
+  eq(lego.GenP({4,4}, "morton"):inv_expr(), "(k//8*2) | (k//2%2)")
+  eq(select(2, lego.GenP({4,4}, "morton"):expr("inv")), "(k//4%2*2) | (k%2)")
+end)
+
+check("expr: vars, names and apply(inv(k)) == k", function()
+  local G = lego.TileBy({2,2},{3,3})
+  local i, j = G:inv_expr()
+  local k = uop.var("k", 0, 35)
+  eq(G:expr{vars = {"a", "b", "c", "d"}}, "a*18 + b*3 + c*6 + d")
+  local a, b, c, d = G:inv_expr()
+  eq(G:expr{vars = {a, b, c, d}}, k)
+  raises(function() G:expr{vars = {"a"}} end, "4 inputs")
+  raises(function() G:expr("both") end, "apply")
+  raises(function() G:expr{vars = {"1x", "b", "c", "d"}} end, "not a variable name")
+end)
+
+check("expr: a user GenP traces through uop expressions", function()
+  local T = lego.GenP({3,4}, function(i, j) return j * 3 + i end, function(k) return k % 3, k // 3 end)
+  eq(T:expr(), "i0 + i1*3")
+  local i0, i1 = T:inv_expr()
+  eq(i0, "k%3"); eq(i1, "k//3")
+  lowered(lego.OrderBy(lego.Row(2), T))
+  -- a function that branches cannot trace: refused with a reason
+  local U = lego.GenP({2,2}, function(i, j) if i == 0 then return j end return 2 + j end,
+                      function(k) return k // 2, k % 2 end)
+  raises(function() U:expr() end, "does not trace faithfully")
+  local V = lego.GenP({2,2}, function(i, j) return ({0, 1, 2, 3})[i * 2 + j + 1] end,
+                      function(k) return k // 2, k % 2 end)
+  raises(function() V:expr() end, "does not trace")
+end)
+
+check("symbolic dimensions", function()
+  local TG, GM, n = uop.var("TG", 1, 8), uop.var("GM", 1, 8), uop.var("num_pid_n", 1, 16)
+  local L = lego.OrderBy(lego.Row(TG, 1), lego.Col(GM, n)):TileBy({TG * GM, n})
+  local pid = uop.var("pid", 0, 1023)
+  local pm, pn = L:inv_expr{vars = {pid}}
+  eq(pm, "GM*(pid//(GM*num_pid_n)) + pid%GM")
+  eq(pn, "pid//GM%num_pid_n")
+  eq(L:kind(), "groupby")
+  raises(function() L:apply(0, 0) end, "symbolic dimension TG")
+  raises(function() return #L end, "symbolic dimension")
+  raises(function() L:check() end, "only as expressions")
+  local M, N = uop.var("M", 1, 64), uop.var("N", 1, 64)
+  local R = lego.Row(M, N)
+  eq(R:expr(), "i1 + N*i0")
+  eq(lego.Col(M, N):expr(), "i0 + M*i1")
+  local r, c = R:inv_expr()
+  eq(r, "k//N"); eq(c, "k%N")
+  raises(function() lego.OrderBy(lego.Row(M, N), lego.Row(2, 2)) end, "not a symbolic RegP")
+  eq(lego.OrderBy(lego.Row(M, N), lego.Row(uop.const(2), 2)):expr{vars = {"a", "b", "c", "d"}}, "(a*N + b)*4 + (c*2 + d)")
+  raises(function() lego.Row(2, 2):OrderBy(lego.Row(M, N)) end, "symbolic")
+end)
+
 check("help", function()
   for _, k in ipairs({"RegP", "GenP", "Row", "Col", "TileBy", "TileOrderBy", "OrderBy", "GroupBy", "ExpandBy", "from_cute"}) do
     assert(type(lego[k]) == "function", k)

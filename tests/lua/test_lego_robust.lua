@@ -43,18 +43,24 @@ local vals = {
   function() return nil end, function() return 2.5 end, function() return {} end,
   function() local t = {}; t[1] = t; return t end,
   function() return {"a", "b"} end,
+  function() return uop.var("M", 1, 64) end, function() return uop.var("N", R(-3, 0), R(0, 8)) end,
+  function() return {uop.var("M", 1, 8), R(1, 4)} end,
+  function() return lego.Row(uop.var("M", 1, 8), R(1, 4)) end,
+  function() return "inv" end, function() return {raw = true} end,
+  function() return {vars = {"p", uop.var("q", 0, 3)}} end, function() return {vars = {1, 2, 3}} end,
 }
 local names = {}
 for k, v in pairs(lego) do if type(v) == "function" then names[#names + 1] = k end end
 table.sort(names)
 local methods = {"apply", "inv", "size", "cosize", "rank", "dims", "kind", "check", "steps", "to_cute",
-                 "OrderBy", "GroupBy", "TileBy", "ExpandBy"}
+                 "OrderBy", "GroupBy", "TileBy", "ExpandBy", "expr", "inv_expr"}
 local made, ok_n, err_n = {G0}, 0, 0
 local function try(f, ...)
   local ok, r = pcall(f, ...)
   if ok then
     ok_n = ok_n + 1
-    if getmetatable(r) and getmetatable(r).__name == "lego.Layout" then made[#made + 1] = r end
+    local mt = getmetatable(r)
+    if mt and (mt.__name == "lego.Layout" or mt.__name == "lego.SymLayout") then made[#made + 1] = r end
   else
     err_n = err_n + 1
     if type(r) ~= "string" then error("non-string error: " .. tostring(r)) end
@@ -81,6 +87,19 @@ for it = 1, 3000 do
     try(co)
   end
   if #made > 200 then table.remove(made, R(2, #made)) end
+end
+-- forged symbolic layouts reach the C lowering only as checked shapes
+do
+  local M = uop.var("M", 1, 8)
+  local ex = getmetatable(lego.Row(M, 2)).__index.expr
+  local parts = {}
+  for i = 1, 8 do parts[i] = {dims = {M, 2, 3, 4, 5}, perm = {0, 1, 2, 3, 4}} end
+  for _, g in ipairs({{dims_ = {M, 2}, chain = {{{dims = {M, 2}, perm = {0, 0}}}}},
+                      {dims_ = {M, 2}, chain = {parts}}, {dims_ = {}, chain = {}}, {dims_ = {M}},
+                      {dims_ = {M, true}, chain = {{{dims = {M, 2}, perm = {1, 0}}}}},
+                      {dims_ = {M, 2}, chain = {{{dims = {M, 2, 3}, perm = {0, 1, 2}}}}}}) do
+    try(ex, g); try(ex, g, "inv")
+  end
 end
 collectgarbage()
 for _, G in ipairs(made) do try(G.apply, G, 0) end
