@@ -461,3 +461,17 @@ help_lua(lua_State *L)
 	fflush(stdout);
 	return 0;
 }
+
+void
+help_setfuncs(lua_State *L, const HelpReg *r, const char *prefix)
+{
+	for (; r->name; r++) {
+		const char *name;
+
+		lua_pushcfunction(L, r->f);
+		name = lua_pushfstring(L, "%s%s", prefix, r->name);
+		help_add(L, -2, name, r->help);
+		lua_pop(L, 1);
+		lua_setfield(L, -2, r->name);
+	}
+}

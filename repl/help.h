@@ -19,6 +19,17 @@
 ** cannot carry help (nil, a string, a number...). */
 void help_add(lua_State *L, int idx, const char *name, const char *text);
 
+/* A function of a binding with its help text; lists end with a NULL name. */
+typedef struct HelpReg {
+	const char *name;
+	lua_CFunction f;
+	const char *help;
+} HelpReg;
+
+/* Set each function of r into the table on top of the stack, its help
+** registered as prefix..name ("cute." or "lego.Layout:"). */
+void help_setfuncs(lua_State *L, const HelpReg *r, const char *prefix);
+
 /* A named topic: help "layouts". */
 void help_topic(lua_State *L, const char *topic, const char *text);
 

@@ -1239,16 +1239,6 @@ ax_len(lua_State *L)
 	return 1;
 }
 
-static int
-term_width(void)
-{
-	const char *c = getenv("COLUMNS");
-
-	if (c && atoi(c) >= 40)
-		return atoi(c);
-	return 120;
-}
-
 /* The drawable protocol (tessel.h): show, viz.render and viz.dot draw an Axe
 ** layout through this; opts as ax_show's (axis, labels, shape) and viz's. */
 static int
@@ -1264,7 +1254,7 @@ ax_scene(lua_State *L)
 	int fit;
 
 	if (!tessel_vizopts(L, 2, 3, &o) && tessel_scene_target(L, 3) == TESSEL_TERM) {
-		fit = (term_width() - 6) / 6;
+		fit = (tessel_term_width() - 6) / 6;
 		if (fit < 4)
 			fit = 4;
 		if (fit < o.max_cols)
@@ -1300,11 +1290,7 @@ ax_call(lua_State *L)
 	return l_apply(L);
 }
 
-typedef struct Fn {
-	const char *name;
-	lua_CFunction f;
-	const char *help;
-} Fn;
+typedef HelpReg Fn;
 
 static const Fn funcs[] = {
 	{ "layout", l_layout,
@@ -1461,7 +1447,6 @@ static const char *const topics[][2] = {
 int
 luaopen_tessel_axe(lua_State *L)
 {
-	const Fn *f;
 	int i;
 
 	luaL_newmetatable(L, AXE_ITER);
@@ -1470,14 +1455,7 @@ luaopen_tessel_axe(lua_State *L)
 	lua_pop(L, 1);
 
 	lua_newtable(L);  /* axe */
-	for (f = funcs; f->name; f++) {
-		const char *name;
-		lua_pushcfunction(L, f->f);
-		name = lua_pushfstring(L, "axe.%s", f->name);
-		help_add(L, -2, name, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, funcs, "axe.");
 	help_add(L, -1, "axe", topics[0][1]);
 	for (i = 0; i < (int)(sizeof topics / sizeof topics[0]); i++)
 		help_topic(L, topics[i][0], topics[i][1]);

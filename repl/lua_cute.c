@@ -3,8 +3,6 @@
 #include <lua.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "../layout/layout.h"
 #include "../viz/viz.h"
@@ -1243,20 +1241,6 @@ atom_tostring(lua_State *L)
 /*
 ** Pictures
 */
-/* The width pictures should fit: the terminal's, else $COLUMNS, else 120. */
-static int
-term_width(void)
-{
-	struct winsize w;
-	const char *c = getenv("COLUMNS");
-
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40)
-		return w.ws_col;
-	if (c && atoi(c) >= 40)
-		return atoi(c);
-	return 120;
-}
-
 /*
 ** Options of a picture (the drawable protocol of tessel.h): the shared
 ** ones, and for the terminal, unless max_cols is given, as many columns as
@@ -1271,7 +1255,7 @@ get_opts(lua_State *L, VizOpts *o, int64_t label_max, int panels)
 
 	if (tessel_vizopts(L, 2, 3, o) || tessel_scene_target(L, 3) != TESSEL_TERM)
 		return;
-	fit = (term_width() / panels - 6) / cell;
+	fit = (tessel_term_width() / panels - 6) / cell;
 	if (fit < 4)
 		fit = 4;
 	if (fit < o->max_cols)
@@ -1383,11 +1367,7 @@ l_print_layout(lua_State *L)
 /*
 ** Registration. Each entry carries its help text (help(cute.composition)).
 */
-typedef struct Fn {
-	const char *name;
-	lua_CFunction f;
-	const char *help;
-} Fn;
+typedef HelpReg Fn;
 
 static const Fn funcs[] = {
 	{ "layout", l_layout,
@@ -1680,7 +1660,6 @@ static const char *const topics[][2] = {
 int
 luaopen_tessel_cute(lua_State *L)
 {
-	const Fn *f;
 	int i;
 
 	/* the `_` sentinel, shared by every place that reads or returns one */
@@ -1700,14 +1679,7 @@ luaopen_tessel_cute(lua_State *L)
 	lua_pop(L, 1);
 
 	lua_newtable(L);  /* cute */
-	for (f = funcs; f->name; f++) {
-		const char *name;
-		lua_pushcfunction(L, f->f);
-		name = lua_pushfstring(L, "cute.%s", f->name);
-		help_add(L, -2, name, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, funcs, "cute.");
 	lua_getfield(L, LUA_REGISTRYINDEX, "tessel.cute._");
 	lua_setfield(L, -2, "_");
 	help_add(L, -1, "cute", topics[0][1]);

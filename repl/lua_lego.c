@@ -3,8 +3,6 @@
 #include <lua.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "../layout/layout.h"
 #include "../layout/lower.h"
@@ -1617,19 +1615,6 @@ mm_call(lua_State *L)
 	return m_apply(L);
 }
 
-static int
-term_width(void)
-{
-	struct winsize w;
-	const char *c = getenv("COLUMNS");
-
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40)
-		return w.ws_col;
-	if (c && atoi(c) >= 40)
-		return atoi(c);
-	return 120;
-}
-
 /* The drawable protocol (tessel.h): fill the scene for show, viz.render, viz.dot. */
 static int
 mm_scene(lua_State *L)
@@ -1645,7 +1630,7 @@ mm_scene(lua_State *L)
 		cell = 3 * rank + 3;
 		if (num_digits(lego_cosize(&u->g)) + 4 > cell)
 			cell = num_digits(lego_cosize(&u->g)) + 4;
-		fit = (term_width() / 2 - 6) / cell;
+		fit = (tessel_term_width() / 2 - 6) / cell;
 		if (fit < 4)
 			fit = 4;
 		if (fit < o.max_cols)
@@ -1662,11 +1647,7 @@ mm_scene(lua_State *L)
 /*
 ** Registration
 */
-typedef struct Fn {
-	const char *name;
-	lua_CFunction f;
-	const char *help;
-} Fn;
+typedef HelpReg Fn;
 
 static const Fn funcs[] = {
 	{ "RegP", l_regp,
@@ -1811,7 +1792,6 @@ genfn_tostring(lua_State *L)
 int
 luaopen_tessel_lego(lua_State *L)
 {
-	const Fn *f;
 	int i;
 
 	if (lua_getfield(L, LUA_REGISTRYINDEX, SESSION) == LUA_TNIL) {
@@ -1837,14 +1817,7 @@ luaopen_tessel_lego(lua_State *L)
 
 	sym_open(L);
 	lua_newtable(L);  /* lego */
-	for (f = funcs; f->name; f++) {
-		const char *name;
-		lua_pushcfunction(L, f->f);
-		name = lua_pushfstring(L, "lego.%s", f->name);
-		help_add(L, -2, name, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, funcs, "lego.");
 	help_add(L, -1, "lego", topics[0][1]);
 	for (i = 0; i < (int)(sizeof topics / sizeof topics[0]); i++)
 		help_topic(L, topics[i][0], topics[i][1]);
@@ -1852,15 +1825,7 @@ luaopen_tessel_lego(lua_State *L)
 	luaL_newmetatable(L, LEGO);
 	luaL_setfuncs(L, meta, 0);
 	lua_newtable(L);  /* methods */
-	for (f = methods; f->name; f++) {
-		const char *name;
-		lua_pushcfunction(L, f->f);
-		name = lua_pushfstring(L, "lego.Layout:%s", f->name);
-		/* a function shared with the lego table keeps its first help text */
-		help_add(L, -2, name, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, methods, "lego.Layout:");
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
 	return 1;

@@ -3,10 +3,24 @@
 #include <lua.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "help.h"
 #include "tessel.h"
+
+int
+tessel_term_width(void)
+{
+	struct winsize w;
+	const char *c = getenv("COLUMNS");
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40)
+		return w.ws_col;
+	if (c && atoi(c) >= 40)
+		return atoi(c);
+	return 120;
+}
 
 int
 tessel_want_color(lua_State *L, int opts)

@@ -692,11 +692,7 @@ tessel_uop_isexpr(lua_State *L, int i)
 	return toexpr(L, i) != NULL;
 }
 
-typedef struct Fn {
-	const char *name;
-	lua_CFunction f;
-	const char *help;
-} Fn;
+typedef HelpReg Fn;
 
 static const Fn funcs[] = {
 	{ "var", l_var,
@@ -808,7 +804,6 @@ static const char *const topics[][2] = {
 int
 luaopen_tessel_uop(lua_State *L)
 {
-	const Fn *f;
 	int i;
 
 	luaL_newmetatable(L, CTX);
@@ -817,14 +812,7 @@ luaopen_tessel_uop(lua_State *L)
 	lua_pop(L, 1);
 
 	lua_newtable(L);  /* uop */
-	for (f = funcs; f->name; f++) {
-		const char *name;
-		lua_pushcfunction(L, f->f);
-		name = lua_pushfstring(L, "uop.%s", f->name);
-		help_add(L, -2, name, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, funcs, "uop.");
 	help_add(L, -1, "uop", topics[0][1]);
 	for (i = 0; i < (int)(sizeof topics / sizeof topics[0]); i++)
 		help_topic(L, topics[i][0], topics[i][1]);

@@ -740,11 +740,7 @@ v_graph(lua_State *L)
 	return 1;
 }
 
-typedef struct Fn {
-	const char *name;
-	lua_CFunction f;
-	const char *help;
-} Fn;
+typedef HelpReg Fn;
 
 static const Fn funcs[] = {
 	{ "render", v_render,
@@ -785,7 +781,6 @@ static const char topic[] =
 int
 luaopen_tessel_viz(lua_State *L)
 {
-	const Fn *f;
 	int i;
 
 	luaL_newmetatable(L, SCENE);
@@ -804,15 +799,7 @@ luaopen_tessel_viz(lua_State *L)
 	lua_pop(L, 1);
 
 	lua_newtable(L);
-	for (f = funcs; f->name; f++) {
-		const char *name;
-
-		lua_pushcfunction(L, f->f);
-		name = lua_pushfstring(L, "viz.%s", f->name);
-		help_add(L, -2, name, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, funcs, "viz.");
 	lua_newtable(L);
 	for (i = 1; i < VIZ_SCHEME_RGB; i++) {
 		lua_pushstring(L, viz_scheme_name(i));

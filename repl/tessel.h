@@ -47,6 +47,10 @@ int tessel_uop_isexpr(lua_State *L, int i);
 ** (see lua_viz.c below), tostring(x) for any other value. */
 int tessel_show(lua_State *L);
 
+/* The width terminal pictures should fit: the terminal's, else $COLUMNS,
+** else 120. */
+int tessel_term_width(void);
+
 /* Whether pictures use ANSI colour: opts.color if given, else stdout is a
 ** terminal and NO_COLOR is unset. */
 int tessel_want_color(lua_State *L, int opts);
