@@ -1,31 +1,5 @@
 -- test_axe.lua - every binding of the `axe` table, with values and error messages.
-local passed, failed = 0, 0
-
-local function check(name, f)
-  local ok, err = pcall(f)
-  if ok then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    io.stderr:write("FAIL ", name, ": ", tostring(err), "\n")
-  end
-end
-
-local function eq(got, want, what)
-  if tostring(got) ~= tostring(want) then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(f, ...)
-  local ok, err = pcall(f)
-  if ok then error("expected an error", 2) end
-  for _, frag in ipairs({...}) do
-    if not tostring(err):find(frag, 1, true) then
-      error(string.format("error %q lacks %q", tostring(err), frag), 2)
-    end
-  end
-end
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
 
 -- a coordinate table as "lane=12 warp=6" in a fixed axis order
 local function ct(c)
@@ -203,7 +177,6 @@ check("help texts", function()
   end
 end)
 
-
 check("expr: one expression per axis, against apply", function()
   local L = axe.layout("S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp")
   local e, reps = L:expr()
@@ -227,5 +200,4 @@ check("expr: one expression per axis, against apply", function()
   raises(function() S:expr{name = "1x"} end, "not a variable name")
 end)
 
-print(("%d passed, %d failed"):format(passed, failed))
-if failed > 0 then os.exit(1) end
+finish()

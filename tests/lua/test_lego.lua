@@ -1,31 +1,5 @@
 -- test_lego.lua - every binding of the `lego` table, with values from the LEGO paper and error messages.
-local passed, failed = 0, 0
-
-local function check(name, f)
-  local ok, err = pcall(f)
-  if ok then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    io.stderr:write("FAIL ", name, ": ", tostring(err), "\n")
-  end
-end
-
-local function eq(got, want, what)
-  if tostring(got) ~= tostring(want) then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(f, ...)
-  local ok, err = pcall(f)
-  if ok then error("expected an error", 2) end
-  for _, frag in ipairs({...}) do
-    if not tostring(err):find(frag, 1, true) then
-      error(string.format("error %q lacks %q", tostring(err), frag), 2)
-    end
-  end
-end
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
 
 local function all(G)
   local t = {}
@@ -204,7 +178,6 @@ check("notation reads back", function()
   end
 end)
 
-
 -- lowering: G:expr / G:inv_expr evaluated at every point equal apply / inv
 local function lowered(G)
   local dims, r = G:dims(), G:rank()
@@ -292,5 +265,4 @@ check("help", function()
   end
 end)
 
-print(("%d passed, %d failed"):format(passed, failed))
-if failed > 0 then os.exit(1) end
+finish()

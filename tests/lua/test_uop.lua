@@ -1,31 +1,5 @@
 -- test_uop.lua - every binding of the `uop` table, with values, printed code and error messages.
-local passed, failed = 0, 0
-
-local function check(name, f)
-  local ok, err = pcall(f)
-  if ok then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    io.stderr:write("FAIL ", name, ": ", tostring(err), "\n")
-  end
-end
-
-local function eq(got, want, what)
-  if tostring(got) ~= tostring(want) then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(f, ...)
-  local ok, err = pcall(f)
-  if ok then error("expected an error", 2) end
-  for _, frag in ipairs({...}) do
-    if not tostring(err):find(frag, 1, true) then
-      error(string.format("error %q lacks %q", tostring(err), frag), 2)
-    end
-  end
-end
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
 
 local i = uop.var("i", 0, 63)
 local j = uop.var("j", 0, 7)
@@ -187,5 +161,4 @@ check("arenas are bounded", function()
   eq((keep + 1):simplify(), "i + 2")
 end)
 
-print(string.format("%d passed, %d failed", passed, failed))
-if failed > 0 then os.exit(1) end
+finish()

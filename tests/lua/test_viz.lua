@@ -1,16 +1,5 @@
 -- test_viz.lua - the viz table: Graphviz files and strings, DOT text, schemes, DAGs, errors.
-local passed, failed = 0, 0
-local function check(name, f)
-  local ok, err = pcall(f)
-  if ok then passed = passed + 1 else failed = failed + 1; print("FAIL " .. name .. ": " .. tostring(err)) end
-end
-local function raises(f, ...)
-  local ok, err = pcall(f)
-  assert(not ok, "expected an error")
-  for _, want in ipairs({...}) do
-    assert(tostring(err):find(want, 1, true), ("error %q lacks %q"):format(tostring(err), want))
-  end
-end
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
 local function count(s, pat)
   local n = 0
   for _ in s:gmatch(pat) do n = n + 1 end
@@ -206,5 +195,4 @@ check("hostile options never crash", function()
 end)
 
 os.execute("rm -rf " .. dir)
-print(("%d passed, %d failed"):format(passed, failed))
-if failed > 0 then os.exit(1) end
+finish()
