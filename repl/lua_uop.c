@@ -155,6 +155,13 @@ binop(lua_State *L, Op op, const char *what)
 	int ci = lua_gettop(L);
 	UOp *a = operand(L, 1, c, what), *b = operand(L, 2, c, what);
 
+	/* a divisor that can only be 0 is a mistake, not an expression to keep */
+	if ((op == OP_IDIV || op == OP_MOD) && b->vmin == 0 && b->vmax == 0)
+		luaL_error(L, "%s: division by zero (the divisor %s is always 0)", what,
+		           luaL_tolstring(L, 2, NULL));
+	if ((op == OP_SHL || op == OP_SHR) && (b->vmin > 63 || b->vmax < 0))
+		luaL_error(L, "%s: shift by %s is outside 0..63 for every value", what,
+		           luaL_tolstring(L, 2, NULL));
 	push(L, uop_alu(c, op, a, b), ci);
 	return 1;
 }

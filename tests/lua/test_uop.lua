@@ -131,6 +131,11 @@ check("errors name the operation", function()
   raises(function() return uop.const(1 << 40, "int32") end, "does not fit int32")
   raises(function() return uop.cast(i, "float128") end, "unknown dtype")
   raises(function() return uop.le(i, math.maxinteger) end, "largest integer")
+  raises(function() return i // 0 end, "uop //: division by zero")
+  raises(function() return i % (j - j) end, "uop %: division by zero")
+  raises(function() return i << 70 end, "uop <<: shift by 70 is outside 0..63")
+  raises(function() return i >> -1 end, "uop >>: shift by -1")
+  eq(i // j, "i//j")                -- a divisor that may be 0 stays
 end)
 
 -- The DAG picture: each distinct operation once, constants once per use.
