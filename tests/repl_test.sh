@@ -170,6 +170,19 @@ enter 's = "abc"'
 complete 's:up' 's:upper' '()' 'ABC'
 complete 'io.stdout:wri' 'io.stdout:write' '("w", "rote\n")' 'wrote'
 
+# The layout areas: an error in one keeps every value; completion knows their tables and methods.
+enter 'TC = axe.layout("S[(8,2,4,2):(4@lane,1@warp,1@lane,1@reg)] + R[2:4@warp] + 5@warp", {8, 16})'
+check 'TC(9, 0)' 'stdin:1: axe.apply: coordinate 9 is outside mode 0 of shape (8,16)'
+check '#TC, TC(3, 9)[2].warp' '128     10'
+complete 'axe.tile_o' 'axe.tile_of' ' ~= nil' 'true'
+enter 'G = lego.TileOrderBy({2,2}, {3,3}):GroupBy({6,6})'
+complete 'G:inv_e' 'G:inv_expr' '() ~= nil' 'true'
+check 'tostring((G:inv_expr()))' 'k//18*3 + k//3%3'
+enter 'i = uop.var("i", 0, 63)'
+check 'i // 0' 'stdin:1: uop //: division by zero (the divisor 0 is always 0)'
+check '(i * 4 + 3) % 4' '(i*4 + 3)%4'
+complete 'uop.equiv' 'uop.equivalent' '(i % 8, i & 7)' 'true'
+
 # Ctrl-C stops a running loop; the state stays.
 enter 'print("spin") while true do end'
 expect_after 'print("spin") while true do end' 'spin'
