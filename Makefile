@@ -45,6 +45,7 @@ endif
 CORE_SRC = util/buf.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c \
+           interp/dtype.c interp/tensor.c interp/tensor_eval.c \
            layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
            layout/axe.c layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
