@@ -23,6 +23,8 @@ encode(double x, int ebits, int mbits)
 		return (uint16_t)(sign | (emax << mbits) | (1u << (mbits - 1)));
 	if (a == 0)
 		return sign;
+	if (isinf(a))
+		return (uint16_t)(sign | (emax << mbits));
 	if (a < ldexp(1, 1 - bias)) {   /* subnormal: a multiple of 2^(1-bias-mbits) */
 		m = nearbyint(ldexp(a, bias - 1 + mbits));
 		return (uint16_t)(sign | (uint16_t)m);

@@ -106,7 +106,8 @@ view_new(Ev *ev, DType t, const int64_t *s, int n)
 	int i;
 
 	if (ev->used + (uint64_t)bytes > ev->limit) {
-		err_set(ev->e, "realize: out of the memory limit while allocating %lld bytes", (long long)bytes);
+		err_set(ev->e, "realize: a buffer of %lld bytes would pass the memory limit of %llu bytes "
+		        "(tensor.options{mem_limit = ...})", (long long)bytes, (unsigned long long)ev->limit);
 		return NULL;
 	}
 	if (!(v = calloc(1, sizeof *v)) || !(v->s = calloc(1, sizeof *v->s))
