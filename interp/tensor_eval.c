@@ -1255,11 +1255,20 @@ tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e)
 		return err_set(e, "realize: a %s is a tuple (take an element with gettuple)",
 		               uop_info[u->op].name);
 	}
-	if (!(c = materialize(&ev, v, v->dt))) {
+	/* the result's storage is taken as it is when it is a fresh contiguous buffer */
+	if (!(v = view_dup(v))) {
 		memo_free(&ev);
-		return -1;
+		return err_set(e, "realize: out of memory");
 	}
 	memo_free(&ev);
+	if (contiguous(v) && v->off == 0 && v->s->owned && v->s->refs == 1)
+		c = v;
+	else {
+		c = materialize(&ev, v, v->dt);
+		view_free(v);
+		if (!c)
+			return -1;
+	}
 	out->dtype = c->dt;
 	out->ndim = u->ndim;
 	for (i = 0; i < u->ndim; i++)
