@@ -1268,16 +1268,22 @@ m_index(lua_State *L)
 	}
 	if (strcmp(k, "op") == 0)
 		return lua_pushstring(L, uop_info[t->u->op].name), 1;
-	if (strcmp(k, "range") == 0) {
-		lua_pushinteger(L, t->u->vmin);
-		lua_pushinteger(L, t->u->vmax);
-		return 2;
-	}
 	if (strcmp(k, "name") == 0)
 		return lua_pushstring(L, t->u->name ? t->u->name : ""), 1;
 	luaL_getmetafield(L, 1, "methods");
 	lua_getfield(L, -1, k);
 	return 1;
+}
+
+/* t:range(): the derived min_max (the enclosing integer interval for floats) */
+static int
+l_range(lua_State *L)
+{
+	LTensor *t = check(L, 1);
+
+	lua_pushinteger(L, t->u->vmin);
+	lua_pushinteger(L, t->u->vmax);
+	return 2;
 }
 
 /* ---- constructors ---- */
@@ -1764,6 +1770,7 @@ static const Fn meths[] = {
 	{ "realize", l_realize, "evaluate now\nt:realize([bindings]) -> a tensor holding the values (bindings: {name = tensor} for params)" },
 	{ "tolist", l_tolist, "the values as nested Lua tables\nt:tolist([bindings])" },
 	{ "item", l_item, "the value of a one-element tensor\nt:item()" },
+	{ "range", l_range, "the derived min_max\nt:range() -> lo, hi (floats: the enclosing integer interval)" },
 	{ "graph", l_graph, "the UOp DAG\nt:graph(): print it for a listing; show(g) or viz.render(g, \"g.svg\") draws it" },
 	{ NULL, NULL, NULL }
 };
