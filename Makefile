@@ -125,6 +125,7 @@ bench: all $(B)/bench/ptytime
 	@./tessel bench/cute_bench.lua
 	@./tessel bench/uop_bench.lua
 	@./tessel bench/viz_bench.lua
+	@./tessel bench/tensor_eval.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)
