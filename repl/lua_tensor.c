@@ -1016,10 +1016,11 @@ fmt_value(Buf *o, const TBuf *b, int64_t i)
 	else if (dtype_is_float(b->dtype)) {
 		double v = dtype_load_f(b->dtype, p);
 
-		if (v == floor(v) && fabs(v) < 1e15)
-			emit(o, "%.1f", v);
-		else
-			emit(o, "%.6g", v);
+		char t[64];
+
+		snprintf(t, sizeof t, "%.6g", v);
+		/* a float always shows as one: 1.0, not 1 */
+		emit(o, "%s%s", t, strpbrk(t, ".eni") ? "" : ".0");
 	} else if (b->dtype == DT_UINT64)
 		emit(o, "%llu", (unsigned long long)dtype_load_i(b->dtype, p));
 	else
@@ -1680,6 +1681,12 @@ l_shards(lua_State *L)
 			b[ax] = u->shape[ax] / n * k;
 			en[ax] = u->shape[ax] / n * (k + 1);
 			p = tensor_shrink(x->c, u, b, en, u->ndim, &e);
+		}
+		if (p && n > 1) {   /* the piece on its own device */
+			char nm[64];
+
+			tensor_devname(u->device, k, nm, sizeof nm);
+			p = tensor_copy(x->c, p, nm, &e);
 		}
 		push(L, p, ci, &e);
 		lua_rawseti(L, -2, k + 1);
