@@ -98,6 +98,14 @@ typedef struct Derived {
 	const char *dev;
 } Derived;
 
+/* memcpy of sizes: a rank-0 shape is a NULL pointer */
+static void
+cpy(int64_t *d, const int64_t *s, size_t bytes)
+{
+	if (bytes)
+		memcpy(d, s, bytes);
+}
+
 static int
 same_shape(const UOp *a, const UOp *b)
 {
@@ -269,7 +277,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		if (check_shape(nm, v, (int)u->arg[1], e) < 0)
 			return -1;
 		d->ndim = (int)u->arg[1];
-		memcpy(d->s, v, d->ndim * 8);
+		cpy(d->s, v, d->ndim * 8);
 		d->dev = data_dev(u, d->ndim * 8);
 		if (tensor_ndev(d->dev) > 1) {
 			if (d->ndim == 0 || d->s[0] % tensor_ndev(d->dev) != 0)
@@ -290,7 +298,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		d->ndim = a->ndim;
 		d->dev = a->device;
 		if (u->op == OP_FLIP) {
-			memcpy(d->s, a->shape, a->ndim * 8);
+			cpy(d->s, a->shape, a->ndim * 8);
 			d->axis = a->axis;
 			return 0;
 		}
@@ -313,7 +321,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		if (u->arg[1] != n || check_shape(nm, v, (int)n, e) < 0)
 			return u->arg[1] != n ? err_set(e, "%s: bad rank", nm) : -1;
 		d->ndim = (int)n;
-		memcpy(d->s, v, n * 8);
+		cpy(d->s, v, n * 8);
 		d->dev = a->device;
 		if (u->op == OP_RESHAPE) {
 			{
@@ -372,7 +380,7 @@ derive(const UOp *u, Derived *d, Err *e)
 				               shp(b2, sizeof b2, a->shape, a->ndim));
 		d->ndim = a->ndim + 1;
 		d->s[0] = u->nsrc;
-		memcpy(d->s + 1, a->shape, a->ndim * 8);
+		cpy(d->s + 1, a->shape, a->ndim * 8);
 		return common_device(u, d, e);
 	case OP_INDEX:
 		if (u->nsrc - 1 > a->ndim)
@@ -396,7 +404,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		int ob = dtype_bytes(a->dtype), nb = dtype_bytes(u->dtype);
 
 		d->ndim = a->ndim;
-		memcpy(d->s, a->shape, a->ndim * 8);
+		cpy(d->s, a->shape, a->ndim * 8);
 		d->dev = a->device;
 		if (ob != nb) {
 			if (a->ndim == 0 || nb == 0 || (a->shape[a->ndim - 1] * ob) % nb != 0)
@@ -411,7 +419,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		if (u->arg[0] != OP_ADD && u->arg[0] != OP_MAX && u->arg[0] != OP_MUL)
 			return err_set(e, "reduce: the op must be add, max or mul");
 		d->ndim = a->ndim;
-		memcpy(d->s, a->shape, a->ndim * 8);
+		cpy(d->s, a->shape, a->ndim * 8);
 		d->dev = a->device;
 		d->axis = a->axis;
 		for (i = 0; i < n; i++) {
@@ -425,7 +433,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		return 0;
 	case OP_COPY:
 		d->ndim = a->ndim;
-		memcpy(d->s, a->shape, a->ndim * 8);
+		cpy(d->s, a->shape, a->ndim * 8);
 		if (!(d->dev = data_dev(u, 0)))
 			return err_set(e, "copy: no device");
 		if ((k = tensor_ndev(d->dev)) > 1) {
@@ -452,7 +460,7 @@ derive(const UOp *u, Derived *d, Err *e)
 	case OP_LOAD:
 	case OP_AFTER:
 		d->ndim = a->ndim;
-		memcpy(d->s, a->shape, a->ndim * 8);
+		cpy(d->s, a->shape, a->ndim * 8);
 		d->dev = a->device;
 		d->axis = a->axis;
 		return 0;
@@ -475,7 +483,7 @@ derive(const UOp *u, Derived *d, Err *e)
 		if (u->nsrc < 1 || a->op != OP_TUPLE || a->nsrc < 1)
 			return err_set(e, "%s: the body must be a non-empty tuple", nm);
 		d->ndim = a->src[0]->ndim;
-		memcpy(d->s, a->src[0]->shape, d->ndim * 8);
+		cpy(d->s, a->src[0]->shape, d->ndim * 8);
 		d->dev = u->nsrc > 1 ? u->src[1]->device : a->src[0]->device;
 		if (!(seen = calloc(u->id + 1, 1)))
 			return err_set(e, "%s: out of memory", nm);
@@ -493,7 +501,7 @@ derive(const UOp *u, Derived *d, Err *e)
 			return err_set(e, "gettuple: element %lld of a tuple of %d", (long long)u->arg[0], t->nsrc);
 		t = t->src[u->arg[0]];
 		d->ndim = t->ndim;
-		memcpy(d->s, t->shape, d->ndim * 8);
+		cpy(d->s, t->shape, d->ndim * 8);
 		d->dev = a->device;
 		return 0;
 	}
