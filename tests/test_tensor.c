@@ -326,6 +326,40 @@ test_function(void **state)
 	assert_non_null(strstr(e.msg, "param 1"));
 }
 
+/* assign: After(buf, Store(buf, val)) reads val; Sink of stores realizes to nothing */
+static void
+test_store(void **state)
+{
+	int64_t s[1] = { 3 };
+	char dev[] = "CPU";
+	char data[8 + 4];
+	Err e;
+	UOp *buf, *val, *st, *af, *sk;
+	TBuf r;
+
+	memcpy(data, s, 8);
+	memcpy(data + 8, dev, 4);
+	buf = tensor_new(C, OP_BUFFER, DT_INT32, NULL, 0, 0, 1, NULL, data, sizeof data, &e);
+	assert_non_null(buf);
+	val = tensor_alu(C, OP_ADD, tensor_full(C, DT_INT32, 4, s, 1, &e), tensor_const(C, DT_INT32, 1), &e);
+	st = tensor_new(C, OP_STORE, DT_VOID, (UOp *[]){ buf, val }, 2, 0, 0, NULL, NULL, 0, &e);
+	assert_non_null(st);
+	af = tensor_new(C, OP_AFTER, DT_INT32, (UOp *[]){ buf, st }, 2, 0, 0, NULL, NULL, 0, &e);
+	realize(af, &r);
+	assert_true(tbuf_get(&r, 0) == 5 && tbuf_get(&r, 2) == 5);
+	tbuf_free(&r);
+	realize(buf, &r);   /* a fresh buffer is zeros */
+	assert_true(tbuf_get(&r, 1) == 0);
+	tbuf_free(&r);
+	sk = tensor_new(C, OP_SINK, DT_VOID, &st, 1, 0, 0, NULL, NULL, 0, &e);
+	realize(sk, &r);
+	assert_int_equal(r.dtype, DT_VOID);
+	/* a store of another shape is refused, naming both */
+	assert_null(tensor_new(C, OP_STORE, DT_VOID, (UOp *[]){ buf, tensor_full(C, DT_INT32, 1, (int64_t[]){ 4 }, 1, &e) },
+	                       2, 0, 0, NULL, NULL, 0, &e));
+	assert_non_null(strstr(e.msg, "(3,)"));
+}
+
 int
 main(void)
 {
@@ -338,6 +372,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
