@@ -676,6 +676,7 @@ memo_free(Ev *ev)
 }
 
 static View *eval(Ev *ev, const UOp *u, int depth);
+static View *src_of(Ev *ev, const UOp *u);
 
 static View *
 const_view(Ev *ev, const UOp *u)
@@ -991,7 +992,7 @@ param(Ev *ev, const UOp *u, int depth)
 }
 
 static View *
-eval(Ev *ev, const UOp *u, int depth)
+eval_node(Ev *ev, const UOp *u, int depth)
 {
 	View *s[64], **sp = s, *r = NULL;
 	int i, n = u->nsrc;
@@ -1001,10 +1002,8 @@ eval(Ev *ev, const UOp *u, int depth)
 	if (depth > UOP_MAXDEPTH + 10)
 		return err_set(ev->e, "realize: the graph nests too deep"), NULL;
 	if (u->op == OP_AFTER) {   /* deps first, then the buffer (a store may have replaced it) */
-		for (i = 1; i < n; i++)
-			if (!eval(ev, u->src[i], depth + 1))
-				return NULL;
-		if (!(r = eval(ev, u->src[0], depth + 1)) || !(r = view_dup(r)))
+		/* the walk evaluated the deps after the buffer: a store has replaced it by now */
+		if (!(r = src_of(ev, u->src[0])) || !(r = view_dup(r)))
 			return NULL;
 		return memo_put(ev, u, r) < 0 ? NULL : r;
 	}
@@ -1013,7 +1012,7 @@ eval(Ev *ev, const UOp *u, int depth)
 	for (i = 0; i < n; i++) {
 		if ((u->op == OP_FUNCTION || u->op == OP_CALL) && i == 0)
 			continue;   /* the body is evaluated by call */
-		if (!(sp[i] = eval(ev, u->src[i], depth + 1)))
+		if (!(sp[i] = src_of(ev, u->src[i])))
 			goto done;
 		if (!sp[i]->s && u->op != OP_GROUP && u->op != OP_SINK && u->op != OP_GETTUPLE
 		&& u->op != OP_TUPLE && !(u->op == OP_STORE && i == 0)) {
@@ -1139,51 +1138,161 @@ done:
 	return r;
 }
 
-/* The memory guard: every node that computes holds a buffer of its size. */
-typedef struct Plan {
-	const UOp **seen;
-	size_t cap, n;
-	uint64_t total, largest;
-	const UOp *big;
-	int oom;
-} Plan;
 
-static void
-plan(Plan *p, const UOp *u)
+/*
+** Post-order walk without recursion (graphs nest UOP_MAXDEPTH deep, more than
+** the C stack holds frames of the evaluator): fn sees every node once, after
+** its sources. With skip_bodies, a Function's or Call's body is not entered
+** (it is evaluated with its own bindings).
+*/
+typedef struct Frame {
+	const UOp *u;
+	int next;
+} Frame;
+
+typedef struct PSet {
+	const UOp **k;
+	size_t cap, n;
+} PSet;
+
+/* 1 when u is new (inserted), 0 when seen, -1 out of memory */
+static int
+pset_add(PSet *p, const UOp *u)
 {
 	size_t h, m;
-	int i;
 
-	if (p->oom)
-		return;
 	if (2 * (p->n + 1) > p->cap) {
-		const UOp **old = p->seen;
+		const UOp **old = p->k;
 		size_t oc = p->cap, j;
 
 		p->cap = oc ? oc * 2 : 256;
-		if (!(p->seen = calloc(p->cap, sizeof *p->seen))) {
-			p->seen = old;
+		if (!(p->k = calloc(p->cap, sizeof *p->k))) {
+			p->k = old;
 			p->cap = oc;
-			p->oom = 1;
-			return;
+			return -1;
 		}
 		for (j = 0; j < oc; j++)
 			if (old[j]) {
 				m = p->cap - 1;
-				for (h = ((uintptr_t)old[j] * 0x9E3779B97F4A7C15ull >> 7) & m; p->seen[h]; h = (h + 1) & m)
+				for (h = ((uintptr_t)old[j] * 0x9E3779B97F4A7C15ull >> 7) & m; p->k[h]; h = (h + 1) & m)
 					;
-				p->seen[h] = old[j];
+				p->k[h] = old[j];
 			}
 		free(old);
 	}
 	m = p->cap - 1;
-	for (h = ((uintptr_t)u * 0x9E3779B97F4A7C15ull >> 7) & m; p->seen[h]; h = (h + 1) & m)
-		if (p->seen[h] == u)
-			return;
-	p->seen[h] = u;
+	for (h = ((uintptr_t)u * 0x9E3779B97F4A7C15ull >> 7) & m; p->k[h]; h = (h + 1) & m)
+		if (p->k[h] == u)
+			return 0;
+	p->k[h] = u;
 	p->n++;
-	for (i = 0; i < u->nsrc; i++)
-		plan(p, u->src[i]);
+	return 1;
+}
+
+static int
+walk(const UOp *root, int skip_bodies, int (*fn)(const UOp *, void *), void *arg, Err *e)
+{
+	Frame *st = NULL;
+	size_t n = 0, cap = 0;
+	PSet seen = { NULL, 0, 0 };
+	int rc = 0;
+
+	if (pset_add(&seen, root) < 0)
+		return err_set(e, "realize: out of memory");
+	if (!(st = malloc((cap = 64) * sizeof *st))) {
+		free(seen.k);
+		return err_set(e, "realize: out of memory");
+	}
+	st[n++] = (Frame){ root, 0 };
+	while (n) {
+		Frame *f = &st[n - 1];
+		const UOp *u = f->u;
+
+		if (f->next == 0 && skip_bodies && (u->op == OP_FUNCTION || u->op == OP_CALL))
+			f->next = 1;
+		if (f->next < u->nsrc) {
+			const UOp *s = u->src[f->next++];
+			int added = pset_add(&seen, s);
+
+			if (added < 0) {
+				rc = err_set(e, "realize: out of memory");
+				break;
+			}
+			if (!added)
+				continue;
+			if (n == cap) {
+				Frame *ns = realloc(st, 2 * cap * sizeof *st);
+
+				if (!ns) {
+					rc = err_set(e, "realize: out of memory");
+					break;
+				}
+				st = ns;
+				cap *= 2;
+			}
+			st[n++] = (Frame){ s, 0 };
+			continue;
+		}
+		n--;
+		if ((rc = fn(u, arg)) < 0)
+			break;
+	}
+	free(st);
+	free(seen.k);
+	return rc;
+}
+
+typedef struct EvWalk {
+	Ev *ev;
+	int depth;
+} EvWalk;
+
+static int
+eval_one(const UOp *u, void *arg)
+{
+	EvWalk *w = arg;
+
+	if (memo_get(w->ev, u))
+		return 0;
+	return eval_node(w->ev, u, w->depth) ? 0 : -1;
+}
+
+static View *
+src_of(Ev *ev, const UOp *u)
+{
+	View *v = memo_get(ev, u);
+
+	if (!v)
+		err_set(ev->e, "realize: %s was not evaluated before its user", uop_info[u->op].name);
+	return v;
+}
+
+static View *
+eval(Ev *ev, const UOp *u, int depth)
+{
+	EvWalk w = { ev, depth };
+
+	if (depth > 64)
+		return err_set(ev->e, "realize: functions nest more than 64 deep"), NULL;
+	if (walk(u, 1, eval_one, &w, ev->e) < 0) {
+		if (!ev->e->msg[0])
+			err_set(ev->e, "realize: out of memory");
+		return NULL;
+	}
+	return memo_get(ev, u);
+}
+
+/* The memory guard: every node that computes holds a buffer of its size. */
+typedef struct Plan {
+	uint64_t total, largest;
+	const UOp *big;
+} Plan;
+
+static int
+plan(const UOp *u, void *arg)
+{
+	Plan *p = arg;
+
 	if (!(uop_info[u->op].flags & U_MOVE) && u->op != OP_CONST && u->op != OP_BINARY
 	&& u->op != OP_TUPLE && u->op != OP_COPY && u->op != OP_DETACH && u->op != OP_LOAD) {
 		uint64_t b = (uint64_t)tensor_numel(u) * dtype_bytes(u->dtype);
@@ -1194,6 +1303,7 @@ plan(Plan *p, const UOp *u)
 			p->big = u;
 		}
 	}
+	return 0;
 }
 
 static void
@@ -1218,10 +1328,8 @@ tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e)
 	memset(out, 0, sizeof *out);
 	e->msg[0] = 0;
 	ev.limit = o && o->mem_limit ? o->mem_limit : (uint64_t)4 << 30;
-	plan(&p, u);
-	free(p.seen);
-	if (p.oom)
-		return err_set(e, "realize: out of memory");
+	if (walk(u, 0, plan, &p, e) < 0)
+		return -1;
 	if (p.total > ev.limit) {
 		char t[32], l[32], b[32];
 		Buf s;

@@ -36,3 +36,9 @@ for _, v in ipairs{ "x", {}, function() end } do
 end
 tensor.options{mem_limit = 0}
 print("test_tensor_robust.lua: " .. n .. " calls survived (seed " .. seed .. ")")
+-- a graph as deep as the IR allows realizes without exhausting the C stack
+local deep = tensor.from{1.0, 2.0}
+for _ = 1, 9990 do deep = deep + 1 end
+assert(deep:tolist()[1] == 9991)
+assert(not pcall(function() for _ = 1, 20 do deep = deep + 1 end end))
+print("deep graph: ok")
