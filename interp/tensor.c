@@ -216,6 +216,18 @@ reshape_axis(const UOp *a, const int64_t *s, int n)
 	return -1;
 }
 
+/* The message of a parameter whose argument has another shape (kept out of
+** param_scan's frame, which recurses as deep as the body nests). */
+static int __attribute__((noinline))
+param_mismatch(const UOp *u, const UOp *a, Err *e)
+{
+	char b1[160], b2[160];
+
+	return err_set(e, "function: param %lld (%s) has shape %s but its argument has shape %s",
+	               (long long)u->arg[0], u->name ? u->name : "?",
+	               shp(b1, sizeof b1, u->shape, u->ndim), shp(b2, sizeof b2, a->shape, a->ndim));
+}
+
 static int
 param_scan(const UOp *u, const UOp *f, unsigned char *seen, uint32_t nseen, Err *e)
 {
@@ -227,19 +239,12 @@ param_scan(const UOp *u, const UOp *f, unsigned char *seen, uint32_t nseen, Err 
 		seen[u->id] = 1;
 	}
 	if (u->op == OP_PARAM) {
-		char b1[160], b2[160];
 		int64_t k = u->arg[0];
-		const UOp *a;
 
 		if (k < 0 || k + 1 >= f->nsrc)
 			return err_set(e, "function: the body uses param %lld but %d argument%s given",
 			               (long long)k, f->nsrc - 1, f->nsrc == 2 ? " is" : "s are");
-		a = f->src[k + 1];
-		if (!same_shape(u, a))
-			return err_set(e, "function: param %lld (%s) has shape %s but its argument has "
-			               "shape %s", (long long)k, u->name ? u->name : "?",
-			               shp(b1, sizeof b1, u->shape, u->ndim), shp(b2, sizeof b2, a->shape, a->ndim));
-		return 0;
+		return same_shape(u, f->src[k + 1]) ? 0 : param_mismatch(u, f->src[k + 1], e);
 	}
 	if (u->op == OP_FUNCTION || u->op == OP_CALL) {   /* its own params: check its arguments only */
 		for (i = 1; i < u->nsrc; i++)

@@ -866,18 +866,26 @@ collect_params(const UOp *u, const UOp **out, int *n, int max, int depth)
 			collect_params(u->src[i], out, n, max, depth + 1);
 }
 
-/* Realize the tensor at 1 (bindings table at 2, optional) into b. */
+/* Realize the tensor at i (bindings table at binds, optional) into b. Params
+** are bound by name; their slots index the array handed to the evaluator. */
 static void
 realize(lua_State *L, int i, int binds, TBuf *b)
 {
 	LTensor *t = check(L, i);
 	TEvalOpts o = { mem_limit(L), NULL, 0 };
-	const UOp *ps[64], *bound[256] = { 0 };
+	const UOp *ps[64], **bound;
 	int np = 0, k, rc;
+	int64_t maxslot = -1;
 	Err e = { "" };
 
 	if (binds && lua_type(L, binds) == LUA_TTABLE) {
 		collect_params(t->u, ps, &np, 64, 0);
+		for (k = 0; k < np; k++)
+			if (ps[k]->arg[0] > maxslot && ps[k]->arg[0] < (1 << 24))
+				maxslot = ps[k]->arg[0];
+		/* anchored in a userdata: luaL_error below must not leak it */
+		bound = lua_newuserdatauv(L, (size_t)(maxslot + 1) * sizeof *bound + 1, 0);
+		memset(bound, 0, (size_t)(maxslot + 1) * sizeof *bound);
 		for (k = 0; k < np; k++) {
 			int64_t slot = ps[k]->arg[0];
 			LTensor *v;
@@ -888,14 +896,12 @@ realize(lua_State *L, int i, int binds, TBuf *b)
 			}
 			if (!(v = luaL_testudata(L, -1, TENSOR)))
 				luaL_error(L, "realize: the binding of %s is not a tensor", ps[k]->name);
-			if (slot >= 0 && slot < 256) {
+			if (slot >= 0 && slot <= maxslot)
 				bound[slot] = v->u;
-				if (slot + 1 > o.nparams)
-					o.nparams = (int)slot + 1;
-			}
 			lua_pop(L, 1);   /* the tensor stays reachable from the table */
 		}
 		o.params = bound;
+		o.nparams = (int)(maxslot + 1);
 	}
 	rc = tensor_realize(t->u, &o, b, &e);
 	if (rc < 0)
@@ -1566,8 +1572,8 @@ l_stack(lua_State *L)
 
 /*
 ** tensor.fn(f): the spec's @function. Calling the result with tensors traces f
-** on PARAM placeholders of the same shapes and dtypes (once per signature),
-** wraps the body in Function(Tuple(body), args...) and returns GetTuple(k) for
+** on PARAM placeholders of the same shapes and dtypes (each call traces again;
+** hash-consing makes equal traces one body node), wraps the body in Function(Tuple(body), args...) and returns GetTuple(k) for
 ** each result.
 */
 static int
