@@ -1793,6 +1793,7 @@ static const luaL_Reg tensor_meta[] = {
 	{ "__idiv", m_idiv }, { "__mod", m_mod }, { "__pow", m_pow }, { "__unm", m_unm },
 	{ "__band", m_band }, { "__bor", m_bor }, { "__bxor", m_bxor }, { "__shl", m_shl },
 	{ "__shr", m_shr }, { "__index", m_index }, { "__tostring", l_tostring },
+	{ "__show", l_tostring },   /* show(t) prints the values; show(t:graph()) draws the DAG */
 	{ NULL, NULL }
 };
 
@@ -1841,6 +1842,9 @@ luaopen_tessel_tensor(lua_State *L)
 		lua_pop(L, 1);
 		lua_setfield(L, -2, f->name);
 	}
+	help_add(L, -1, "tensor.methods",
+	         "the methods of a tensor (t:reshape{2, 3}, t:sum(1), ...), named as tinygrad names them\n"
+	         "Fields: t.shape, t.dtype, t.device, t.ndim, t.numel, t.axis, t.op, t.name.");
 	lua_pushvalue(L, -1);
 	lua_setfield(L, -4, "methods");
 	lua_setfield(L, -2, "methods");
