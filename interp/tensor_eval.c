@@ -1055,13 +1055,14 @@ eval_node(Ev *ev, const UOp *u, int depth)
 		r = move(ev, u, sp[0]);
 		break;
 	case OP_BITCAST: {
-		View *c = contiguous(sp[0]) ? view_dup(sp[0]) : materialize(ev, sp[0], sp[0]->dt);
+		/* the bytes from the view's start: a contiguous view at offset 0, else a copy */
+		View *c = contiguous(sp[0]) && sp[0]->off == 0 ? view_dup(sp[0])
+		        : materialize(ev, sp[0], sp[0]->dt);
 		int64_t t = 1;
 
 		if (!c)
 			break;
 		c->dt = (DType)u->dtype;
-		c->off = c->off * dtype_bytes(sp[0]->dt) / dtype_bytes(u->dtype);
 		c->nd = u->ndim;
 		for (i = u->ndim - 1; i >= 0; i--) {
 			c->shape[i] = c->hi[i] = u->shape[i];
