@@ -95,7 +95,7 @@ visit(Scene *s, Seen *t, const UOp *u, Err *e)
 	t->val[h] = me;
 	for (k = 0; k < u->nsrc; k++) {
 		const int commutes = (uop_info[u->op].flags & U_COMM) || u->nsrc == 1;
-		char lab[16];
+		char lab[12];
 
 		int to = u->src[k]->op == OP_CONST ? visit(s, t, u->src[k], e)
 		                                   : t->val[slot(t, u->src[k])];
