@@ -411,6 +411,21 @@ iop(Op op, int uns, int64_t n, int64_t *r, const int64_t *a, const int64_t *b, c
 			     : uns ? (int64_t)(U(a[j]) >> b[j]) : a[j] >> b[j];
 		break;
 	case OP_THREEFRY: for (j = 0; j < n; j++) r[j] = (int64_t)tensor_threefry(U(a[j]), U(b[j])); break;
+	case OP_POW:   /* by squaring, wrapping; a negative exponent leaves only 1/1 and 1/-1 */
+		for (j = 0; j < n; j++) {
+			uint64_t x = U(a[j]), p = 1;
+			int64_t y = b[j];
+
+			if (y < 0 && !uns) {
+				r[j] = a[j] == 1 ? 1 : a[j] == -1 ? (y % 2 ? -1 : 1) : 0;
+				continue;
+			}
+			for (; y; y = (int64_t)((uint64_t)y >> 1), x *= x)
+				if (y & 1)
+					p *= x;
+			r[j] = (int64_t)p;
+		}
+		break;
 	default: for (j = 0; j < n; j++) r[j] = 0; break;
 	}
 #undef U

@@ -139,6 +139,9 @@ near(v:tanh():tolist(), {-0.9051482536448664, 0.24491866240370913, 0.96402758007
 near(tensor.from({4.0, 2.0}, "float64"):log2():tolist(), {2, 1}, 0)
 near(tensor.from({4.0, 9.0}):sqrt():tolist(), {2, 3}, 0)
 near((tensor.from{2.0, 3.0} ^ 2):tolist(), {4, 9}, 0)
+eq((tensor.from{2, 3, -2} ^ tensor.from{10, 3, 3}):tolist(), {1024, 27, -8})
+eq((tensor.from({2}, "int8") ^ 7):tolist(), {-128})
+eq((tensor.from{1, -1, 2} ^ -3):tolist(), {1, -1, 0})
 
 -- softmax and log_softmax against a loop in Lua
 local r = tensor.rand({3, 5}, {seed = 7, dtype = "float64"})
