@@ -93,7 +93,7 @@ tensor_const_value(const UOp *u)
 ** (both live in the arena).
 */
 typedef struct Derived {
-	int ndim, axis;
+	int ndim, axis, as;
 	int64_t s[T_MAXDIM];
 	const char *dev;
 } Derived;
@@ -547,7 +547,31 @@ uop_derive(UCtx *c, UOp *u, Err *e)
 	u->ndim = (int16_t)d.ndim;
 	u->axis = (int16_t)d.axis;
 	u->device = d.dev;
+	switch (u->op) {
+	case OP_CONST: case OP_VAR:
+		u->addrspace = AS_NONE;
+		break;
+	case OP_PARAM: case OP_BUFFER: case OP_BINARY:
+		u->addrspace = AS_GLOBAL;
+		break;
+	case OP_LOAD:
+		u->addrspace = u->arg[0] > AS_NONE && u->arg[0] <= AS_REG ? (uint8_t)u->arg[0] : AS_GLOBAL;
+		break;
+	default:
+		u->addrspace = AS_NONE;
+		for (i = 0; i < u->nsrc && !u->addrspace; i++)
+			u->addrspace = u->src[i]->addrspace;
+		break;
+	}
 	return 0;
+}
+
+const char *
+addrspace_name(int a)
+{
+	static const char *const n[] = { "none", "GLOBAL", "LOCAL", "REG" };
+
+	return a >= 0 && a <= AS_REG ? n[a] : "?";
 }
 
 UOp *

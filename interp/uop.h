@@ -64,6 +64,7 @@ struct UOp {
 	uint32_t depth;    /* 1 + the deepest source: bounded by UOP_MAXDEPTH */
 	int16_t ndim;      /* tensor rank: 0 for scalars and every index expression */
 	int16_t axis;      /* multi-device shard axis, -1 for none */
+	uint8_t addrspace; /* UAddrSpace: where a tensor's values live */
 	const int64_t *shape; /* ndim sizes (derived at construction, tensor.c) */
 	const char *device;   /* NULL (constants, index arithmetic), "CPU" or a tuple "CPU:0,CPU:1" */
 	int64_t arg[2];    /* CONST: value; VAR: [min, max] */
@@ -271,12 +272,18 @@ int64_t dtype_load_i(DType t, const void *p);
 **   COPY       data: the device string (with its NUL)
 **   REPLICATED arg[0] the shard axis it drops
 **   GETTUPLE   arg[0] the element
+**   LOAD       arg[0] the address space of the new buffer (UAddrSpace; 0: GLOBAL)
 **   any node   name: a label given by tensor_named (schedules refer to it)
 ** A device is "CPU", "CPU:1" or a tuple "CPU:0,CPU:1" (simulated devices).
 ** The tensor_ constructors check shapes and fill e (naming both shapes and
 ** the axis); on failure they return NULL.
 */
 enum { T_MAXDIM = 16, T_MAXDEV = 64 };
+/* addrspace: none for constants and index arithmetic; Param, Buffer and Binary
+** are GLOBAL; Load takes arg[0] (0: GLOBAL); every other op its first
+** source's that has one. */
+typedef enum UAddrSpace { AS_NONE, AS_GLOBAL, AS_LOCAL, AS_REG } UAddrSpace;
+const char *addrspace_name(int a);
 int uop_derive(UCtx *c, UOp *u, Err *e);
 UOp *tensor_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc, int64_t a0, int64_t a1,
                 const char *name, const void *data, uint32_t ndata, Err *e);

@@ -1273,6 +1273,8 @@ m_index(lua_State *L)
 			lua_pushinteger(L, t->u->axis);
 		return 1;
 	}
+	if (strcmp(k, "addrspace") == 0)
+		return lua_pushstring(L, addrspace_name(t->u->addrspace)), 1;
 	if (strcmp(k, "op") == 0)
 		return lua_pushstring(L, uop_info[t->u->op].name), 1;
 	if (strcmp(k, "name") == 0)
@@ -1844,7 +1846,7 @@ luaopen_tessel_tensor(lua_State *L)
 	}
 	help_add(L, -1, "tensor.methods",
 	         "the methods of a tensor (t:reshape{2, 3}, t:sum(1), ...), named as tinygrad names them\n"
-	         "Fields: t.shape, t.dtype, t.device, t.ndim, t.numel, t.axis, t.op, t.name.");
+	         "Fields: t.shape, t.dtype, t.device, t.addrspace, t.ndim, t.numel, t.axis, t.op, t.name.");
 	lua_pushvalue(L, -1);
 	lua_setfield(L, -4, "methods");
 	lua_setfield(L, -2, "methods");
