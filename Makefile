@@ -45,13 +45,16 @@ endif
 CORE_SRC = util/buf.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c \
+           interp/dtype.c interp/tensor.c interp/tensor_eval.c \
            layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
            layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
-           viz/uop_scene.c viz/dot.c viz/gv.c
+           viz/uop_scene.c viz/dot.c viz/gv.c \
+           viz/tensor_scene.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
-           repl/lua_uop.c repl/lua_viz.c
+           repl/lua_uop.c repl/lua_viz.c \
+           repl/lua_tensor.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)
@@ -124,6 +127,7 @@ bench: all $(B)/bench/ptytime
 	@./tessel bench/uop_bench.lua
 	@./tessel bench/index_ops.lua
 	@./tessel bench/viz_bench.lua
+	@./tessel bench/tensor_eval.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)

@@ -1,4 +1,7 @@
 /* minmax.c - derived min_max of every op (interval analysis) and checked constant arithmetic. */
+#include <math.h>
+#include <string.h>
+
 #include "uop.h"
 
 int uck_add(int64_t a, int64_t b, int64_t *r) { return __builtin_add_overflow(a, b, r) ? -1 : 0; }
@@ -199,7 +202,36 @@ uop_minmax(Op op, DType t, UOp *const *s, int n, const int64_t *arg, int64_t *lo
 	dtype_range(t, lo, hi);
 	switch (op) {
 	case OP_CONST:
+		if (t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64) {
+			double d;   /* the enclosing integer interval of the value */
+
+			memcpy(&d, arg, sizeof d);
+			if (d >= -9.2e18 && d <= 9.2e18) {
+				*lo = (int64_t)floor(d);
+				*hi = (int64_t)ceil(d);
+			}
+			return;
+		}
 		*lo = *hi = arg[0];
+		return;
+	/* the spec's table: views, markers and copies keep their source's range */
+	case OP_PERMUTE: case OP_FLIP: case OP_RESHAPE: case OP_EXPAND: case OP_SHRINK:
+	case OP_INDEX: case OP_COPY: case OP_REPLICATED: case OP_CONTIGUOUS: case OP_DETACH:
+	case OP_AFTER: case OP_LOAD:
+		*lo = a;
+		*hi = A;
+		return;
+	case OP_PAD:     /* padding adds zeros */
+		*lo = a < 0 ? a : 0;
+		*hi = A > 0 ? A : 0;
+		return;
+	case OP_STACK:
+		for (ok = 0; ok < n; ok++) {
+			if (s[ok]->vmin < a) a = s[ok]->vmin;
+			if (s[ok]->vmax > A) A = s[ok]->vmax;
+		}
+		*lo = a;
+		*hi = A;
 		return;
 	case OP_VAR:
 		*lo = arg[0];

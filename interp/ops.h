@@ -8,7 +8,10 @@
 ** identity e with x op e == x (and e op x == x when commutative); U_NOID if none
 ** infix..lua the operator in each syntax ("" for ops printed as calls or specially)
 ** pinfix..plua  binding strength in that syntax (higher binds tighter; 0 = atom/call)
-** Adding an op touches one line here, one case in minmax.c and one in eval.c.
+** Adding an op touches one line here, one case in minmax.c and one in eval.c
+** (tensor ops: tensor.c derives their shape, tensor_eval.c evaluates them).
+** The tensor ops follow the index ops, so the index ops keep their numbers; their
+** arguments are described in uop.h ("Tensor programs").
 */
 /* leaves */
 O(CONST, "const", 0, U_LEAF, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -36,3 +39,46 @@ O(OR,    "or",    2, U_ALU | U_COMM | U_ASSOC, 0, "|", "|", "|", "|", 8, 6, 8, 4
 O(XOR,   "xor",   2, U_ALU | U_COMM | U_ASSOC, 0, "^", "^", "^", "~", 9, 7, 9, 5)
 O(SHL,   "shl",   2, U_ALU,  0,      "<<", "<<", "<<", "<<", 11, 11, 11, 7)
 O(SHR,   "shr",   2, U_ALU,  0,      ">>", ">>", ">>", ">>", 11, 11, 11, 7)
+/* tensor elementwise (the spec's primitives and decomposed ops) */
+O(RECIP, "recip", 1, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(TRUNC, "trunc", 1, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(EXP2,  "exp2",  1, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(LOG2,  "log2",  1, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(SIN,   "sin",   1, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(SQRT,  "sqrt",  1, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(POW,   "pow",   2, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MULACC, "mulacc", 3, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(THREEFRY, "threefry", 2, U_ALU | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* tensor sources */
+O(PARAM, "param", 0, U_LEAF | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(BUFFER, "buffer", 0, U_LEAF | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(BINARY, "binary", 0, U_LEAF | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* movement: views, no arithmetic */
+O(PERMUTE, "permute", 1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(FLIP,  "flip",  1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(RESHAPE, "reshape", 1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(EXPAND, "expand", 1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(PAD,   "pad",   1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(SHRINK, "shrink", 1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(INDEX, "index", -1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(STACK, "stack", -1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(BITCAST, "bitcast", 1, U_MOVE | U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* reduce: arg[0] the op (add, max, mul), data the axes */
+O(REDUCE, "reduce", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* load, store, ordering */
+O(LOAD,  "load",  -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(STORE, "store", -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(AFTER, "after", -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(GROUP, "group", -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(SINK,  "sink",  -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* calls */
+O(FUNCTION, "function", -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(CALL,  "call",  -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(TUPLE, "tuple", -1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(GETTUPLE, "gettuple", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* multi-device */
+O(COPY,  "copy",  1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(REPLICATED, "replicated", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* markers: identity on data */
+O(CONTIGUOUS, "contiguous", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)

@@ -41,10 +41,40 @@ dtype_range(DType t, int64_t *lo, int64_t *hi)
 {
 	switch (t) {
 	case DT_BOOL: *lo = 0; *hi = 1; break;
+	case DT_INT8: *lo = INT8_MIN; *hi = INT8_MAX; break;
+	case DT_INT16: *lo = INT16_MIN; *hi = INT16_MAX; break;
 	case DT_INT32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+	case DT_UINT8: *lo = 0; *hi = UINT8_MAX; break;
+	case DT_UINT16: *lo = 0; *hi = UINT16_MAX; break;
+	case DT_UINT32: *lo = 0; *hi = UINT32_MAX; break;
+	case DT_UINT64: *lo = 0; *hi = INT64_MAX; break;
 	case DT_VOID: *lo = 0; *hi = 0; break;
 	default: *lo = INT64_MIN; *hi = INT64_MAX; break;
 	}
+}
+
+static const unsigned char dtbytes[DT_COUNT] = {
+#define D(N, s, b) b,
+	DTYPES(D)
+#undef D
+};
+
+int
+dtype_bytes(DType t)
+{
+	return t < DT_COUNT ? dtbytes[t] : 0;
+}
+
+int
+dtype_is_float(DType t)
+{
+	return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64;
+}
+
+int
+dtype_is_unsigned(DType t)
+{
+	return t == DT_UINT8 || t == DT_UINT16 || t == DT_UINT32 || t == DT_UINT64;
 }
 
 /*
@@ -129,6 +159,12 @@ size_t
 uctx_bytes(const UCtx *c)
 {
 	return c->bytes + c->ntab * sizeof *c->tab;
+}
+
+void *
+uctx_alloc(UCtx *c, size_t n)
+{
+	return alloc(c, n ? n : 1);
 }
 
 static uint32_t
@@ -243,6 +279,9 @@ uop_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc,
 		memcpy((void *)u->data, data, ndata);
 		u->ndata = ndata;
 	}
+	/* shape, device and shard axis; an ill-formed tensor node is never entered */
+	if (uop_derive(c, u, NULL) < 0)
+		return NULL;
 	uop_minmax(op, t, src, nsrc, u->arg, &u->vmin, &u->vmax);
 	u->hash = h;
 	u->id = (uint32_t)c->count++;

@@ -25,7 +25,9 @@
 */
 enum { UOP_MAXDEPTH = 10000 };
 
-enum { U_LEAF = 1, U_ALU = 2, U_COMM = 4, U_ASSOC = 8, U_CMP = 16 };
+enum { U_LEAF = 1, U_ALU = 2, U_COMM = 4, U_ASSOC = 8, U_CMP = 16,
+       U_MOVE = 32,     /* movement op: a view of its source, no arithmetic */
+       U_TENSOR = 64 }; /* tensor-level op: never part of an index expression */
 #define U_NOID INT64_MIN
 
 typedef enum Op {
@@ -39,7 +41,11 @@ typedef enum Op {
 ** dtypes.index); floats and the narrow integers come with tensors. */
 #define DTYPES(D) \
 	D(VOID, "void", 0) D(BOOL, "bool", 1) D(INT32, "int32", 4) \
-	D(INT64, "int64", 8) D(INDEX, "index", 8)
+	D(INT64, "int64", 8) D(INDEX, "index", 8) \
+	D(INT8, "int8", 1) D(INT16, "int16", 2) D(UINT8, "uint8", 1) \
+	D(UINT16, "uint16", 2) D(UINT32, "uint32", 4) D(UINT64, "uint64", 8) \
+	D(FLOAT16, "float16", 2) D(BFLOAT16, "bfloat16", 2) D(FLOAT32, "float32", 4) \
+	D(FLOAT64, "float64", 8)
 typedef enum DType {
 #define D(N, s, b) DT_##N,
 	DTYPES(D)
@@ -56,6 +62,11 @@ struct UOp {
 	uint32_t hash;
 	uint32_t ndata;
 	uint32_t depth;    /* 1 + the deepest source: bounded by UOP_MAXDEPTH */
+	int16_t ndim;      /* tensor rank: 0 for scalars and every index expression */
+	int16_t axis;      /* multi-device shard axis, -1 for none */
+	uint8_t addrspace; /* UAddrSpace: where a tensor's values live */
+	const int64_t *shape; /* ndim sizes (derived at construction, tensor.c) */
+	const char *device;   /* NULL (constants, index arithmetic), "CPU" or a tuple "CPU:0,CPU:1" */
 	int64_t arg[2];    /* CONST: value; VAR: [min, max] */
 	int64_t vmin, vmax;/* min_max, derived once at construction (minmax.c) */
 	const char *name;  /* VAR: its name */
@@ -77,8 +88,13 @@ typedef struct OpInfo {
 extern const OpInfo uop_info[OP_COUNT];
 const char *dtype_name(DType t);
 int dtype_parse(const char *s, DType *t);
-/* The range of values of a dtype (index and int64 are the full int64 range). */
+/* The range of values of a dtype (index and int64 are the full int64 range;
+** uint64 stops at INT64_MAX; floats claim the full int64 range: min_max of a
+** float value is the enclosing integer interval). */
 void dtype_range(DType t, int64_t *lo, int64_t *hi);
+int dtype_bytes(DType t);
+int dtype_is_float(DType t);
+int dtype_is_unsigned(DType t);
 
 /* uop.c */
 UCtx *uctx_new(void);
@@ -90,6 +106,8 @@ UOp *uop_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc,
              int64_t a0, int64_t a1, const char *name, const void *data, uint32_t ndata);
 UOp *uop_const(UCtx *c, DType t, int64_t v);
 UOp *uop_int(UCtx *c, int64_t v);             /* an index constant */
+/* Raw arena memory that lives as long as c (derived shapes). */
+void *uctx_alloc(UCtx *c, size_t n);
 /* A variable of dtype index with the inclusive range [lo, hi]; NULL if lo > hi or
 ** the name is not an identifier of at most 63 characters (uop_valid_name). */
 UOp *uop_var(UCtx *c, const char *name, int64_t lo, int64_t hi);
@@ -214,5 +232,127 @@ int uop_eval(const UOp *u, const UBind *bind, int nbind, int64_t *out, Err *e);
 */
 int uop_equivalent(const UOp *a, const UOp *b, int64_t limit, int *equal,
                    Buf *cex, UBind *bind, int *nbind, Err *e);
+
+/* dtype.c */
+/* float16 and bfloat16: round to nearest, ties to even, from a double (one
+** rounding, never through float32); NaN stays NaN, overflow goes to infinity. */
+uint16_t dtype_to_half(double x);
+double dtype_from_half(uint16_t h);
+uint16_t dtype_to_bf16(double x);
+double dtype_from_bf16(uint16_t h);
+/* The smallest dtype both a and b convert to (tinygrad's promotion lattice). */
+DType dtype_promote(DType a, DType b);
+/* Integers wrap (two's complement) to the width of t. */
+int64_t dtype_wrap(DType t, int64_t v);
+/* A float converted to an integer dtype: truncated toward zero, NaN is 0,
+** saturated to int64, then wrapped to t. */
+int64_t dtype_ftoi(DType t, double x);
+/* Store a value into / load a value from memory of dtype t. */
+void dtype_store_f(DType t, void *p, double v);
+void dtype_store_i(DType t, void *p, int64_t v);
+double dtype_load_f(DType t, const void *p);
+int64_t dtype_load_i(DType t, const void *p);
+
+/* tensor.c */
+/*
+** Tensor programs: the ops after SHR in ops.h, on the same UOp. Every node has
+** a derived shape (ndim sizes), device and shard axis, computed when it is
+** built (uop_derive, called by uop_new); index expressions are scalars
+** (ndim 0, no device). Arguments of the tensor ops:
+**   CONST      of a float dtype: arg[0] holds the bits of the double value
+**   PARAM, BUFFER  arg[0] slot, arg[1] rank; data: int64 shape[rank], then
+**              the device string with its NUL; PARAM's name is its name
+**   BINARY     data: the bytes (dtype uint8, shape (ndata,))
+**   PERMUTE    data: int64 order[rank];  FLIP: int64 flags[rank]
+**   RESHAPE, EXPAND  arg[1] rank'; data: int64 shape'[rank']
+**   PAD, SHRINK  data: int64 offset[rank], then int64 shape'[rank]
+**   CAST, BITCAST  the target dtype is the node's dtype
+**   REDUCE     arg[0] OP_ADD, OP_MAX or OP_MUL; arg[1] k; data: int64 axes[k]
+**              (a reduced axis stays, with size 1)
+**   COPY       data: the device string (with its NUL)
+**   REPLICATED arg[0] the shard axis it drops
+**   GETTUPLE   arg[0] the element
+**   LOAD       arg[0] the address space of the new buffer (UAddrSpace; 0: GLOBAL)
+**   any node   name: a label given by tensor_named (schedules refer to it)
+** A device is "CPU", "CPU:1" or a tuple "CPU:0,CPU:1" (simulated devices).
+** The tensor_ constructors check shapes and fill e (naming both shapes and
+** the axis); on failure they return NULL.
+*/
+enum { T_MAXDIM = 16, T_MAXDEV = 64 };
+/* addrspace: none for constants and index arithmetic; Param, Buffer and Binary
+** are GLOBAL; Load takes arg[0] (0: GLOBAL); every other op its first
+** source's that has one. */
+typedef enum UAddrSpace { AS_NONE, AS_GLOBAL, AS_LOCAL, AS_REG } UAddrSpace;
+const char *addrspace_name(int a);
+int uop_derive(UCtx *c, UOp *u, Err *e);
+UOp *tensor_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc, int64_t a0, int64_t a1,
+                const char *name, const void *data, uint32_t ndata, Err *e);
+int64_t tensor_numel(const UOp *u);
+int tensor_ndev(const char *device);   /* 0 for NULL */
+/* The k-th device name of a tuple into out (at most n bytes). */
+void tensor_devname(const char *device, int k, char *out, size_t n);
+void tensor_shape_str(Buf *b, const int64_t *s, int n);
+double tensor_const_value(const UOp *u);   /* a CONST as a double */
+UOp *tensor_const(UCtx *c, DType t, double v);
+UOp *tensor_param(UCtx *c, const char *name, int slot, const int64_t *shape, int n, DType t,
+                  const char *device, Err *e);
+/* A tensor of shape[n] from row-major values (converted to t). */
+UOp *tensor_from(UCtx *c, DType t, const double *v, const int64_t *shape, int n, Err *e);
+UOp *tensor_full(UCtx *c, DType t, double v, const int64_t *shape, int n, Err *e);
+UOp *tensor_arange(UCtx *c, int64_t n, DType t, Err *e);
+UOp *tensor_rand(UCtx *c, const int64_t *shape, int n, DType t, uint64_t seed, Err *e);
+/* Movement; reshape accepts one -1; pad and shrink take per-axis (before, after)
+** amounts and [begin, end) ranges. */
+UOp *tensor_reshape(UCtx *c, UOp *a, const int64_t *shape, int n, Err *e);
+UOp *tensor_expand(UCtx *c, UOp *a, const int64_t *shape, int n, Err *e);
+UOp *tensor_permute(UCtx *c, UOp *a, const int64_t *order, int n, Err *e);
+UOp *tensor_flip(UCtx *c, UOp *a, const int64_t *axes, int n, Err *e);
+UOp *tensor_pad(UCtx *c, UOp *a, const int64_t *before, const int64_t *after, int n, Err *e);
+UOp *tensor_shrink(UCtx *c, UOp *a, const int64_t *begin, const int64_t *end, int n, Err *e);
+/* Elementwise with broadcasting and dtype promotion (both made explicit:
+** the elementwise node's sources have equal shapes and dtypes). */
+UOp *tensor_alu(UCtx *c, Op op, UOp *a, UOp *b, Err *e);
+UOp *tensor_unary(UCtx *c, Op op, UOp *a, Err *e);
+UOp *tensor_where(UCtx *c, UOp *cond, UOp *a, UOp *b, Err *e);
+UOp *tensor_cast(UCtx *c, DType t, UOp *a, Err *e);
+UOp *tensor_bitcast(UCtx *c, DType t, UOp *a, Err *e);
+/* Reduce over axes (negative counts from the end); keepdim 0 drops them. */
+UOp *tensor_reduce(UCtx *c, Op op, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);
+UOp *tensor_copy(UCtx *c, UOp *a, const char *device, Err *e);
+UOp *tensor_replicated(UCtx *c, UOp *a, int axis, Err *e);
+UOp *tensor_named(UCtx *c, UOp *a, const char *name, Err *e);
+/* Function(Tuple(body...), args...): body's PARAM k is bound to args[k]. */
+UOp *tensor_function(UCtx *c, UOp *const *body, int nbody, UOp *const *args, int nargs, Err *e);
+UOp *tensor_gettuple(UCtx *c, UOp *f, int k, Err *e);
+
+/* tensor_eval.c */
+/*
+** The reference evaluator: realizes a tensor graph to a contiguous row-major
+** buffer. Movement ops are views (strides, offset, validity mask) until an
+** op needs contiguous memory; elementwise ops run over broadcast views in
+** float64 (floats) or int64 (integers) and round to the node's dtype once;
+** reductions accumulate in float64 for floats. PARAM slots are bound to
+** tensors (other graphs of any context, realized first).
+*/
+typedef struct TBuf {
+	DType dtype;
+	int ndim;
+	int64_t shape[T_MAXDIM];
+	const char *device;   /* points into the graph; NULL for constants */
+	int axis;
+	int64_t numel;
+	void *data;           /* numel elements of dtype, malloc'd: free with tbuf_free */
+} TBuf;
+typedef struct TEvalOpts {
+	uint64_t mem_limit;        /* bytes of realized buffers; 0: 4 GiB */
+	const UOp *const *params;  /* params[k] binds PARAM slot k */
+	int nparams;
+} TEvalOpts;
+int tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e);
+void tbuf_free(TBuf *b);
+double tbuf_get(const TBuf *b, int64_t i);   /* element i (row-major) as a double */
+/* Threefry 2x32 with 20 rounds (Random123's threefry2x32_20): ctr and key
+** pack two 32-bit words, low word first. */
+uint64_t tensor_threefry(uint64_t ctr, uint64_t key);
 
 #endif

@@ -80,6 +80,8 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "axe");
 	luaL_requiref(L, "uop", luaopen_tessel_uop, 0);
 	lua_setfield(L, -2, "uop");
+	luaL_requiref(L, "tensor", luaopen_tessel_tensor, 0);
+	lua_setfield(L, -2, "tensor");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
@@ -121,6 +123,8 @@ tessel_open_globals(lua_State *L)
 	lua_setglobal(L, "axe");
 	lua_getfield(L, -1, "uop");
 	lua_setglobal(L, "uop");
+	lua_getfield(L, -1, "tensor");
+	lua_setglobal(L, "tensor");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "viz");

@@ -27,6 +27,7 @@ int luaopen_tessel_axe(lua_State *L);
 
 /* lua_uop.c */
 int luaopen_tessel_uop(lua_State *L);
+int luaopen_tessel_tensor(lua_State *L);
 struct Layout;
 struct Composed;
 /* Push the index expression of a CuTe layout (or of a composed one when cl is

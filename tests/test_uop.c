@@ -161,8 +161,8 @@ test_minmax(void **state)
 	Err e;
 
 	for (op = OP_NEG; op < OP_COUNT; op++) {
-		if (op == OP_CAST || op == OP_WHERE)
-			continue;
+		if (op == OP_CAST || op == OP_WHERE || (uop_info[op].flags & U_TENSOR))
+			continue;   /* tensor ops: tests/test_tensor.c */
 		for (a = 0; a < n; a++)
 			for (b = 0; b < n; b++) {
 				snprintf(na, sizeof na, "a%d", a);

@@ -305,5 +305,7 @@ int viz_show_axe(Buf *out, const AxeLayout *l, const AxeShape *sh, const char *c
 */
 struct UOp;
 int uop_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
+/* tensor_scene.c: the DAG of a tensor program (op, dtype, shape, device per node). */
+int tensor_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 
 #endif
