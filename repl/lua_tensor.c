@@ -1702,11 +1702,7 @@ l_shards(lua_State *L)
 	return 1;
 }
 
-typedef struct Fn {
-	const char *name;
-	lua_CFunction f;
-	const char *help;
-} Fn;
+typedef HelpReg Fn;
 
 static const Fn funcs[] = {
 	{ "from", l_from, "a tensor from nested Lua tables\n"
@@ -1802,7 +1798,6 @@ static const luaL_Reg tensor_meta[] = {
 int
 luaopen_tessel_tensor(lua_State *L)
 {
-	const Fn *f;
 
 	luaL_newmetatable(L, TCTX);
 	lua_pushcfunction(L, ctx_gc);
@@ -1817,15 +1812,7 @@ luaopen_tessel_tensor(lua_State *L)
 	lua_pop(L, 1);
 
 	lua_newtable(L);  /* tensor */
-	for (f = funcs; f->name; f++) {
-		const char *nm;
-
-		lua_pushcfunction(L, f->f);
-		nm = lua_pushfstring(L, "tensor.%s", f->name);
-		help_add(L, -2, nm, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, funcs, "tensor.");
 	help_add(L, -1, "tensor",
 	         "tinygrad-style tensor programs on the UOp IR, evaluated on the CPU\n"
 	         "  a = tensor.from{{1, 2}, {3, 4}}; b = tensor.rand({2, 2}, {seed = 1})\n"
@@ -1835,15 +1822,7 @@ luaopen_tessel_tensor(lua_State *L)
 	luaL_newmetatable(L, TENSOR);
 	luaL_setfuncs(L, tensor_meta, 0);
 	lua_newtable(L);
-	for (f = meths; f->name; f++) {
-		const char *nm;
-
-		lua_pushcfunction(L, f->f);
-		nm = lua_pushfstring(L, "Tensor:%s", f->name);
-		help_add(L, -2, nm, f->help);
-		lua_pop(L, 1);
-		lua_setfield(L, -2, f->name);
-	}
+	help_setfuncs(L, meths, "Tensor:");
 	help_add(L, -1, "tensor.methods",
 	         "the methods of a tensor (t:reshape{2, 3}, t:sum(1), ...), named as tinygrad names them\n"
 	         "Fields: t.shape, t.dtype, t.device, t.addrspace, t.ndim, t.numel, t.axis, t.op, t.name.");

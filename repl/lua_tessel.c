@@ -106,8 +106,9 @@ luaopen_tessel(lua_State *L)
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
 	           "Areas: cute (CuTe layouts), axe (Axe layouts), lego (LEGO layouts), uop (index\n"
-	           "expressions), viz (Graphviz pictures); show(x) draws any of them in the terminal.\n"
-	           "Start with help(cute), help(axe), help(lego), help(uop), help(viz) and help \"cute\".");
+	           "expressions), tensor (tensor programs), viz (Graphviz pictures); show(x) draws any\n"
+	           "of them in the terminal. Start with help(cute), help(axe), help(lego), help(uop),\n"
+	           "help(tensor), help(viz) and help \"cute\".");
 	return 1;
 }
 

@@ -402,8 +402,8 @@ test_dag_api(void **state)
 	buf_init(&b);
 	assert_int_equal(term_render(&b, &s, NULL, &e), 0);
 	assert_string_equal(b.s, "x*4 + y\n3 nodes, 2 edges (viz.render draws the graph)\n"
-	                    "  n0  x ...\n  n1  {<l>a|MUL|<r>b}\n  n2  <B>ADD</B> \"sum\"\n"
-	                    "  n0 -> n1:l  src 0\n  n1 -> n2\n");
+	                    "  n0  x  i32 [0,7]  -> n1:l [src 0]\n  n1  {<l>a|MUL|<r>b}  -> n2\n"
+	                    "  n2  <B>ADD</B> \"sum\"\n");
 	buf_free(&b);
 	scene_free(&s);
 }

@@ -322,43 +322,63 @@ place(Buf *out, const Scene *s, Block *blk)
 	}
 }
 
-/* The first line of a node's label, for the DAG listing. */
+/* A label on one line: its lines joined by two spaces. */
 static void
-first_line(Buf *out, const Buf *label)
+one_line(Buf *out, const Buf *label)
 {
-	const char *p = label->s ? label->s : "", *q = strchr(p, '\n');
+	const char *p = label->s ? label->s : "";
 
-	emitn(out, p, q ? (size_t)(q - p) : strlen(p));
-	if (q)
-		emit(out, " ...");
+	for (; *p; p++) {
+		if (*p == '\n')
+			emit(out, "  ");
+		else
+			emitn(out, p, 1);
+	}
 }
 
-/* A DAG in text: its nodes, then its edges, one a line (Graphviz draws it). */
+static void
+edge_end(Buf *out, int node, const char *port)
+{
+	emit(out, "n%d%s%s", node, port[0] ? ":" : "", port);
+}
+
+/*
+** A DAG in text (Graphviz draws it): a line per node, its label and the
+** nodes its edges go to, "n4  mul  float32 (2, 2)  -> n2, n3 [1]", where
+** [label] is an edge's label. Edges keep their order of creation.
+*/
 static void
 dag(Buf *out, const Scene *s)
 {
-	int i;
+	int i, k;
 
 	if (!s->nnode)
 		return;
 	emit(out, "%d node%s, %d edge%s (viz.render draws the graph)\n", s->nnode,
 	     s->nnode == 1 ? "" : "s", s->nedge, s->nedge == 1 ? "" : "s");
 	for (i = 0; i < s->nnode; i++) {
+		int first = 1;
+
 		emit(out, "  n%d  ", i);
 		if (s->node[i].grid >= 0)
 			emit(out, "(panel %d)", s->node[i].grid);
 		else
-			first_line(out, &s->node[i].label);
-		emit(out, "\n");
-	}
-	for (i = 0; i < s->nedge; i++) {
-		const SceneEdge *d = &s->edge[i];
+			one_line(out, &s->node[i].label);
+		for (k = 0; k < s->nedge; k++) {
+			const SceneEdge *d = &s->edge[k];
 
-		emit(out, "  n%d%s%s -> n%d%s%s", d->from, d->from_port[0] ? ":" : "", d->from_port,
-		     d->to, d->to_port[0] ? ":" : "", d->to_port);
-		if (d->label.len) {
-			emit(out, "  ");
-			first_line(out, &d->label);
+			if (d->from != i)
+				continue;
+			emit(out, first ? "  -> " : ", ");
+			first = 0;
+			if (d->from_port[0])
+				emit(out, "(:%s) ", d->from_port);
+			edge_end(out, d->to, d->to_port);
+			if (d->label.len) {
+				emit(out, " [");
+				one_line(out, &d->label);
+				emit(out, "]");
+			}
 		}
 		emit(out, "\n");
 	}
