@@ -1795,6 +1795,127 @@ static const luaL_Reg tensor_meta[] = {
 	{ NULL, NULL }
 };
 
+/*
+** The spec's multi-device collectives (tinygrad-spec.tex, "Multi-Device
+** Collectives"), composed from the primitives exactly as the spec writes them,
+** so that their graphs are the spec's graphs. n is the number of devices of D;
+** T has shape (s,) (broadcast, scatter) or is sharded over D (the others).
+*/
+static const char collectives[] =
+	"local tensor = ...\n"
+	"local getinfo = debug and debug.getinfo\n"
+	"-- raise msg at the user's call: the first frame outside this chunk\n"
+	"local function fail(msg)\n"
+	"  local level = 2\n"
+	"  while getinfo do\n"
+	"    local f = getinfo(level, 'S')\n"
+	"    if not f or f.source ~= '=tensor.collectives' then break end\n"
+	"    level = level + 1\n"
+	"  end\n"
+	"  error(msg, level)\n"
+	"end\n"
+	"local function devices(D, op)\n"
+	"  if math.type(D) == 'integer' and D >= 1 then\n"
+	"    local t = {}\n"
+	"    for i = 0, D - 1 do t[#t + 1] = 'CPU:' .. i end\n"
+	"    return t\n"
+	"  end\n"
+	"  if type(D) ~= 'table' or #D < 1 then\n"
+	"    fail(op .. ': D is a device count or a list of device names')\n"
+	"  end\n"
+	"  return D\n"
+	"end\n"
+	"local function flat(T, op)\n"
+	"  if type(T) ~= 'userdata' or math.type(T.ndim) ~= 'integer' then\n"
+	"    fail(op .. ': T is a ' .. type(T) .. ', not a tensor')\n"
+	"  end\n"
+	"  if T.ndim ~= 1 then\n"
+	"    fail(op .. ': T has shape (' .. table.concat(T.shape, ', ') .. '); the collectives take a vector (s,)')\n"
+	"  end\n"
+	"  return T.shape[1]\n"
+	"end\n"
+	"local function sharded(T, op)\n"
+	"  flat(T, op)\n"
+	"  local D = T.device\n"
+	"  if type(D) ~= 'table' or T.axis ~= 0 then\n"
+	"    fail(op .. ': T is not sharded over a device tuple (t:copy(D) or tensor.scatter(t, D) shards it)')\n"
+	"  end\n"
+	"  return D, #D, flat(T, op)\n"
+	"end\n"
+	"function tensor.broadcast(T, D)\n"
+	"  D = devices(D, 'tensor.broadcast')\n"
+	"  local n, s = #D, flat(T, 'tensor.broadcast')\n"
+	"  return T:reshape{1, s}:expand{n, s}:copy(D):replicated(0)\n"
+	"end\n"
+	"function tensor.scatter(T, D)\n"
+	"  D = devices(D, 'tensor.scatter')\n"
+	"  flat(T, 'tensor.scatter')\n"
+	"  return T:copy(D)\n"
+	"end\n"
+	"function tensor.gather(T)\n"
+	"  local D = sharded(T, 'tensor.gather')\n"
+	"  return T:copy(D[1])\n"
+	"end\n"
+	"function tensor.reduce(T)\n"
+	"  local _, n, ns = sharded(T, 'tensor.reduce')\n"
+	"  return tensor.gather(T):reshape{n, ns // n}:sum(0)\n"
+	"end\n"
+	"function tensor.allgather(T)\n"
+	"  local D, n, ns = sharded(T, 'tensor.allgather')\n"
+	"  return T:reshape{1, ns}:expand{n, ns}:copy(D):replicated(0)\n"
+	"end\n"
+	"function tensor.reduce_scatter(T)\n"
+	"  local D, n, ns = sharded(T, 'tensor.reduce_scatter')\n"
+	"  local s = ns // n\n"
+	"  if s % n ~= 0 then\n"
+	"    fail(('tensor.reduce_scatter: each device holds %d elements, not a multiple of the %d devices'):format(s, n))\n"
+	"  end\n"
+	"  return T:reshape{n, n, s // n}:permute{1, 0, 2}:copy(D):sum(1):reshape{s}\n"
+	"end\n"
+	"function tensor.allreduce(T)\n"
+	"  sharded(T, 'tensor.allreduce')\n"
+	"  return tensor.allgather(tensor.reduce_scatter(T))\n"
+	"end\n";
+
+static const char *const collective_help[][2] = {
+	{ "broadcast", "the spec's broadcast: T (s,) replicated on every device of D\n"
+	  "tensor.broadcast(T, D) = T:reshape{1, s}:expand{n, s}:copy(D):replicated(0); D is a list\n"
+	  "of device names or a count n (CPU:0..n-1). Result (s,) on D, no shard axis." },
+	{ "scatter", "the spec's scatter: T (n*s,) split into n shards, one per device\n"
+	  "tensor.scatter(T, D) = T:copy(D): (n*s,) on D, shard axis 0 (device i holds s elements)." },
+	{ "gather", "the spec's gather: all shards of T onto the first device\n"
+	  "tensor.gather(T) = T:copy(D[1]) for T sharded over D: (n*s,) on D[1]." },
+	{ "reduce", "the spec's reduce: the elementwise sum of the shards, on the first device\n"
+	  "tensor.reduce(T) = tensor.gather(T):reshape{n, s}:sum(0): (s,) on D[1]." },
+	{ "allgather", "the spec's allgather: every shard of T, replicated on every device\n"
+	  "tensor.allgather(T) = T:reshape{1, n*s}:expand{n, n*s}:copy(D):replicated(0): (n*s,) on D." },
+	{ "reduce_scatter", "the spec's reduce_scatter: the sum of the shards, scattered over the devices\n"
+	  "tensor.reduce_scatter(T) = T:reshape{n, n, s//n}:permute{1, 0, 2}:copy(D):sum(1):reshape{s}:\n"
+	  "(s,) on D, shard axis 0; s must be a multiple of n." },
+	{ "allreduce", "the spec's allreduce: the sum of the shards on every device\n"
+	  "tensor.allreduce(T) = tensor.allgather(tensor.reduce_scatter(T)): (s,) on D, no shard axis." },
+};
+
+/* Run the collectives chunk on the tensor table at the top of the stack. */
+static void
+open_collectives(lua_State *L)
+{
+	size_t i;
+
+	if (luaL_loadbuffer(L, collectives, sizeof collectives - 1, "=tensor.collectives") != LUA_OK)
+		lua_error(L);
+	lua_pushvalue(L, -2);
+	lua_call(L, 1, 0);
+	for (i = 0; i < sizeof collective_help / sizeof collective_help[0]; i++) {
+		const char *name;
+
+		lua_getfield(L, -1, collective_help[i][0]);
+		name = lua_pushfstring(L, "tensor.%s", collective_help[i][0]);
+		help_add(L, -2, name, collective_help[i][1]);
+		lua_pop(L, 2);
+	}
+}
+
 int
 luaopen_tessel_tensor(lua_State *L)
 {
@@ -1813,12 +1934,14 @@ luaopen_tessel_tensor(lua_State *L)
 
 	lua_newtable(L);  /* tensor */
 	help_setfuncs(L, funcs, "tensor.");
+	open_collectives(L);
 	help_add(L, -1, "tensor",
 	         "tinygrad-style tensor programs on the UOp IR, evaluated on the CPU\n"
 	         "  a = tensor.from{{1, 2}, {3, 4}}; b = tensor.rand({2, 2}, {seed = 1})\n"
 	         "  c = (a:reshape{2, 2, 1} * b:reshape{1, 2, 2}):sum(1)   -- = a:matmul(b)\n"
 	         "  print(c); c:tolist(); c:graph(); show(c:graph())\n"
-	         "Methods: help(tensor.methods). Multi-device: t:copy(4), t:replicated(0).");
+	         "Methods: help(tensor.methods). Multi-device: t:copy(4), t:replicated(0), the spec's\n"
+	         "collectives tensor.broadcast, scatter, gather, reduce, allgather, reduce_scatter, allreduce.");
 	luaL_newmetatable(L, TENSOR);
 	luaL_setfuncs(L, tensor_meta, 0);
 	lua_newtable(L);

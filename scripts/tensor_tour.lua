@@ -55,12 +55,14 @@ local axpy = tensor.fn(function(s, y) return s * 2 + y end)
 print(axpy(tensor.from{1, 2}, tensor.from{10, 20}))
 print(axpy(tensor.from{5, 5}, tensor.from{0, 1}))
 
-print("\n== allreduce over 4 simulated devices, built as the spec writes it")
+print("\n== allreduce over 4 simulated devices: the spec's collectives, composed as it writes them")
 local n, s = 4, 8
 local D = {"CPU:0", "CPU:1", "CPU:2", "CPU:3"}
+local sharded = tensor.scatter(tensor.arange(n * s), D)   -- device i holds 8 values
+for i, piece in ipairs(sharded:shards()) do print(D[i], piece) end
+local reduced = tensor.allreduce(sharded)                 -- allgather(reduce_scatter(T))
+print(reduced)
+-- the same graph as the spec's lines, written out (hash-consing makes it the same nodes)
 local function allgather(t) local m = t.shape[1]; return t:reshape{1, m}:expand{n, m}:copy(D):replicated(0) end
 local function reduce_scatter(t) return t:reshape{n, n, s // n}:permute{1, 0, 2}:copy(D):sum(1):reshape{s} end
-local sharded = tensor.arange(n * s):copy(D)         -- device i holds 8 values
-for i, piece in ipairs(sharded:shards()) do print(D[i], piece) end
-local reduced = allgather(reduce_scatter(sharded))
-print(reduced)
+assert(tostring(reduced:graph()) == tostring(allgather(reduce_scatter(sharded)):graph()))

@@ -203,19 +203,32 @@ fails("limit", function() return (tensor.ones(1000) + 1):realize() end)
 tensor.options{mem_limit = 0}
 eq((tensor.ones(1000) + 1):sum():item(), 2000)
 
--- multi-device collectives, exactly as the spec writes them, on 2, 4 and 8 devices
+-- multi-device collectives on 2, 4 and 8 devices: the library's (tensor.allreduce, ...)
+-- build the same graphs as the spec's compositions written out here, and give the sums
+-- computed in Lua
 for _, n in ipairs{2, 4, 8} do
   local s = 2 * n
   local D = {}
   for i = 1, n do D[i] = "CPU:" .. (i - 1) end
-  local function broadcast(T) return T:reshape{1, s}:expand{n, s}:copy(D):replicated(0) end
-  local function scatter(T) return T:copy(D) end
-  local function gather(T) return T:copy(D[1]) end
-  local function reduce(T) return gather(T):reshape{n, s}:sum(0) end
-  -- the spec's n*s is T's logical size (each device holds a shard of it)
-  local function allgather(T) local m = T.shape[1]; return T:reshape{1, m}:expand{n, m}:copy(D):replicated(0) end
-  local function reduce_scatter(T) return T:reshape{n, n, s // n}:permute{1, 0, 2}:copy(D):sum(1):reshape{s} end
-  local function allreduce(T) return allgather(reduce_scatter(T)) end
+  local spec = {
+    broadcast = function(T) return T:reshape{1, s}:expand{n, s}:copy(D):replicated(0) end,
+    scatter = function(T) return T:copy(D) end,
+    gather = function(T) return T:copy(D[1]) end,
+    -- the spec's n*s is T's logical size (each device holds a shard of it)
+    allgather = function(T) local m = T.shape[1]; return T:reshape{1, m}:expand{n, m}:copy(D):replicated(0) end,
+    reduce_scatter = function(T) return T:reshape{n, n, s // n}:permute{1, 0, 2}:copy(D):sum(1):reshape{s} end,
+  }
+  spec.reduce = function(T) return spec.gather(T):reshape{n, s}:sum(0) end
+  spec.allreduce = function(T) return spec.allgather(spec.reduce_scatter(T)) end
+  local function broadcast(T) return tensor.broadcast(T, D) end
+  local function scatter(T) return tensor.scatter(T, D) end
+  local gather, reduce, allgather = tensor.gather, tensor.reduce, tensor.allgather
+  local reduce_scatter, allreduce = tensor.reduce_scatter, tensor.allreduce
+  local sc0 = tensor.arange(n * s):copy(D)
+  eq(tostring(broadcast(tensor.arange(s)):graph()), tostring(spec.broadcast(tensor.arange(s)):graph()))
+  for _, name in ipairs{"gather", "reduce", "allgather", "reduce_scatter", "allreduce"} do
+    eq(tostring(tensor[name](sc0):graph()), tostring(spec[name](sc0):graph()), name)
+  end
 
   local t = tensor.arange(s)
   local b = broadcast(t)
@@ -247,6 +260,10 @@ for _, n in ipairs{2, 4, 8} do
   end)
 end
 fails("cannot be split", function() return tensor.arange(5):copy(2) end)
+fails("tensor.allreduce: T is not sharded", tensor.allreduce, tensor.arange(4))
+fails("tensor.reduce_scatter: each device holds 3 elements", tensor.reduce_scatter, tensor.arange(6):copy(2))
+fails("tensor.broadcast: T has shape (2, 2)", tensor.broadcast, tensor.zeros{2, 2}, 2)
+fails("tensor.gather: T is a number", tensor.gather, 7)
 
 -- the graph: a listing, and a drawable through __scene
 local gr = A:matmul(B):graph()
