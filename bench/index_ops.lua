@@ -206,7 +206,7 @@ if os.getenv("TESSEL_BENCH_VERBOSE") then
     for _, it in ipairs(r.items) do print(("%-28s %-10s hand: %s"):format(r.name, it[1], tostring(it[2]))) end
   end
 end
-print(("\nSame count (e:ops) on both sides: tessel is below LEGO's generated code in %d of %d rows, "
-       .. "equal in %d, above in %d."):format(below, #rows, equal, above))
-print(("Against the paper's optimized figures (its own count of what the user writes, not of "
-       .. "generated code): tessel's expressions are at or below them in %d of %d rows."):format(under_paper, #rows))
+print(("\nSame count (e:ops): tessel is below LEGO's generated code in %d of %d rows, equal in %d, "
+       .. "above in %d."):format(below, #rows, equal, above))
+print(("The paper's optimized figures count the arithmetic a user writes in LEGO's layouts, not\n"
+       .. "generated code; tessel's expressions are at or below them in %d of %d rows."):format(under_paper, #rows))
