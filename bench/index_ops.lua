@@ -77,16 +77,17 @@ do
   local gsm = uop.min(nm - first, GM)
   local h_m = first + (pid % npig) % gsm
   local h_n = (pid % npig) // gsm
-  -- LEGO (matmul_sympy.py): OrderBy(Col(num_m // GM, 1), Col(GM, num_n)).TileBy([num_m, num_n]), inverted
+  -- tessel: the layout in the form matmul_sympy.py keeps commented out,
+  -- OrderBy(Col(num_m // GM, 1), Col(GM, num_n)).TileBy([num_m, num_n]), inverted
   local L = lego.OrderBy(lego.Col(nm // GM, 1), lego.Col(GM, nn)):TileBy({nm, nn})
   local t_m, t_n = L:inv_expr{vars = {pid}}
-  -- LEGO's ordering assumes GM divides num_pid_m (its comment says so); pid in range
   -- LEGO's own (matmul_sympy.py --NTA --NTB: L.inv(pid) of its layout_group_pid, which
   -- has Max(num_m // GM, 1) and Min(num_m, GM) in place of num_m // GM and GM)
   local env = {pid = pid, num_pid_m = nm, num_pid_n = nn, GM = GM}
   local l_m = lego_expr("pid % min(GM, num_pid_m) + (((pid)//(num_pid_n*min(GM, num_pid_m))) % "
                         .. "max(1, ((num_pid_m)//(GM))))*min(GM, num_pid_m)", env)
   local l_n = lego_expr("((pid % (num_pid_n*min(GM, num_pid_m)))//(min(GM, num_pid_m)))", env)
+  -- LEGO's ordering assumes GM divides num_pid_m (its comment says so); pid in range
   local dom = lt(pid, nm * nn) & eq(nm % GM, 0)
   row("Matmul (grouped pid)", {31, 9}, {{"pid_m", h_m, t_m, dom, l_m}, {"pid_n", h_n, t_n, dom, l_n}})
 end
