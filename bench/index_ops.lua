@@ -77,18 +77,18 @@ do
   local gsm = uop.min(nm - first, GM)
   local h_m = first + (pid % npig) % gsm
   local h_n = (pid % npig) // gsm
-  -- tessel: the layout in the form matmul_sympy.py keeps commented out,
-  -- OrderBy(Col(num_m // GM, 1), Col(GM, num_n)).TileBy([num_m, num_n]), inverted
-  local L = lego.OrderBy(lego.Col(nm // GM, 1), lego.Col(GM, nn)):TileBy({nm, nn})
+  -- tessel: LEGO's own layout_group_pid (matmul_sympy.py), inverted:
+  -- OrderBy(Col(Max(num_m // GM, 1), 1), Col(Min(num_m, GM), num_n)).TileBy([num_m, num_n])
+  local L = lego.OrderBy(lego.Col(uop.max(nm // GM, 1), 1), lego.Col(uop.min(nm, GM), nn)):TileBy({nm, nn})
   local t_m, t_n = L:inv_expr{vars = {pid}}
-  -- LEGO's own (matmul_sympy.py --NTA --NTB: L.inv(pid) of its layout_group_pid, which
-  -- has Max(num_m // GM, 1) and Min(num_m, GM) in place of num_m // GM and GM)
+  -- LEGO's generated code for the same layout (matmul_sympy.py --NTA --NTB: L.inv(pid))
   local env = {pid = pid, num_pid_m = nm, num_pid_n = nn, GM = GM}
   local l_m = lego_expr("pid % min(GM, num_pid_m) + (((pid)//(num_pid_n*min(GM, num_pid_m))) % "
                         .. "max(1, ((num_pid_m)//(GM))))*min(GM, num_pid_m)", env)
   local l_n = lego_expr("((pid % (num_pid_n*min(GM, num_pid_m)))//(min(GM, num_pid_m)))", env)
-  -- LEGO's ordering assumes GM divides num_pid_m (its comment says so); pid in range
-  local dom = lt(pid, nm * nn) & eq(nm % GM, 0)
+  -- the layout is a bijection when GM divides num_pid_m or exceeds it (one short group);
+  -- elsewhere LEGO's code and Triton's differ too. pid in range.
+  local dom = lt(pid, nm * nn) & (eq(nm % GM, 0) | lt(nm, GM))
   row("Matmul (grouped pid)", {31, 9}, {{"pid_m", h_m, t_m, dom, l_m}, {"pid_n", h_n, t_n, dom, l_n}})
 end
 
