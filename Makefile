@@ -50,8 +50,7 @@ CORE_SRC = util/buf.c \
            layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
-           viz/uop_scene.c viz/dot.c viz/gv.c \
-           viz/tensor_scene.c
+           viz/uop_scene.c viz/dot.c viz/gv.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
            repl/lua_tensor.c

@@ -305,7 +305,8 @@ int viz_show_axe(Buf *out, const AxeLayout *l, const AxeShape *sh, const char *c
 */
 struct UOp;
 int uop_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
-/* tensor_scene.c: the DAG of a tensor program (op, dtype, shape, device per node). */
+/* tensor_scene: the same DAG for a tensor program, each node with its op, arguments,
+** dtype, shape and device, coloured as the spec colours ops (uop_scene.c). */
 int tensor_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 
 #endif
