@@ -259,14 +259,56 @@ where(Buf *b, const UOp *u, Dialect d, int depth)
 	}
 }
 
-/* Floor division and modulo where the dialect's operator truncates:
-** m = ((a % b + b) % b) is the floor remainder for either sign of b, and
-** (a - m) / b the floor quotient (an exact division). */
+/*
+** Floor division and modulo where the dialect's operator truncates. With a
+** positive constant divisor c and a known lower bound of a, a is first moved
+** into the non-negative numbers by a multiple of c, where truncation is floor:
+** a // c = (a + k*c) / c - k and a % c = (a + k*c) % c, k = ceil(-min(a) / c).
+** Otherwise m = ((a % b + b) % b) is the floor remainder for either sign of
+** b, and (a - m) / b the floor quotient (an exact division).
+*/
+static int
+bias_of(const UOp *x, const UOp *y, int64_t *k, int64_t *kc)
+{
+	int64_t c, top;
+
+	if (y->op != OP_CONST || (c = y->arg[0]) <= 0 || x->vmin >= 0 || x->vmin == INT64_MIN)
+		return 0;
+	*k = -x->vmin / c + (-x->vmin % c != 0);
+	return uck_mul(*k, c, kc) == 0 && uck_add(x->vmax, *kc, &top) == 0;
+}
+
 static void
 floordivmod(Buf *b, const UOp *u, Dialect d, int depth)
 {
 	const char *div = d == D_TRITON ? "//" : "/";
 	const UOp *x = u->src[0], *y = u->src[1];
+	int64_t k, kc;
+
+	if (bias_of(x, y, &k, &kc)) {
+		int64_t add = kc;
+
+		/* a = z + c0 prints as z + (c0 + k*c): (i - 9) // 4 is (i + 3) / 4 - 3 */
+		if (x->op == OP_ADD && x->src[1]->op == OP_CONST && uck_add(x->src[1]->arg[0], kc, &add) == 0)
+			x = x->src[0];
+		else if (x->op == OP_SUB && x->src[1]->op == OP_CONST && uck_sub(kc, x->src[1]->arg[0], &add) == 0)
+			x = x->src[0];
+		else
+			add = kc;
+		emit(b, "(");
+		if (add) {
+			emit(b, "(");
+			expr(b, x, d, 12, depth);
+			emit(b, " %c %lld)", add < 0 ? '-' : '+', add < 0 ? -(long long)add : (long long)add);
+		} else {
+			expr(b, x, d, 13, depth);
+		}
+		emit(b, " %s %lld", u->op == OP_IDIV ? div : "%", (long long)y->arg[0]);
+		if (u->op == OP_IDIV)
+			emit(b, " - %lld", (long long)k);
+		emit(b, ")");
+		return;
+	}
 
 	if (u->op == OP_IDIV) {
 		emit(b, "((");

@@ -402,12 +402,17 @@ test_printers(void **state)
 	static const char *want[][D_COUNT] = {
 		{ "i//4*8 + i%4", "i / 4 * 8 + i % 4", "i / 4 * 8 + i % 4", "i / 4 * 8 + i % 4",
 		  "i // 4 * 8 + i % 4", "i // 4 * 8 + i % 4", "i // 4 * 8 + i % 4" },
-		{ "(n - 5)//4", "(((n - 5) - (((n - 5) % 4 + 4) % 4)) / 4)",
-		  "(((n - 5) - (((n - 5) % 4 + 4) % 4)) / 4)", "(((n - 5) - (((n - 5) % 4 + 4) % 4)) / 4)",
-		  "(n - 5) // 4", "(((n - 5) - (((n - 5) % 4 + 4) % 4)) // 4)", "(n - 5) // 4" },
-		{ "where(i < 10, min(i, j), n%3)", "(i < 10 ? (i < j ? i : j) : ((n % 3 + 3) % 3))",
-		  "(i < 10 ? min(i, j) : ((n % 3 + 3) % 3))", "(i < 10 ? min(i, j) : ((n % 3 + 3) % 3))",
-		  "(min(i, j) if i < 10 else n % 3)", "tl.where(i < 10, tl.minimum(i, j), ((n % 3 + 3) % 3))",
+		/* a constant divisor: the dividend moved to n >= 0 by a multiple of 4 */
+		{ "(n - 5)//4", "((n + 11) / 4 - 4)", "((n + 11) / 4 - 4)", "((n + 11) / 4 - 4)",
+		  "(n - 5) // 4", "((n + 11) // 4 - 4)", "(n - 5) // 4" },
+		/* a divisor known only by its range: the form correct for every sign */
+		{ "n//(j + 1)", "((n - ((n % (j + 1) + (j + 1)) % (j + 1))) / (j + 1))",
+		  "((n - ((n % (j + 1) + (j + 1)) % (j + 1))) / (j + 1))",
+		  "((n - ((n % (j + 1) + (j + 1)) % (j + 1))) / (j + 1))", "n // (j + 1)",
+		  "((n - ((n % (j + 1) + (j + 1)) % (j + 1))) // (j + 1))", "n // (j + 1)" },
+		{ "where(i < 10, min(i, j), n%3)", "(i < 10 ? (i < j ? i : j) : ((n + 9) % 3))",
+		  "(i < 10 ? min(i, j) : ((n + 9) % 3))", "(i < 10 ? min(i, j) : ((n + 9) % 3))",
+		  "(min(i, j) if i < 10 else n % 3)", "tl.where(i < 10, tl.minimum(i, j), ((n + 9) % 3))",
 		  "i < 10 and math.min(i, j) or n % 3" },
 		{ "i ^ ((i & 56) >> 3)", "i ^ ((i & 56) >> 3)", "i ^ ((i & 56) >> 3)", "i ^ ((i & 56) >> 3)",
 		  "i ^ ((i & 56) >> 3)", "i ^ ((i & 56) >> 3)", "i ~ ((i & 56) >> 3)" },
@@ -416,7 +421,8 @@ test_printers(void **state)
 		{ "i + 1099511627776", "i + 1099511627776LL", "i + 1099511627776LL", "i + 1099511627776L",
 		  "i + 1099511627776", "i + 1099511627776", "i + 1099511627776" },
 	};
-	UOp *all[] = { e, f, g, h, b, big };
+	UOp *v = DIV(n, ADD(j, K(1)));
+	UOp *all[] = { e, f, v, g, h, b, big };
 	int k, d;
 
 	for (k = 0; k < (int)(sizeof all / sizeof all[0]); k++)

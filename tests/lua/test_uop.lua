@@ -82,7 +82,7 @@ check("printers", function()
     end
   end
   local e = (n - 5) // 4
-  eq(e:c(), "(((n - 5) - (((n - 5) % 4 + 4) % 4)) / 4)")
+  eq(e:c(), "((n + 11) / 4 - 4)")
   eq(e:python(), "(n - 5) // 4")
   eq(e:lua(), "(n - 5) // 4")
   eq((i // 4):c(), "i / 4")
