@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../layout/layout.h"
+#include "prop.h"
 
 static AxeLayout
 A(const char *s)
@@ -712,15 +713,12 @@ test_trn_matmul(void **state)
 /*
 ** Property tests: random layouts, every operator against the oracle.
 */
-static uint64_t rng;
 
+/* A uniform integer in [0, n). */
 static int64_t
-rnd(int64_t n)
+rndn(int64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (int64_t)(rng % (uint64_t)n);
+	return (int64_t)(rnd() % (uint64_t)n);
 }
 
 static const char *const axes[] = { "m", "lane", "warp" };
@@ -730,9 +728,9 @@ riter(int maxe)
 {
 	AxeIter it;
 
-	it.e = 1 + rnd(maxe);
-	it.s = (1 + rnd(6)) * (rnd(5) == 0 ? -1 : 1);
-	snprintf(it.axis, AXE_NAME, "%s", axes[rnd(3)]);
+	it.e = 1 + rndn(maxe);
+	it.s = (1 + rndn(6)) * (rndn(5) == 0 ? -1 : 1);
+	snprintf(it.axis, AXE_NAME, "%s", axes[rndn(3)]);
 	return it;
 }
 
@@ -744,16 +742,16 @@ rlayout(int maxd, int maxr)
 	int i;
 
 	memset(&l, 0, sizeof l);
-	l.nd = 1 + (int)rnd(maxd);
+	l.nd = 1 + (int)rndn(maxd);
 	for (i = 0; i < l.nd; i++)
 		l.d[i] = riter(4);
-	l.nr = (int)rnd(maxr + 1);
+	l.nr = (int)rndn(maxr + 1);
 	for (i = 0; i < l.nr; i++)
 		l.r[i] = riter(3);
-	if (rnd(2)) {
+	if (rndn(2)) {
 		l.no = 1;
-		snprintf(l.o[0].axis, AXE_NAME, "%s", axes[rnd(3)]);
-		l.o[0].v = rnd(9) - 4;
+		snprintf(l.o[0].axis, AXE_NAME, "%s", axes[rndn(3)]);
+		l.o[0].v = rndn(9) - 4;
 		if (!l.o[0].v)
 			l.no = 0;
 	}
@@ -772,7 +770,7 @@ rshape(const AxeLayout *l, int maxrank)
 	s.n = 1;
 	s.v[0] = 1;
 	for (i = 0; i < l->nd; i++) {
-		if (i > 0 && s.n < maxrank && rnd(2))
+		if (i > 0 && s.n < maxrank && rndn(2))
 			s.v[s.n++] = 1;
 		s.v[s.n - 1] *= l->d[i].e;
 	}
@@ -808,8 +806,8 @@ test_prop_parse_canon_equiv(void **state)
 		}
 		/* equivalence against a perturbed copy and a random one of the same size */
 		m = l;
-		if (rnd(2))
-			m.d[rnd(m.nd)].s += 1 + rnd(2);
+		if (rndn(2))
+			m.d[rndn(m.nd)].s += 1 + rndn(2);
 		for (i = 0; i < m.nd; i++)
 			if (m.d[i].s == 0)
 				m.d[i].s = 1;
@@ -962,8 +960,8 @@ test_prop_direct_sum_slice(void **state)
 
 		sub.n = sh.n;
 		for (i = 0; i < sh.n; i++) {
-			begin[i] = rnd(sh.v[i]);
-			ext[i] = 1 + rnd(sh.v[i] - begin[i]);
+			begin[i] = rndn(sh.v[i]);
+			ext[i] = 1 + rndn(sh.v[i] - begin[i]);
 			sub.v[i] = ext[i];
 		}
 		if (axe_slice(&l, &sh, begin, ext, &s, &e) < 0) {
@@ -1042,8 +1040,8 @@ test_prop_find_fit(void **state)
 		axe_axes(&l, &ax);
 		/* find: the oracle's count of elements with some coordinate matching */
 		q.ax.n = 1;
-		strcpy(q.ax.name[0], ax.name[rnd(ax.n)]);
-		q.v[0] = rnd(5);
+		strcpy(q.ax.name[0], ax.name[rndn(ax.n)]);
+		q.v[0] = rndn(5);
 		assert_int_equal(axe_find(&l, &q, xs, NULL, 512, &n, &e), 0);
 		for (x = 0, cnt = 0; x < axe_size(&l); x++) {
 			image(&l, x, &im);
@@ -1121,7 +1119,7 @@ test_prop_cute_dtensor(void **state)
 
 	for (it = 0; it < 200; it++) {
 		char buf[256];
-		int rank = 1 + (int)rnd(3), n = 0, same;
+		int rank = 1 + (int)rndn(3), n = 0, same;
 		int64_t where, x;
 		Layout c, back;
 		AxeLayout a;
@@ -1132,12 +1130,12 @@ test_prop_cute_dtensor(void **state)
 		ns += snprintf(sbuf + ns, sizeof sbuf - ns, "(");
 		nd += snprintf(dbuf + nd, sizeof dbuf - nd, "(");
 		for (i = 0; i < rank; i++) {
-			int sub = rnd(3) == 0 ? 2 : 1;
+			int sub = rndn(3) == 0 ? 2 : 1;
 			ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s%s", i ? "," : "", sub > 1 ? "(" : "");
 			nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s%s", i ? "," : "", sub > 1 ? "(" : "");
 			for (k = 0; k < sub; k++) {
-				ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s%d", k ? "," : "", 1 + (int)rnd(4));
-				nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s%d", k ? "," : "", (1 + (int)rnd(9)) * (rnd(4) ? 1 : -1));
+				ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s%d", k ? "," : "", 1 + (int)rndn(4));
+				nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s%d", k ? "," : "", (1 + (int)rndn(9)) * (rndn(4) ? 1 : -1));
 			}
 			ns += snprintf(sbuf + ns, sizeof sbuf - ns, "%s", sub > 1 ? ")" : "");
 			nd += snprintf(dbuf + nd, sizeof dbuf - nd, "%s", sub > 1 ? ")" : "");
@@ -1179,17 +1177,17 @@ test_prop_cute_dtensor(void **state)
 		AxeMesh mesh;
 		AxeShape sh;
 		AxeLayout l;
-		int p[AXE_RANK], back[AXE_RANK], one = rnd(2), j;
+		int p[AXE_RANK], back[AXE_RANK], one = rndn(2), j;
 		int64_t x;
 		static Img im;
-		sh.n = 1 + (int)rnd(2);
+		sh.n = 1 + (int)rndn(2);
 		for (i = 0; i < sh.n; i++)
-			sh.v[i] = 4 << rnd(2);
-		mesh.n = 1 + (int)rnd(2);
+			sh.v[i] = 4 << rndn(2);
+		mesh.n = 1 + (int)rndn(2);
 		for (j = 0; j < mesh.n; j++) {
 			snprintf(mesh.name[j], AXE_NAME, one ? "gpuid" : (j ? "gpuid_y" : "gpuid_x"));
 			mesh.size[j] = 2;
-			p[j] = (int)rnd(sh.n + 1) - 1;
+			p[j] = (int)rndn(sh.n + 1) - 1;
 		}
 		assert_int_equal(axe_dtensor(&sh, &mesh, p, &l, &e), 0);
 		for (x = 0; x < axe_size(&l); x++) {
@@ -1244,20 +1242,6 @@ test_prop_cute_dtensor(void **state)
 	}
 }
 
-static int
-seed_setup(void **state)
-{
-	static uint64_t seed;
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
-	if (!seed)
-		seed = 1;
-	rng = seed;
-	*state = &seed;
-	printf("# property tests: seed %llu (set TESSEL_SEED to reproduce)\n", (unsigned long long)seed);
-	return 0;
-}
 
 int
 main(void)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../layout/layout.h"
+#include "prop.h"
 
 static Layout
 L(const char *s)
@@ -422,22 +423,7 @@ test_tv_mma(void **state)
 ** Property tests: random layouts checked against the definitions by
 ** enumeration. The seed comes from TESSEL_SEED or the clock and is printed.
 */
-static uint64_t rng;
 
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int
-rint_(int lo, int hi)
-{
-	return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
-}
 
 /* A random layout with nesting, shapes 1..5, strides 0..12 (some negative when neg). */
 static void
@@ -800,20 +786,6 @@ test_prop_slice_coords(void **state)
 	}
 }
 
-static int
-seed_setup(void **state)
-{
-	static uint64_t seed;
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
-	if (!seed)
-		seed = 1;
-	rng = seed;
-	*state = &seed;
-	printf("# property tests: seed %llu (set TESSEL_SEED to reproduce)\n", (unsigned long long)seed);
-	return 0;
-}
 
 int
 main(void)

@@ -13,23 +13,9 @@
 #include "../layout/layout.h"
 #include "../layout/lower.h"
 #include "../viz/viz.h"
+#include "prop.h"
 
-static uint64_t rng = 1;
 
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int
-rint_(int lo, int hi)
-{
-	return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
-}
 
 static char *
 str(const Lego *g)
@@ -1047,20 +1033,6 @@ test_hostile(void **state)
 	assert_true(ok > 0 && bad > 0);
 }
 
-static int
-seed_setup(void **state)
-{
-	static uint64_t seed;
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
-	if (!seed)
-		seed = 1;
-	rng = seed;
-	*state = &seed;
-	printf("# property tests: seed %llu (set TESSEL_SEED to reproduce)\n", (unsigned long long)seed);
-	return 0;
-}
 
 int
 main(void)

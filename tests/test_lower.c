@@ -11,24 +11,9 @@
 #include <time.h>
 
 #include "../layout/lower.h"
+#include "prop.h"
 
-static uint64_t rng = 1;
-static uint64_t seed;
 
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int
-rint_(int lo, int hi)
-{
-	return lo + (int)(rnd() % (uint64_t)(hi - lo + 1));
-}
 
 static char *
 text(const UOp *u)
@@ -212,18 +197,6 @@ test_modchain(void **state)
 	}
 }
 
-static int
-seed_setup(void **state)
-{
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
-	if (!seed)
-		seed = 1;
-	rng = seed;
-	printf("# property tests: seed %llu (set TESSEL_SEED to reproduce)\n", (unsigned long long)seed);
-	return 0;
-}
 
 int
 main(void)

@@ -13,6 +13,7 @@
 
 #include "../interp/uop.h"
 #include "../layout/lower.h"
+#include "prop.h"
 
 static UCtx *C;
 
@@ -470,22 +471,7 @@ test_eval_errors(void **state)
 /*
 ** Property tests. The seed comes from TESSEL_SEED or the clock and is printed.
 */
-static uint64_t rng;
 
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int64_t
-rint_(int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
 
 static UOp *V[3];
 
@@ -733,17 +719,9 @@ test_lower_counts(void **state)
 }
 
 static int
-seed_setup(void **state)
+prop_setup(void **state)
 {
-	static uint64_t seed;
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
-	if (!seed)
-		seed = 1;
-	rng = seed;
-	*state = &seed;
-	printf("# property tests: seed %llu (set TESSEL_SEED to reproduce)\n", (unsigned long long)seed);
+	seed_rng();
 	return setup(state);
 }
 
@@ -767,8 +745,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rewrite_engine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_printers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eval_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_random_simplify, seed_setup, seed_teardown),
-		cmocka_unit_test_setup_teardown(test_c_execution, seed_setup, seed_teardown),
+		cmocka_unit_test_setup_teardown(test_random_simplify, prop_setup, seed_teardown),
+		cmocka_unit_test_setup_teardown(test_c_execution, prop_setup, seed_teardown),
 		cmocka_unit_test_setup_teardown(test_lower_cute, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lower_counts, setup, teardown),
 	};
