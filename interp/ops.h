@@ -82,3 +82,19 @@ O(REPLICATED, "replicated", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 /* markers: identity on data */
 O(CONTIGUOUS, "contiguous", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
+/* kernels: the loop IR (kernel.h); statements have dtype void.
+** RANGE   src (var,): a loop over the variable's range [0, n-1]; arg[0] AxisType,
+**         arg[1] HwAxis (the hardware axis it is bound to, 0 for none)
+** END     src (range, stmt...): the loop, with its body in order
+** IF      src (gate, stmt...): the body runs where gate is true
+** BARRIER ():  every thread of a block waits here (__syncthreads)
+** DEFINE  (): a kernel buffer; arg[0] its number in the kernel, arg[1] its
+**         UAddrSpace; name its name; dtype its element type
+** Accesses reuse INDEX, LOAD and STORE: INDEX(define, i0, i1, ...) is one
+** element by its logical coordinates, LOAD(index [, gate]) its value (0 where
+** gate is false, without touching memory), STORE(index, value [, gate]). */
+O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(BARRIER, "barrier", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(DEFINE, "define", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

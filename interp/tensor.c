@@ -525,6 +525,19 @@ uop_derive(UCtx *c, UOp *u, Err *e)
 	Derived d;
 	int i, plain = !(uop_info[u->op].flags & U_TENSOR);
 
+	/* the loop IR (kernel.h) is scalar: buffers, accesses and statements */
+	if (uop_info[u->op].flags & U_KERNEL) {
+		u->axis = -1;
+		u->addrspace = u->op == OP_DEFINE ? (uint8_t)u->arg[1] : AS_NONE;
+		return 0;
+	}
+	if ((u->op == OP_INDEX || u->op == OP_LOAD || u->op == OP_STORE) && u->nsrc > 0
+	&& (u->src[0]->op == OP_DEFINE || (u->src[0]->op == OP_INDEX && u->src[0]->nsrc > 0
+	    && u->src[0]->src[0]->op == OP_DEFINE))) {
+		u->axis = -1;
+		u->addrspace = u->src[0]->addrspace;
+		return 0;
+	}
 	for (i = 0; plain && i < u->nsrc; i++)
 		plain = u->src[i]->ndim == 0 && !u->src[i]->device && u->src[i]->axis < 0;
 	u->axis = -1;

@@ -27,7 +27,8 @@ enum { UOP_MAXDEPTH = 10000 };
 
 enum { U_LEAF = 1, U_ALU = 2, U_COMM = 4, U_ASSOC = 8, U_CMP = 16,
        U_MOVE = 32,     /* movement op: a view of its source, no arithmetic */
-       U_TENSOR = 64 }; /* tensor-level op: never part of an index expression */
+       U_TENSOR = 64,   /* tensor-level op: never part of an index expression */
+       U_KERNEL = 128 }; /* loop-IR op (kernel.h): loops, conditionals, barriers, buffers */
 #define U_NOID INT64_MIN
 
 typedef enum Op {

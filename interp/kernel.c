@@ -1,0 +1,694 @@
+/* kernel.c - kernels: buffers, stages and the loop-IR constructors on the UOp arena. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kernel.h"
+
+static const char *const axnames[AX_COUNT] = {
+	"GLOBAL", "LOCAL", "WARP", "THREAD", "LOOP", "REDUCE", "GROUP_REDUCE", "UPCAST", "UNROLL"
+};
+static const char axletters[AX_COUNT] = { 'g', 'l', 'w', 't', 'L', 'R', 'G', 'u', 'r' };
+
+const char *
+axistype_name(int t)
+{
+	return t >= 0 && t < AX_COUNT ? axnames[t] : "?";
+}
+
+char
+axistype_letter(int t)
+{
+	return t >= 0 && t < AX_COUNT ? axletters[t] : '?';
+}
+
+int
+axistype_parse(const char *s, AxisType *t)
+{
+	int i;
+
+	for (i = 0; i < AX_COUNT; i++)
+		if (strcasecmp(s, axnames[i]) == 0 || (s[0] == axletters[i] && !s[1])) {
+			*t = (AxisType)i;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *const hwnames[HW_COUNT] = {
+	"", "block.x", "block.y", "block.z", "thread.x", "thread.y", "thread.z", "warp", "lane"
+};
+static const char *const hwcuda[HW_COUNT] = {
+	"", "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
+	"threadIdx.x / 32", "threadIdx.x % 32"
+};
+
+const char *
+hwaxis_name(int h)
+{
+	return h >= 0 && h < HW_COUNT ? hwnames[h] : "?";
+}
+
+const char *
+hwaxis_cuda(int h)
+{
+	return h >= 0 && h < HW_COUNT ? hwcuda[h] : "?";
+}
+
+int
+hwaxis_parse(const char *s, HwAxis *h)
+{
+	int i;
+
+	for (i = 1; i < HW_COUNT; i++)
+		if (strcmp(s, hwnames[i]) == 0 || (i < HW_WARP && strcmp(s, hwcuda[i]) == 0)) {
+			*h = (HwAxis)i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+hwaxis_is_block(int h)
+{
+	return h >= HW_BLOCK_X && h <= HW_BLOCK_Z;
+}
+
+int
+hwaxis_is_thread(int h)
+{
+	return h >= HW_THREAD_X && h <= HW_LANE;
+}
+
+const char *
+kscope_name(int as)
+{
+	switch (as) {
+	case AS_GLOBAL: return "global";
+	case AS_LOCAL: return "shared";
+	case AS_REG: return "local";
+	default: return "?";
+	}
+}
+
+int
+kscope_parse(const char *s, UAddrSpace *as)
+{
+	if (strcmp(s, "global") == 0)
+		*as = AS_GLOBAL;
+	else if (strcmp(s, "shared") == 0)
+		*as = AS_LOCAL;
+	else if (strcmp(s, "local") == 0 || strcmp(s, "register") == 0 || strcmp(s, "reg") == 0)
+		*as = AS_REG;
+	else
+		return -1;
+	return 0;
+}
+
+const char *
+krole_name(int r)
+{
+	static const char *const n[] = { "input", "output", "temp" };
+
+	return r >= 0 && r <= KB_TEMP ? n[r] : "?";
+}
+
+Kernel *
+kernel_new(void)
+{
+	Kernel *k = calloc(1, sizeof *k);
+
+	if (!k)
+		return NULL;
+	if (!(k->c = uctx_new())) {
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+void
+kernel_free(Kernel *k)
+{
+	if (!k)
+		return;
+	uctx_free(k->c);
+	free(k->buf);
+	free(k->stage);
+	free(k);
+}
+
+Kernel *
+kernel_clone(const Kernel *k, Err *e)
+{
+	Kernel *n = kernel_new();
+	int i, j;
+
+	if (!n)
+		return err_set(e, "kernel: out of memory"), NULL;
+	n->buf = k->nbuf ? malloc(k->nbuf * sizeof *n->buf) : NULL;
+	n->stage = k->nstage ? malloc(k->nstage * sizeof *n->stage) : NULL;
+	if ((k->nbuf && !n->buf) || (k->nstage && !n->stage))
+		goto oom;
+	n->nbuf = n->capbuf = k->nbuf;
+	n->nstage = n->capstage = k->nstage;
+	for (i = 0; i < k->nbuf; i++) {
+		KBuf *b = &n->buf[i];
+
+		*b = k->buf[i];
+		if (!(b->def = uop_import(n->c, k->buf[i].def))
+		|| !(b->layout = uop_import(n->c, k->buf[i].layout)))
+			goto oom;
+		for (j = 0; j < b->ndim; j++)
+			if (!(b->lvar[j] = uop_import(n->c, k->buf[i].lvar[j])))
+				goto oom;
+	}
+	for (i = 0; i < k->nstage; i++) {
+		n->stage[i] = k->stage[i];
+		if (!(n->stage[i].body = uop_import(n->c, k->stage[i].body)))
+			goto oom;
+	}
+	return n;
+oom:
+	kernel_free(n);
+	return err_set(e, "kernel: out of memory"), NULL;
+}
+
+static int
+name_taken(const Kernel *k, const char *s)
+{
+	int i;
+
+	for (i = 0; i < k->nbuf; i++)
+		if (strcmp(k->buf[i].name, s) == 0)
+			return 1;
+	for (i = 0; i < k->nstage; i++)
+		if (strcmp(k->stage[i].name, s) == 0)
+			return 1;
+	return 0;
+}
+
+int
+kernel_find_buffer(const Kernel *k, const char *name)
+{
+	int i;
+
+	for (i = 0; i < k->nbuf; i++)
+		if (strcmp(k->buf[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* base made an identifier: other characters become '_', a leading digit gets one */
+static void
+ident(const char *base, char *out, size_t n)
+{
+	size_t i = 0, j = 0;
+
+	if (!base || !*base)
+		base = "t";
+	if (isdigit((unsigned char)base[0]) && n > 1)
+		out[j++] = '_';
+	for (; base[i] && j + 1 < n && j < 40; i++)
+		out[j++] = isalnum((unsigned char)base[i]) ? base[i] : '_';
+	out[j] = 0;
+}
+
+void
+kernel_fresh_name(const Kernel *k, const char *base, char *out, size_t n)
+{
+	char b[48];
+	int i;
+
+	ident(base, b, sizeof b);
+	snprintf(out, n, "%s", b);
+	for (i = 1; name_taken(k, out); i++)
+		snprintf(out, n, "%s_%d", b, i);
+}
+
+/* the row-major offset of (lvar[0], ..., lvar[n-1]) */
+static UOp *
+row_major(UCtx *c, UOp *const *v, const int64_t *shape, int n)
+{
+	UOp *o = uop_int(c, 0);
+	int i;
+
+	for (i = 0; i < n && o; i++)
+		o = uop_add(c, uop_mul(c, o, uop_int(c, shape[i])), v[i]);
+	return o;
+}
+
+int
+kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole role,
+                  const int64_t *shape, int n, Err *e)
+{
+	KBuf *b;
+	int64_t size = 1;
+	int i;
+
+	if (!uop_valid_name(name))
+		return err_set(e, "buffer: \"%s\" is not a name (letters, digits, _; at most 63)", name ? name : "");
+	if (name_taken(k, name))
+		return err_set(e, "buffer: the name %s is taken", name);
+	if (n < 0 || n > T_MAXDIM)
+		return err_set(e, "buffer %s: rank %d is not in [0, %d]", name, n, T_MAXDIM);
+	if (t == DT_VOID || t == DT_INDEX)
+		return err_set(e, "buffer %s: %s is not an element type", name, dtype_name(t));
+	if (scope != AS_GLOBAL && scope != AS_LOCAL && scope != AS_REG)
+		return err_set(e, "buffer %s: bad scope", name);
+	for (i = 0; i < n; i++) {
+		if (shape[i] < 1)
+			return err_set(e, "buffer %s: size %lld of dimension %d is not positive", name,
+			               (long long)shape[i], i);
+		if (uck_mul(size, shape[i], &size) < 0 || size > ((int64_t)1 << 40))
+			return err_set(e, "buffer %s: more than 2^40 elements", name);
+	}
+	if (k->nbuf == k->capbuf) {
+		int cap = k->capbuf ? 2 * k->capbuf : 8;
+		KBuf *nb = realloc(k->buf, cap * sizeof *nb);
+
+		if (!nb)
+			return err_set(e, "buffer: out of memory");
+		k->buf = nb;
+		k->capbuf = cap;
+	}
+	b = &k->buf[k->nbuf];
+	memset(b, 0, sizeof *b);
+	snprintf(b->name, sizeof b->name, "%s", name);
+	b->dtype = t;
+	b->scope = scope;
+	b->role = role;
+	b->ndim = n;
+	b->size = size;
+	for (i = 0; i < n; i++) {
+		char vn[16];
+
+		b->shape[i] = shape[i];
+		snprintf(vn, sizeof vn, "x%d", i);
+		if (!(b->lvar[i] = uop_var(k->c, vn, 0, shape[i] - 1)))
+			return err_set(e, "buffer: out of memory");
+	}
+	b->layout = row_major(k->c, b->lvar, shape, n);
+	b->def = uop_new(k->c, OP_DEFINE, t, NULL, 0, k->nbuf, scope, b->name, NULL, 0);
+	if (!b->layout || !b->def)
+		return err_set(e, "buffer: out of memory");
+	snprintf(b->layout_desc, sizeof b->layout_desc, "row-major");
+	return k->nbuf++;
+}
+
+int
+kernel_set_layout(Kernel *k, int bi, UOp *expr, UOp *const *vars, int n, int64_t size,
+                  const char *desc, Err *e)
+{
+	KBuf *b;
+	UOp *own[T_MAXDIM], *x;
+	int i;
+
+	if (bi < 0 || bi >= k->nbuf)
+		return err_set(e, "set_layout: no buffer %d", bi);
+	b = &k->buf[bi];
+	if (n != b->ndim)
+		return err_set(e, "set_layout: %s has %d dimensions, the layout takes %d coordinates",
+		               b->name, b->ndim, n);
+	if (size < 1 || size > ((int64_t)1 << 40))
+		return err_set(e, "set_layout: %s: storage of %lld elements", b->name, (long long)size);
+	for (i = 0; i < n; i++) {
+		if (!vars[i] || vars[i]->op != OP_VAR)
+			return err_set(e, "set_layout: %s: coordinate %d is not a variable", b->name, i);
+		if (vars[i]->arg[0] != 0 || vars[i]->arg[1] != b->shape[i] - 1)
+			return err_set(e, "set_layout: %s: coordinate %d ranges over [%lld, %lld], "
+			               "dimension %d has size %lld", b->name, i, (long long)vars[i]->arg[0],
+			               (long long)vars[i]->arg[1], i, (long long)b->shape[i]);
+		own[i] = uop_import(k->c, vars[i]);
+	}
+	/* the layout in the buffer's own variables x0, x1, ... */
+	x = uop_import(k->c, expr);
+	if (!x)
+		return err_set(e, "set_layout: out of memory");
+	x = kernel_substitute(k->c, x, own, b->lvar, n);
+	if (!x)
+		return err_set(e, "set_layout: out of memory");
+	if (x->vmin < 0 || x->vmax >= size) {
+		/* ranges are loose for xor and friends: enumerate when small */
+		int64_t pts = 1, p, c[T_MAXDIM] = { 0 }, v;
+		UBind bind[T_MAXDIM];
+
+		for (i = 0; i < n; i++)
+			if (uck_mul(pts, b->shape[i], &pts) < 0 || pts > (1 << 22))
+				return err_set(e, "set_layout: %s: offsets range over [%lld, %lld], outside "
+				               "[0, %lld), and there are too many elements to check",
+				               b->name, (long long)x->vmin, (long long)x->vmax, (long long)size);
+		for (i = 0; i < n; i++)
+			bind[i].name = b->lvar[i]->name;
+		for (p = 0; p < pts; p++) {
+			for (i = 0; i < n; i++)
+				bind[i].value = c[i];
+			if (uop_eval(x, bind, n, &v, e) < 0)
+				return -1;
+			if (v < 0 || v >= size) {
+				Buf cb;
+
+				buf_init(&cb);
+				for (i = 0; i < n; i++)
+					emit(&cb, "%s%lld", i ? ", " : "", (long long)c[i]);
+				err_set(e, "set_layout: %s: element (%s) maps to %lld, outside the storage "
+				        "[0, %lld)", b->name, cb.s ? cb.s : "", (long long)v, (long long)size);
+				buf_free(&cb);
+				return -1;
+			}
+			for (i = n - 1; i >= 0 && ++c[i] == b->shape[i]; i--)
+				c[i] = 0;
+		}
+	}
+	b->layout = x;
+	b->size = size;
+	snprintf(b->layout_desc, sizeof b->layout_desc, "%s", desc ? desc : "custom");
+	return 0;
+}
+
+UOp *
+kernel_offset(Kernel *k, int bi, UOp *const *idx)
+{
+	KBuf *b = &k->buf[bi];
+
+	return kernel_substitute(k->c, b->layout, b->lvar, idx, b->ndim);
+}
+
+UOp *
+kernel_var(Kernel *k, const char *hint, int64_t extent)
+{
+	char name[48];
+
+	if (extent < 1)
+		return NULL;
+	ident(hint && *hint ? hint : "i", name, sizeof name);
+	return uop_var(k->c, name, 0, extent - 1);
+}
+
+UOp *
+kernel_range(Kernel *k, UOp *var, AxisType t, HwAxis hw)
+{
+	if (!var || var->op != OP_VAR || var->arg[0] != 0)
+		return NULL;
+	return uop_new(k->c, OP_RANGE, DT_INDEX, &var, 1, t, hw, NULL, NULL, 0);
+}
+
+static UOp *
+block(Kernel *k, Op op, UOp *head, UOp *const *body, int n)
+{
+	UOp *src[1 + 4096], **s = src;
+	UOp *u;
+	int i;
+
+	if (n < 0)
+		return NULL;
+	if (n + 1 > (int)(sizeof src / sizeof *src) && !(s = malloc((n + 1) * sizeof *s)))
+		return NULL;
+	s[0] = head;
+	for (i = 0; i < n; i++)
+		s[i + 1] = body[i];
+	u = uop_new(k->c, op, DT_VOID, s, n + 1, 0, 0, NULL, NULL, 0);
+	if (s != src)
+		free(s);
+	return u;
+}
+
+UOp *
+kernel_loop(Kernel *k, UOp *range, UOp *const *body, int n)
+{
+	if (!range || range->op != OP_RANGE)
+		return NULL;
+	return block(k, OP_END, range, body, n);
+}
+
+UOp *
+kernel_if(Kernel *k, UOp *gate, UOp *const *body, int n)
+{
+	return gate ? block(k, OP_IF, gate, body, n) : NULL;
+}
+
+UOp *
+kernel_barrier(Kernel *k)
+{
+	return uop_new(k->c, OP_BARRIER, DT_VOID, NULL, 0, 0, 0, NULL, NULL, 0);
+}
+
+UOp *
+kernel_index(Kernel *k, int bi, UOp *const *idx, int n)
+{
+	UOp *src[1 + T_MAXDIM];
+	int i;
+
+	if (bi < 0 || bi >= k->nbuf || n < 0 || n > T_MAXDIM)
+		return NULL;
+	src[0] = k->buf[bi].def;
+	for (i = 0; i < n; i++)
+		src[i + 1] = idx[i];
+	return uop_new(k->c, OP_INDEX, k->buf[bi].dtype, src, n + 1, 0, 0, NULL, NULL, 0);
+}
+
+UOp *
+kernel_load(Kernel *k, UOp *index, UOp *gate)
+{
+	UOp *src[2] = { index, gate };
+
+	if (!index || index->op != OP_INDEX)
+		return NULL;
+	if (gate && gate->op == OP_CONST && gate->arg[0])
+		gate = NULL;
+	return uop_new(k->c, OP_LOAD, index->dtype, src, gate ? 2 : 1, 0, 0, NULL, NULL, 0);
+}
+
+UOp *
+kernel_store(Kernel *k, UOp *index, UOp *value, UOp *gate)
+{
+	UOp *src[3] = { index, value, gate };
+
+	if (!index || index->op != OP_INDEX || !value)
+		return NULL;
+	if (gate && gate->op == OP_CONST && gate->arg[0])
+		gate = NULL;
+	return uop_new(k->c, OP_STORE, DT_VOID, src, gate ? 3 : 2, 0, 0, NULL, NULL, 0);
+}
+
+static int
+int_dtype(int t)
+{
+	return !dtype_is_float(t) && t != DT_VOID;
+}
+
+UOp *
+kernel_alu(Kernel *k, Op op, DType t, UOp *const *src, int n)
+{
+	int i, allint = 1;
+	DType rt = (uop_info[op].flags & U_CMP) ? DT_BOOL : t;
+
+	for (i = 0; i < n; i++) {
+		if (!src[i])
+			return NULL;
+		allint &= int_dtype(src[i]->dtype) && src[i]->op != OP_LOAD;
+	}
+	/* integer arithmetic folds and simplifies as index arithmetic does */
+	if (allint && int_dtype(t) && (t == DT_INDEX || t == DT_INT64 || t == DT_INT32)
+	&& !(uop_info[op].flags & U_TENSOR)) {
+		if (n == 1 && op == OP_NEG)
+			return uop_neg(k->c, src[0]);
+		if (n == 2 && t == DT_INDEX)
+			return uop_alu(k->c, op, src[0], src[1]);
+		if (n == 3 && op == OP_WHERE && t == DT_INDEX)
+			return uop_where(k->c, src[0], src[1], src[2]);
+	}
+	return uop_new(k->c, op, rt, src, n, 0, 0, NULL, NULL, 0);
+}
+
+UOp *
+kernel_const(Kernel *k, DType t, double v)
+{
+	return tensor_const(k->c, t, v);
+}
+
+UOp *
+kernel_cast(Kernel *k, DType t, UOp *v)
+{
+	if (!v)
+		return NULL;
+	if (v->dtype == t)
+		return v;
+	if (v->op == OP_CONST)
+		return tensor_const(k->c, t, tensor_const_value(v));
+	return uop_new(k->c, OP_CAST, t, &v, 1, 0, 0, NULL, NULL, 0);
+}
+
+int
+kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e)
+{
+	KStage *s;
+
+	if (!body)
+		return err_set(e, "stage: out of memory, or the program nests deeper than %d", UOP_MAXDEPTH);
+	if (body->dtype != DT_VOID)
+		return err_set(e, "stage %s: the body is a value, not a statement", name ? name : "?");
+	if (!uop_valid_name(name))
+		return err_set(e, "stage: \"%s\" is not a name (letters, digits, _; at most 63)", name ? name : "");
+	if (name_taken(k, name))
+		return err_set(e, "stage: the name %s is taken", name);
+	if (k->nstage == k->capstage) {
+		int cap = k->capstage ? 2 * k->capstage : 8;
+		KStage *ns = realloc(k->stage, cap * sizeof *ns);
+
+		if (!ns)
+			return err_set(e, "stage: out of memory");
+		k->stage = ns;
+		k->capstage = cap;
+	}
+	s = &k->stage[k->nstage];
+	memset(s, 0, sizeof *s);
+	snprintf(s->name, sizeof s->name, "%s", name);
+	s->body = body;
+	s->tensor = tensor;
+	return k->nstage++;
+}
+
+/*
+** Substitution: a memoized rebuild. Index arithmetic goes through the folding
+** constructors (uop_rebuild); the loop-IR and value nodes are rebuilt raw, so
+** float arithmetic is never folded as integers. An explicit stack keeps deep
+** statement trees off the C stack.
+*/
+typedef struct Memo {
+	const UOp **key;
+	UOp **val;
+	size_t n, cap;
+} Memo;
+
+static UOp *
+memo_get(const Memo *m, const UOp *u)
+{
+	size_t h;
+
+	if (!m->cap)
+		return NULL;
+	for (h = ((uintptr_t)u >> 4) & (m->cap - 1); m->key[h]; h = (h + 1) & (m->cap - 1))
+		if (m->key[h] == u)
+			return m->val[h];
+	return NULL;
+}
+
+static int
+memo_put(Memo *m, const UOp *u, UOp *v)
+{
+	size_t h, i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		const UOp **nk = calloc(cap, sizeof *nk);
+		UOp **nv = calloc(cap, sizeof *nv);
+
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		for (i = 0; i < m->cap; i++)
+			if (m->key[i]) {
+				for (h = ((uintptr_t)m->key[i] >> 4) & (cap - 1); nk[h]; h = (h + 1) & (cap - 1))
+					;
+				nk[h] = m->key[i];
+				nv[h] = m->val[i];
+			}
+		free(m->key);
+		free(m->val);
+		m->key = nk;
+		m->val = nv;
+		m->cap = cap;
+	}
+	for (h = ((uintptr_t)u >> 4) & (m->cap - 1); m->key[h]; h = (h + 1) & (m->cap - 1))
+		;
+	m->key[h] = u;
+	m->val[h] = v;
+	m->n++;
+	return 0;
+}
+
+static int
+is_index_arith(const UOp *u)
+{
+	return !(uop_info[u->op].flags & (U_TENSOR | U_KERNEL)) && u->op != OP_LOAD
+	&& u->op != OP_INDEX && u->op != OP_STORE && (u->dtype == DT_INDEX || u->dtype == DT_BOOL)
+	&& u->op != OP_CONST;
+}
+
+UOp *
+kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n)
+{
+	Memo m = { 0 };
+	const UOp **stack = NULL;
+	size_t sp = 0, cap = 0;
+	UOp *r = NULL;
+	int i;
+
+	if (!u)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (memo_put(&m, vars[i], vals[i]) < 0)
+			goto out;
+	/* post-order: a node is rebuilt once all its sources are */
+	if (!(stack = malloc((cap = 256) * sizeof *stack)))
+		goto out;
+	stack[sp++] = u;
+	while (sp) {
+		const UOp *x = stack[sp - 1];
+		UOp *src[64], **s = src, *y;
+		int pending = 0, changed = 0;
+
+		if (memo_get(&m, x)) {
+			sp--;
+			continue;
+		}
+		for (i = 0; i < x->nsrc; i++)
+			if (!memo_get(&m, x->src[i]) && x->src[i]->nsrc > 0) {
+				if (sp == cap) {
+					const UOp **ns = realloc(stack, 2 * cap * sizeof *ns);
+
+					if (!ns)
+						goto out;
+					stack = ns;
+					cap *= 2;
+				}
+				stack[sp++] = x->src[i];
+				pending = 1;
+			}
+		if (pending)
+			continue;
+		sp--;
+		if (x->nsrc > 64 && !(s = malloc(x->nsrc * sizeof *s)))
+			goto out;
+		for (i = 0; i < x->nsrc; i++) {
+			UOp *v = memo_get(&m, x->src[i]);
+
+			s[i] = v ? v : x->src[i];
+			changed |= s[i] != x->src[i];
+		}
+		if (!changed)
+			y = (UOp *)x;
+		else if (is_index_arith(x))
+			y = uop_rebuild(c, x, s);
+		else
+			y = uop_new(c, (Op)x->op, (DType)x->dtype, s, x->nsrc, x->arg[0], x->arg[1],
+			            x->name, x->data, x->ndata);
+		if (s != src)
+			free(s);
+		if (!y || memo_put(&m, x, y) < 0)
+			goto out;
+	}
+	r = memo_get(&m, u);
+	if (!r)
+		r = u;
+out:
+	free(stack);
+	free(m.key);
+	free(m.val);
+	return r;
+}

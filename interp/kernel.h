@@ -1,0 +1,224 @@
+/* kernel.h - kernels: the loop IR on UOps, lowering from tensor programs, the verifier, the interpreter. */
+#ifndef TESSEL_KERNEL_H
+#define TESSEL_KERNEL_H
+
+#include "uop.h"
+
+/*
+** A kernel is a program of stages, each one loop nest written in UOps of the
+** one IR (ops.h, "kernels"): loops are END(RANGE(var), body...), conditionals
+** IF(gate, body...), barriers BARRIER, and every memory access goes through
+** INDEX(DEFINE, i0, i1, ...) by logical coordinates, read by LOAD and written
+** by STORE. Loop variables are ordinary index variables (OP_VAR with the
+** range [0, n-1]), so the simplifier, the printers, the evaluator and the
+** equivalence checker apply to loop indices unchanged; tinygrad's Range is its
+** own index value, tessel keeps the variable as the Range's source instead.
+** Hardware indices (tinygrad's Special: gidx0, lidx1) are the variables of
+** loops bound to a hardware axis.
+**
+** Values are scalars of the buffers' dtypes: ALU ops on floats are built raw
+** (kernel_alu folds integer constants only), index expressions through the
+** folding constructors and the simplifier.
+**
+** Buffers carry a scope (global, shared, per-thread registers), a shape and a
+** layout: the physical offset of an element as an index expression in one
+** variable per logical dimension. Row-major by default; any CuTe, Axe or LEGO
+** layout lowered by layout/lower.c can replace it (kernel_set_layout), and
+** every access then goes through it without being rewritten.
+**
+** Execution model (kernel_run), as a GPU runs it. Each stage is one launch.
+** Loops bound to block.x/y/z form the grid and must be the outermost loops of
+** the stage; loops bound to thread.x/y/z (or to warp and lane: thread =
+** warp*32 + lane) select the threads of a block: a thread-bound loop is not a
+** loop but the statement "this thread's coordinate on that axis", and a thread
+** whose coordinate is past the loop's extent skips its body (TVM's guard).
+** Everything else runs on every thread of the block. Blocks run one after
+** another; within a block each thread runs until it reaches a barrier (or its
+** end), then the next thread; when all have arrived the next phase starts.
+** Shared buffers live per block, register buffers per thread.
+*/
+
+typedef enum AxisType {
+	AX_GLOBAL, AX_LOCAL, AX_WARP, AX_THREAD, AX_LOOP, AX_REDUCE, AX_GROUP_REDUCE,
+	AX_UPCAST, AX_UNROLL, AX_COUNT
+} AxisType;
+const char *axistype_name(int t);       /* "GLOBAL", ... */
+char axistype_letter(int t);            /* tinygrad's letters: g l w t L R G u r */
+int axistype_parse(const char *s, AxisType *t);   /* a name, either case, or a letter */
+
+typedef enum HwAxis {
+	HW_NONE, HW_BLOCK_X, HW_BLOCK_Y, HW_BLOCK_Z, HW_THREAD_X, HW_THREAD_Y, HW_THREAD_Z,
+	HW_WARP, HW_LANE, HW_COUNT
+} HwAxis;
+const char *hwaxis_name(int h);         /* "block.x", ..., "warp", "lane"; "" for none */
+const char *hwaxis_cuda(int h);         /* "blockIdx.x", ..., "threadIdx.x / 32", ... */
+int hwaxis_parse(const char *s, HwAxis *h);   /* also blockIdx.x / threadIdx.x */
+int hwaxis_is_block(int h);
+int hwaxis_is_thread(int h);            /* thread.x/y/z, warp, lane */
+
+/* Scopes are address spaces (uop.h): AS_GLOBAL, AS_LOCAL (shared memory, per
+** block: tinygrad's LOCAL) and AS_REG (registers, per thread: TVM's "local"). */
+const char *kscope_name(int as);        /* "global", "shared", "local" */
+int kscope_parse(const char *s, UAddrSpace *as);   /* also "register", "reg" */
+
+typedef enum KRole { KB_INPUT, KB_OUTPUT, KB_TEMP } KRole;
+const char *krole_name(int r);
+
+enum { K_NAME = 64, K_DESC = 160 };
+
+typedef struct KBuf {
+	char name[K_NAME];
+	DType dtype;
+	UAddrSpace scope;
+	KRole role;
+	int ndim;
+	int64_t shape[T_MAXDIM];
+	/* The physical offset of element (x0, ..., x{n-1}) is layout with lvar[k]
+	** bound to xk; lvar[k] ranges over [0, shape[k]-1]. size is the number of
+	** elements of storage: every offset the layout takes is in [0, size). */
+	UOp *layout;
+	UOp *lvar[T_MAXDIM];
+	int64_t size;
+	char layout_desc[K_DESC];   /* "row-major" or the layout's notation */
+	const UOp *tensor;          /* the tensor node it holds (lowering), or NULL */
+	UOp *def;                   /* its DEFINE node */
+} KBuf;
+
+typedef struct KStage {
+	char name[K_NAME];
+	UOp *body;          /* one statement: END, IF, STORE or BARRIER */
+	const UOp *tensor;  /* the tensor node it computes (lowering), or NULL */
+} KStage;
+
+typedef struct Kernel {
+	UCtx *c;            /* owns every UOp of the kernel */
+	KBuf *buf;
+	int nbuf, capbuf;
+	KStage *stage;
+	int nstage, capstage;
+} Kernel;
+
+/* kernel.c: building */
+Kernel *kernel_new(void);
+void kernel_free(Kernel *k);
+/* A deep copy into a fresh context (schedules keep the version they started from). */
+Kernel *kernel_clone(const Kernel *k, Err *e);
+/* A buffer; returns its number, or -1 (a taken or invalid name, a bad shape).
+** The layout starts row-major. */
+int kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole role,
+                      const int64_t *shape, int n, Err *e);
+int kernel_find_buffer(const Kernel *k, const char *name);   /* -1 if none */
+/* A name not yet taken by a buffer or stage: base, base_1, base_2, ... */
+void kernel_fresh_name(const Kernel *k, const char *base, char *out, size_t n);
+/* Replace buffer b's layout: expr in vars[0..ndim-1] (each with the range of
+** its dimension), size the storage. Checked: every offset is proved (from
+** ranges) or enumerated to lie in [0, size); a counterexample otherwise. */
+int kernel_set_layout(Kernel *k, int b, UOp *expr, UOp *const *vars, int n, int64_t size,
+                      const char *desc, Err *e);
+/* The physical offset of an element of b: its layout at idx[0..ndim-1]. */
+UOp *kernel_offset(Kernel *k, int b, UOp *const *idx);
+/* A loop variable in [0, extent-1] named hint (made an identifier). Variables
+** are scoped by their loops: sibling loops may share one, nested loops may not
+** (kernel_check). */
+UOp *kernel_var(Kernel *k, const char *hint, int64_t extent);
+UOp *kernel_range(Kernel *k, UOp *var, AxisType t, HwAxis hw);
+UOp *kernel_loop(Kernel *k, UOp *range, UOp *const *body, int n);   /* END */
+UOp *kernel_if(Kernel *k, UOp *gate, UOp *const *body, int n);
+UOp *kernel_barrier(Kernel *k);
+UOp *kernel_index(Kernel *k, int b, UOp *const *idx, int n);
+UOp *kernel_load(Kernel *k, UOp *index, UOp *gate);                 /* gate may be NULL */
+UOp *kernel_store(Kernel *k, UOp *index, UOp *value, UOp *gate);    /* gate may be NULL */
+/* Value arithmetic of dtype t (src already of dtype t, except WHERE's gate and
+** comparisons, whose result is bool): integer constants fold, nothing else. */
+UOp *kernel_alu(Kernel *k, Op op, DType t, UOp *const *src, int n);
+UOp *kernel_const(Kernel *k, DType t, double v);
+UOp *kernel_cast(Kernel *k, DType t, UOp *v);
+int kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e);
+/* Accessors of loop nodes. */
+static inline UOp *krange_var(const UOp *r) { return r->src[0]; }
+static inline int64_t krange_extent(const UOp *r) { return r->src[0]->arg[1] + 1; }
+static inline AxisType krange_type(const UOp *r) { return (AxisType)r->arg[0]; }
+static inline HwAxis krange_hw(const UOp *r) { return (HwAxis)r->arg[1]; }
+/* u with the variables vars[k] replaced by vals[k] (folding constructors;
+** loads, stores and loops are rebuilt around the new sources). */
+UOp *kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n);
+
+/* kernel_check.c: the verifier */
+/*
+** What must hold after every transform. Errors (return -1, e says what and
+** where, naming the stage): a read of a buffer no stage writes and no caller
+** provides (an input), an output no stage writes, a block-bound loop under a
+** loop that is not block-bound, a thread-bound loop in a stage with block
+** loops that is not under them, loops bound to one hardware axis with
+** different extents, a barrier under thread-divergent control flow (inside a
+** thread-bound loop's guard, or an if or loop whose condition or extent
+** depends on a thread index), thread.* and warp/lane bindings mixed, a lane
+** extent over 32, an access with the wrong number of indices, an index that
+** can leave its dimension (proved from ranges). Indices not proved inside
+** (data-dependent, or ranges too loose) are notes, not errors: one line each
+** in notes (may be NULL).
+*/
+int kernel_check(const Kernel *k, Buf *notes, Err *e);
+
+/* kernel_print.c */
+/*
+** The loop-scalar pseudo-code Neptune prints: perfectly nested unbound loops
+** merge into `for i, j in grid(2, 4):`, a reduce store prints as
+** `xsum[i] += xexp[i, j]` or `xmax[i] = max(xmax[i], inp[i, j])`, bound loops
+** name their hardware axis, stage names are comments. color: ANSI colours per
+** axis type (tinygrad's palette).
+*/
+void kernel_print(Buf *b, const Kernel *k, int color);
+/* One value or index expression as the pseudo-code writes it. */
+void kernel_print_expr(Buf *b, const Kernel *k, const UOp *u);
+/* The buffers as a table: name, scope, role, dtype, shape, layout. */
+void kernel_print_buffers(Buf *b, const Kernel *k);
+/* Every UOp of the kernel, one a line, sources before users (tinygrad's listing). */
+void kernel_print_uops(Buf *b, const Kernel *k);
+
+/* kernel_lower.c */
+/*
+** A tensor graph to a kernel. Kernel boundaries at reductions, at CONTIGUOUS
+** marks and at the root; elementwise chains inline; movement ops become index
+** expressions (simplified); padding becomes guarded loads. Inputs are PARAMs
+** and realized data (BINARY); each becomes an input buffer whose `tensor` is
+** the node to realize for it (kernel_inputs). Stages are named after the
+** nodes (tensor_named) or their op (xmax, xsum, ...), made unique.
+*/
+typedef struct KLowerOpts {
+	const char *out_name;   /* the root's buffer name (NULL: its node name or "out") */
+} KLowerOpts;
+Kernel *kernel_lower(const UOp *root, const KLowerOpts *o, Err *e);
+
+/* kernel_run.c: the interpreter */
+typedef struct KCounts {
+	int64_t global_loads, global_stores;   /* warp-level requests */
+	int64_t global_sectors;                /* 32-byte sectors those requests touch */
+	int64_t shared_loads, shared_stores;   /* warp-level requests */
+	int64_t shared_accesses;               /* wavefronts: requests plus conflicts */
+	int64_t bank_conflicts;                /* extra wavefronts from bank conflicts */
+	int64_t ops;                           /* arithmetic operations (per thread) */
+	int64_t barriers;                      /* barriers passed (per block) */
+	int64_t blocks, threads;               /* launched */
+} KCounts;
+typedef struct KRunOpts {
+	int checks;            /* races, bounds, uninitialized reads (default on: 1) */
+	int counts;            /* fill KCounts */
+	uint64_t mem_limit;    /* bytes of buffers and shadow state; 0: 4 GiB */
+	int64_t max_steps;     /* instructions; 0: 1e10 */
+} KRunOpts;
+/*
+** Run k. bufs[0..k->nbuf-1]: the caller fills the inputs (dtype and shape as
+** the buffer declares, row-major logical order: the interpreter places them
+** through the buffer's layout); kernel_run allocates and fills the outputs
+** (row-major, logical order) and leaves temporaries empty. Free every entry
+** with tbuf_free. Errors: `race: ...`, `out of bounds: ...`, `uninitialized:
+** ...` (with stage, block, thread, buffer and element), `barrier: ...`
+** (threads of a block reach different barriers), limits.
+*/
+int kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err *e);
+/* Realize the inputs of a lowered kernel (their `tensor` nodes) into bufs,
+** with PARAM slots bound as tensor_realize binds them. */
+int kernel_inputs(const Kernel *k, const TEvalOpts *o, TBuf *bufs, Err *e);
+
+#endif
