@@ -176,14 +176,24 @@ oom:
 	return err_set(e, "kernel: out of memory"), NULL;
 }
 
+/* Buffers and stages have a namespace each: a stage usually shares its name
+** with the buffer it writes (xmax). */
 static int
-name_taken(const Kernel *k, const char *s)
+buffer_taken(const Kernel *k, const char *s)
 {
 	int i;
 
 	for (i = 0; i < k->nbuf; i++)
 		if (strcmp(k->buf[i].name, s) == 0)
 			return 1;
+	return 0;
+}
+
+static int
+stage_taken(const Kernel *k, const char *s)
+{
+	int i;
+
 	for (i = 0; i < k->nstage; i++)
 		if (strcmp(k->stage[i].name, s) == 0)
 			return 1;
@@ -224,7 +234,7 @@ kernel_fresh_name(const Kernel *k, const char *base, char *out, size_t n)
 
 	ident(base, b, sizeof b);
 	snprintf(out, n, "%s", b);
-	for (i = 1; name_taken(k, out); i++)
+	for (i = 1; buffer_taken(k, out) || stage_taken(k, out); i++)
 		snprintf(out, n, "%s_%d", b, i);
 }
 
@@ -250,7 +260,7 @@ kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole 
 
 	if (!uop_valid_name(name))
 		return err_set(e, "buffer: \"%s\" is not a name (letters, digits, _; at most 63)", name ? name : "");
-	if (name_taken(k, name))
+	if (buffer_taken(k, name))
 		return err_set(e, "buffer: the name %s is taken", name);
 	if (n < 0 || n > T_MAXDIM)
 		return err_set(e, "buffer %s: rank %d is not in [0, %d]", name, n, T_MAXDIM);
@@ -532,7 +542,7 @@ kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err 
 		return err_set(e, "stage %s: the body is a value, not a statement", name ? name : "?");
 	if (!uop_valid_name(name))
 		return err_set(e, "stage: \"%s\" is not a name (letters, digits, _; at most 63)", name ? name : "");
-	if (name_taken(k, name))
+	if (stage_taken(k, name))
 		return err_set(e, "stage: the name %s is taken", name);
 	if (k->nstage == k->capstage) {
 		int cap = k->capstage ? 2 * k->capstage : 8;

@@ -108,7 +108,9 @@ Kernel *kernel_clone(const Kernel *k, Err *e);
 int kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole role,
                       const int64_t *shape, int n, Err *e);
 int kernel_find_buffer(const Kernel *k, const char *name);   /* -1 if none */
-/* A name not yet taken by a buffer or stage: base, base_1, base_2, ... */
+/* A name taken by no buffer and no stage: base, base_1, base_2, ... (made an
+** identifier). Buffers and stages have separate namespaces; a stage usually
+** shares its name with the buffer it writes. */
 void kernel_fresh_name(const Kernel *k, const char *base, char *out, size_t n);
 /* Replace buffer b's layout: expr in vars[0..ndim-1] (each with the range of
 ** its dimension), size the storage. Checked: every offset is proved (from
