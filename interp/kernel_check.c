@@ -1,9 +1,466 @@
-/* kernel_check.c - the verifier (placeholder). */
+/* kernel_check.c - the verifier: what must hold of a kernel after every transform, with where it fails. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "kernel.h"
+
+/*
+** One walk per stage with the enclosing loops on a stack. Statements are
+** checked where they stand (bindings, barriers); expressions are walked for
+** the variables they use, the buffers they read and the bounds of their
+** indices. The first error stops the check; unproven bounds are notes.
+*/
+enum { MAXLOOP = 64, ENUM_LIMIT = 1 << 16 };
+
+typedef struct Ck {
+	const Kernel *k;
+	const KStage *st;
+	Buf *notes;
+	Err *e;
+	const UOp *loop[MAXLOOP];     /* enclosing RANGEs, outermost first */
+	int nloop;
+	int nblock, nthread;          /* enclosing bound loops */
+	int divergent;                /* under a guard, an if or a loop that differs per thread */
+	const char *why;              /* what made it divergent */
+	int64_t hwext[HW_COUNT];      /* extent per hardware axis in this stage (0: unbound) */
+	int hwkind;                   /* 1: thread.*, 2: warp/lane */
+	unsigned char *written;       /* per buffer: some stage up to this one stores it */
+	int nnotes;
+	int has_block;                /* the stage has block-bound loops */
+} Ck;
+
+static int
+fail(Ck *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+fail(Ck *c, const char *fmt, ...)
+{
+	char m[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof m, fmt, ap);
+	va_end(ap);
+	return err_set(c->e, "check: stage %s: %s", c->st->name, m);
+}
+
+static void
+note(Ck *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+note(Ck *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->notes || c->nnotes++ >= 50)
+		return;
+	emit(c->notes, "stage %s: ", c->st->name);
+	va_start(ap, fmt);
+	vemit(c->notes, fmt, ap);
+	va_end(ap);
+	emit(c->notes, "\n");
+}
+
+/* the enclosing loop that binds variable v, or NULL */
+static const UOp *
+binder(const Ck *c, const UOp *v)
+{
+	int i;
+
+	for (i = c->nloop - 1; i >= 0; i--)
+		if (krange_var(c->loop[i]) == v)
+			return c->loop[i];
+	return NULL;
+}
+
+static int
+thread_var(const Ck *c, const UOp *v)
+{
+	const UOp *r = binder(c, v);
+
+	return r && hwaxis_is_thread(krange_hw(r));
+}
+
+/* Does u depend on a thread index or on loaded data? */
+static int
+per_thread(const Ck *c, const UOp *u, int depth)
+{
+	int i;
+
+	if (depth > 300 || u->op == OP_LOAD)
+		return 1;
+	if (u->op == OP_VAR)
+		return thread_var(c, u);
+	for (i = 0; i < u->nsrc; i++)
+		if (per_thread(c, u->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+static int
+has_load(const UOp *u)
+{
+	const UOp *st[512];
+	int sp = 0, j;
+
+	st[sp++] = u;
+	while (sp) {
+		u = st[--sp];
+		if (u->op == OP_LOAD)
+			return 1;
+		for (j = 0; j < u->nsrc; j++) {
+			if (sp == 512)
+				return 1;   /* too large to tell: treat as data-dependent */
+			st[sp++] = u->src[j];
+		}
+	}
+	return 0;
+}
+
+static void
+desc_access(Buf *b, const UOp *ix)
+{
+	int i;
+
+	emit(b, "%s[", ix->src[0]->name);
+	for (i = 1; i < ix->nsrc; i++) {
+		if (i > 1)
+			emit(b, ", ");
+		uop_print(b, ix->src[i], D_INFIX);
+	}
+	emit(b, "]");
+}
+
+/*
+** Bounds of one index of an access: proved from ranges; or, when the ranges
+** are loose (a gate, a where, an xor), checked at every point of the loops it
+** uses when there are few; else a note.
+*/
+static int
+bounds(Ck *c, const UOp *ix, const UOp *gate, int dim)
+{
+	const KBuf *b = &c->k->buf[ix->src[0]->arg[0]];
+	const UOp *x = ix->src[dim + 1], *vars[16];
+	int64_t n = b->shape[dim], pts = 1, p, val, g;
+	int nv, i;
+	UBind bind[16];
+	Buf d;
+	Err ee;
+
+	if (x->vmin >= 0 && x->vmax < n)
+		return 0;
+	buf_init(&d);
+	desc_access(&d, ix);
+	if (!gate && (x->vmax < 0 || x->vmin >= n)) {
+		fail(c, "%s: index %d ranges over [%lld, %lld], always outside [0, %lld)", d.s ? d.s : "",
+		     dim, (long long)x->vmin, (long long)x->vmax, (long long)n);
+		buf_free(&d);
+		return -1;
+	}
+	/* data-dependent indices cannot be enumerated */
+	if (has_load(x) || (gate && has_load(gate))) {
+		note(c, "%s: index %d depends on loaded data; its bounds are not proved", d.s ? d.s : "", dim);
+		buf_free(&d);
+		return 0;
+	}
+	nv = uop_vars(x, vars, 16);
+	if (gate) {
+		const UOp *gv[16];
+		int ng = uop_vars(gate, gv, 16), j, k2;
+
+		for (j = 0; j < ng; j++) {
+			for (k2 = 0; k2 < nv && vars[k2] != gv[j]; k2++)
+				;
+			if (k2 == nv && nv < 16)
+				vars[nv++] = gv[j];
+		}
+	}
+	for (i = 0; i < nv; i++) {
+		bind[i].name = vars[i]->name;
+		bind[i].value = vars[i]->arg[0];
+		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts > ENUM_LIMIT) {
+			note(c, "%s: index %d ranges over [%lld, %lld] of [0, %lld); not proved inside",
+			     d.s ? d.s : "", dim, (long long)x->vmin, (long long)x->vmax, (long long)n);
+			buf_free(&d);
+			return 0;
+		}
+	}
+	for (p = 0; p < pts; p++) {
+		if (gate && (uop_eval(gate, bind, nv, &g, &ee) < 0 || !g))
+			goto next;
+		if (uop_eval(x, bind, nv, &val, &ee) < 0) {
+			note(c, "%s: index %d: %s", d.s ? d.s : "", dim, ee.msg);
+			break;
+		}
+		if (val < 0 || val >= n) {
+			Buf w;
+
+			buf_init(&w);
+			for (i = 0; i < nv; i++)
+				emit(&w, "%s%s=%lld", i ? ", " : "", bind[i].name, (long long)bind[i].value);
+			fail(c, "%s: index %d is %lld at %s, outside [0, %lld)", d.s ? d.s : "", dim,
+			     (long long)val, w.s ? w.s : "", (long long)n);
+			buf_free(&w);
+			buf_free(&d);
+			return -1;
+		}
+	next:
+		for (i = nv - 1; i >= 0 && ++bind[i].value > vars[i]->arg[1]; i--)
+			bind[i].value = vars[i]->arg[0];
+	}
+	buf_free(&d);
+	return 0;
+}
+
+static int expr(Ck *c, const UOp *u, int depth);
+
+static int
+access(Ck *c, const UOp *ix, const UOp *gate, int write)
+{
+	const KBuf *b;
+	int i;
+
+	if (ix->op != OP_INDEX || ix->src[0]->op != OP_DEFINE)
+		return fail(c, "an access that is not INDEX(buffer, ...)");
+	if (ix->src[0]->arg[0] < 0 || ix->src[0]->arg[0] >= c->k->nbuf
+	|| c->k->buf[ix->src[0]->arg[0]].def != ix->src[0])
+		return fail(c, "an access to buffer %s, which is not this kernel's", ix->src[0]->name);
+	b = &c->k->buf[ix->src[0]->arg[0]];
+	if (ix->nsrc - 1 != b->ndim)
+		return fail(c, "%s has %d dimensions, an access gives %d indices", b->name, b->ndim, ix->nsrc - 1);
+	if (!write && b->role != KB_INPUT && !c->written[ix->src[0]->arg[0]])
+		return fail(c, "reads %s, which no stage before it writes and no caller provides", b->name);
+	for (i = 1; i < ix->nsrc; i++) {
+		if (ix->src[i]->dtype != DT_INDEX && ix->src[i]->dtype != DT_INT32 && ix->src[i]->dtype != DT_INT64)
+			return fail(c, "index %d of %s is a %s, not an integer", i - 1, b->name, dtype_name(ix->src[i]->dtype));
+		if (expr(c, ix->src[i], 1) < 0)
+			return -1;
+	}
+	if (gate && expr(c, gate, 1) < 0)
+		return -1;
+	for (i = 0; i < b->ndim; i++)
+		if (bounds(c, ix, gate, i) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+expr(Ck *c, const UOp *u, int depth)
+{
+	int i;
+
+	if (depth > UOP_MAXDEPTH)
+		return fail(c, "an expression nests too deep");
+	switch (u->op) {
+	case OP_VAR:
+		if (!binder(c, u))
+			return fail(c, "variable %s is not bound by an enclosing loop", u->name);
+		return 0;
+	case OP_CONST:
+		return 0;
+	case OP_LOAD:
+		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
+	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
+	case OP_INDEX:
+		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
+	default:
+		if (uop_info[u->op].flags & (U_MOVE | U_KERNEL) || (uop_info[u->op].flags & U_TENSOR
+		&& !(uop_info[u->op].flags & U_ALU)))
+			return fail(c, "a tensor-level %s inside a kernel", uop_info[u->op].name);
+		for (i = 0; i < u->nsrc; i++)
+			if (expr(c, u->src[i], depth + 1) < 0)
+				return -1;
+		return 0;
+	}
+}
+
+static int stmt(Ck *c, const UOp *s, int depth);
+
+static int
+loop(Ck *c, const UOp *s, int depth)
+{
+	const UOp *r = s->src[0];
+	HwAxis hw;
+	int i, rc = 0, saved_div = c->divergent;
+	const char *saved_why = c->why;
+	int64_t ext;
+
+	if (r->op != OP_RANGE || r->src[0]->op != OP_VAR)
+		return fail(c, "a loop without a range");
+	hw = krange_hw(r);
+	ext = krange_extent(r);
+	if (hw < 0 || hw >= HW_COUNT || krange_type(r) < 0 || krange_type(r) >= AX_COUNT)
+		return fail(c, "loop %s has a bad axis type or binding", krange_var(r)->name);
+	for (i = 0; i < c->nloop; i++) {
+		if (strcmp(krange_var(c->loop[i])->name, krange_var(r)->name) == 0)
+			return fail(c, "loop variable %s is bound twice (nested loops need their own variables)",
+			            krange_var(r)->name);
+		if (hw != HW_NONE && krange_hw(c->loop[i]) == hw)
+			return fail(c, "loop %s is bound to %s inside loop %s bound to it too",
+			            krange_var(r)->name, hwaxis_name(hw), krange_var(c->loop[i])->name);
+	}
+	if (c->nloop == MAXLOOP)
+		return fail(c, "loops nest deeper than %d", MAXLOOP);
+	if (hwaxis_is_block(hw)) {
+		if (c->nloop != c->nblock)
+			return fail(c, "loop %s is bound to %s under loop %s, which is not block-bound (block "
+			            "loops are the outermost loops of a stage)", krange_var(r)->name,
+			            hwaxis_name(hw), krange_var(c->loop[c->nloop - 1])->name);
+		if (c->hwext[hw] && c->hwext[hw] != ext)
+			return fail(c, "loops bound to %s have extents %lld and %lld (a grid has one size)",
+			            hwaxis_name(hw), (long long)c->hwext[hw], (long long)ext);
+		c->nblock++;
+	} else if (hwaxis_is_thread(hw)) {
+		int kind = hw == HW_WARP || hw == HW_LANE ? 2 : 1;
+
+		if (c->hwkind && c->hwkind != kind)
+			return fail(c, "loop %s is bound to %s; a stage binds threads either to thread.x/y/z "
+			            "or to warp and lane, not both", krange_var(r)->name, hwaxis_name(hw));
+		c->hwkind = kind;
+		if (c->has_block && !c->nblock)
+			return fail(c, "loop %s is bound to %s outside the block-bound loops of its stage",
+			            krange_var(r)->name, hwaxis_name(hw));
+		if (hw == HW_LANE && ext > 32)
+			return fail(c, "loop %s is bound to lane with extent %lld (a warp has 32 lanes)",
+			            krange_var(r)->name, (long long)ext);
+		if (c->hwext[hw] && c->hwext[hw] != ext) {
+			/* a guard: threads past this loop's extent skip it */
+			c->divergent = 1;
+			c->why = "a thread-bound loop shorter than its block dimension";
+		}
+		c->nthread++;
+	}
+	if (hw != HW_NONE && (!c->hwext[hw] || ext > c->hwext[hw]))
+		c->hwext[hw] = ext;
+	c->loop[c->nloop++] = r;
+	for (i = 1; i < s->nsrc && rc == 0; i++)
+		rc = stmt(c, s->src[i], depth + 1);
+	c->nloop--;
+	if (hwaxis_is_block(hw))
+		c->nblock--;
+	else if (hwaxis_is_thread(hw))
+		c->nthread--;
+	c->divergent = saved_div;
+	c->why = saved_why;
+	return rc;
+}
+
+static int
+stmt(Ck *c, const UOp *s, int depth)
+{
+	int i, rc = 0;
+
+	if (depth > 1000)
+		return fail(c, "statements nest deeper than 1000");
+	switch (s->op) {
+	case OP_END:
+		return loop(c, s, depth);
+	case OP_IF: {
+		int saved = c->divergent;
+		const char *why = c->why;
+
+		if (s->src[0]->dtype != DT_BOOL)
+			return fail(c, "an if whose condition is a %s, not a bool", dtype_name(s->src[0]->dtype));
+		if (expr(c, s->src[0], 1) < 0)
+			return -1;
+		if (per_thread(c, s->src[0], 0)) {
+			c->divergent = 1;
+			c->why = "an if whose condition depends on a thread index or on loaded data";
+		}
+		for (i = 1; i < s->nsrc && rc == 0; i++)
+			rc = stmt(c, s->src[i], depth + 1);
+		c->divergent = saved;
+		c->why = why;
+		return rc;
+	}
+	case OP_BARRIER:
+		if (c->divergent)
+			return fail(c, "a barrier under thread-divergent control flow (%s): threads that skip "
+			            "it would deadlock", c->why);
+		return 0;
+	case OP_STORE: {
+		const UOp *ix = s->src[0];
+		const KBuf *b;
+
+		if (s->nsrc > 2 && s->src[2]->dtype != DT_BOOL)
+			return fail(c, "a store gated by a %s, not a bool", dtype_name(s->src[2]->dtype));
+		if (access(c, ix, s->nsrc > 2 ? s->src[2] : NULL, 1) < 0)
+			return -1;
+		b = &c->k->buf[ix->src[0]->arg[0]];
+		if (s->src[1]->dtype != b->dtype)
+			return fail(c, "stores a %s into %s, a %s buffer", dtype_name(s->src[1]->dtype), b->name,
+			            dtype_name(b->dtype));
+		if (expr(c, s->src[1], 1) < 0)
+			return -1;
+		if (b->role == KB_INPUT)
+			note(c, "writes the input %s in place", b->name);
+		c->written[ix->src[0]->arg[0]] = 1;
+		return 0;
+	}
+	default:
+		return fail(c, "a %s where a statement belongs", uop_info[s->op].name);
+	}
+}
+
+static int
+has_block(const UOp *s, int depth)
+{
+	int i;
+
+	if (depth > 1000 || s->op != OP_END)
+		return 0;
+	if (hwaxis_is_block(krange_hw(s->src[0])))
+		return 1;
+	for (i = 1; i < s->nsrc; i++)
+		if (has_block(s->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+/* The buffers a statement stores to, so that a stage may read what it writes. */
+static void
+stores(const UOp *s, unsigned char *w, int n, int depth)
+{
+	int i;
+
+	if (depth > 1000)
+		return;
+	if (s->op == OP_STORE) {
+		const UOp *d = s->src[0]->src[0];
+
+		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
+			w[d->arg[0]] = 1;
+		return;
+	}
+	if (s->op == OP_END || s->op == OP_IF)
+		for (i = 1; i < s->nsrc; i++)
+			stores(s->src[i], w, n, depth + 1);
+}
 
 int
 kernel_check(const Kernel *k, Buf *notes, Err *e)
 {
-	(void)k; (void)notes; (void)e;
-	return 0;
+	Ck c;
+	int i, rc = 0;
+
+	memset(&c, 0, sizeof c);
+	c.k = k;
+	c.notes = notes;
+	c.e = e;
+	if (!(c.written = calloc(k->nbuf ? k->nbuf : 1, 1)))
+		return err_set(e, "check: out of memory");
+	for (i = 0; i < k->nstage && rc == 0; i++) {
+		c.st = &k->stage[i];
+		c.nloop = c.nblock = c.nthread = c.divergent = c.hwkind = 0;
+		memset(c.hwext, 0, sizeof c.hwext);
+		stores(c.st->body, c.written, k->nbuf, 0);
+		c.has_block = has_block(c.st->body, 0);
+		rc = stmt(&c, c.st->body, 0);
+	}
+	for (i = 0; i < k->nbuf && rc == 0; i++)
+		if (k->buf[i].role == KB_OUTPUT && !c.written[i])
+			rc = err_set(e, "check: output %s is written by no stage", k->buf[i].name);
+	free(c.written);
+	return rc;
 }
