@@ -7,7 +7,8 @@
 /*
 ** A kernel is a program of stages, each one loop nest written in UOps of the
 ** one IR (ops.h, "kernels"): loops are END(RANGE(var), body...), conditionals
-** IF(gate, body...), barriers BARRIER, and every memory access goes through
+** IF(gate, body...) (a sequence of statements is IF(true, ...), printed
+** without its header), barriers BARRIER, and every memory access goes through
 ** INDEX(DEFINE, i0, i1, ...) by logical coordinates, read by LOAD and written
 ** by STORE. Loop variables are ordinary index variables (OP_VAR with the
 ** range [0, n-1]), so the simplifier, the printers, the evaluator and the
@@ -117,6 +118,19 @@ void kernel_fresh_name(const Kernel *k, const char *base, char *out, size_t n);
 ** ranges) or enumerated to lie in [0, size); a counterexample otherwise. */
 int kernel_set_layout(Kernel *k, int b, UOp *expr, UOp *const *vars, int n, int64_t size,
                       const char *desc, Err *e);
+/* kernel_layout.c: a layout from a formalism, lowered (layout/lower.h) and
+** simplified. CuTe (cl: a swizzled layout, else l): a layout of the buffer's
+** rank maps coordinate k through mode k, unflattened colexicographically in a
+** hierarchical mode; a 1-D buffer takes any layout of its size. LEGO: apply,
+** its logical dimensions the buffer's (built-in GenPs only). Axe: the
+** row-major index through D on the one memory axis m, without replicas. */
+struct Layout;
+struct Composed;
+struct Lego;
+struct AxeLayout;
+int kernel_layout_cute(Kernel *k, int b, const struct Layout *l, const struct Composed *cl, Err *e);
+int kernel_layout_lego(Kernel *k, int b, const struct Lego *g, Err *e);
+int kernel_layout_axe(Kernel *k, int b, const struct AxeLayout *l, Err *e);
 /* The physical offset of an element of b: its layout at idx[0..ndim-1]. */
 UOp *kernel_offset(Kernel *k, int b, UOp *const *idx);
 /* A loop variable in [0, extent-1] named hint (made an identifier). Variables
@@ -152,7 +166,8 @@ UOp *kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int 
 ** provides (an input), an output no stage writes, a block-bound loop under a
 ** loop that is not block-bound, a thread-bound loop in a stage with block
 ** loops that is not under them, loops bound to one hardware axis with
-** different extents, a barrier under thread-divergent control flow (inside a
+** different extents (block axes; a thread-bound loop shorter than its block
+** dimension is a guard), a barrier under thread-divergent control flow (inside a
 ** thread-bound loop's guard, or an if or loop whose condition or extent
 ** depends on a thread index), thread.* and warp/lane bindings mixed, a lane
 ** extent over 32, an access with the wrong number of indices, an index that

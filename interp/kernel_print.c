@@ -373,6 +373,10 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		loop(p, s, ind, depth);
 		break;
 	case OP_IF:
+		if (s->src[0]->op == OP_CONST && s->src[0]->arg[0]) {
+			body(p, s, 1, ind, depth);   /* a sequence */
+			break;
+		}
 		indent(p, ind);
 		emit(p->b, "if ");
 		value(p->b, s->src[0], 0, 0);
