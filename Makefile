@@ -52,10 +52,10 @@ CORE_SRC = util/buf.c \
            layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
-           viz/uop_scene.c viz/dot.c viz/gv.c
+           viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
-           repl/lua_tensor.c
+           repl/lua_tensor.c repl/lua_kernel.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

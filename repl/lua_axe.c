@@ -1471,3 +1471,11 @@ luaopen_tessel_axe(lua_State *L)
 	lua_pop(L, 1);
 	return 1;
 }
+
+const struct AxeLayout *
+tessel_testaxe(lua_State *L, int i)
+{
+	LAxe *u = luaL_testudata(L, i, AXE_LAYOUT);
+
+	return u ? &u->l : NULL;
+}

@@ -1710,3 +1710,9 @@ luaopen_tessel_cute(lua_State *L)
 	lua_pop(L, 1);
 	return 1;
 }
+
+const struct Composed *
+tessel_testcomposed(lua_State *L, int i, struct Composed *tmp)
+{
+	return test_composed(L, i, tmp);
+}

@@ -1830,3 +1830,11 @@ luaopen_tessel_lego(lua_State *L)
 	lua_pop(L, 1);
 	return 1;
 }
+
+const struct Lego *
+tessel_testlego(lua_State *L, int i)
+{
+	LLego *u = test_lego(L, i);
+
+	return u ? &u->g : NULL;
+}

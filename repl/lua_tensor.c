@@ -1955,3 +1955,31 @@ luaopen_tessel_tensor(lua_State *L)
 	lua_pop(L, 1);
 	return 1;
 }
+
+/* ---- for the other bindings (tessel.h) ---- */
+
+const struct UOp *
+tessel_testtensor(lua_State *L, int i)
+{
+	LTensor *t = luaL_testudata(L, i, TENSOR);
+
+	return t ? t->u : NULL;
+}
+
+void
+tessel_realize(lua_State *L, int i, int binds, struct TBuf *b)
+{
+	realize(L, i, binds, b);
+}
+
+void
+tessel_pushtbuf(lua_State *L, const struct TBuf *b)
+{
+	TCtxBox *x = current(L);
+	int ci = lua_gettop(L);
+	Err e = { "" };
+	UOp *u = from_buf(x->c, b, &e);
+
+	push(L, u, ci, &e);
+	lua_remove(L, ci);
+}

@@ -82,6 +82,8 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "uop");
 	luaL_requiref(L, "tensor", luaopen_tessel_tensor, 0);
 	lua_setfield(L, -2, "tensor");
+	luaL_requiref(L, "kernel", luaopen_tessel_kernel, 0);
+	lua_setfield(L, -2, "kernel");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
@@ -106,9 +108,10 @@ luaopen_tessel(lua_State *L)
 	help_topic(L, "tessel",
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
 	           "Areas: cute (CuTe layouts), axe (Axe layouts), lego (LEGO layouts), uop (index\n"
-	           "expressions), tensor (tensor programs), viz (Graphviz pictures); show(x) draws any\n"
-	           "of them in the terminal. Start with help(cute), help(axe), help(lego), help(uop),\n"
-	           "help(tensor), help(viz) and help \"cute\".");
+	           "expressions), tensor (tensor programs), kernel (loop nests run as a GPU runs them),\n"
+	           "viz (Graphviz pictures); show(x) draws any of them in the terminal. Start with\n"
+	           "help(cute), help(axe), help(lego), help(uop), help(tensor), help(kernel), help(viz)\n"
+	           "and help \"cute\".");
 	return 1;
 }
 
@@ -126,6 +129,8 @@ tessel_open_globals(lua_State *L)
 	lua_setglobal(L, "uop");
 	lua_getfield(L, -1, "tensor");
 	lua_setglobal(L, "tensor");
+	lua_getfield(L, -1, "kernel");
+	lua_setglobal(L, "kernel");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "viz");

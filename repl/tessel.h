@@ -20,14 +20,33 @@ struct Layout;
 const struct Layout *tessel_checklayout(lua_State *L, int i, struct Layout *tmp);
 void tessel_pushlayout(lua_State *L, const struct Layout *l);
 
+struct Composed;
+/* The swizzled layout at index i (a cute.ComposedLayout or its notation, tmp
+** holding a parsed one), or NULL. */
+const struct Composed *tessel_testcomposed(lua_State *L, int i, struct Composed *tmp);
+
 /* lua_lego.c */
 int luaopen_tessel_lego(lua_State *L);
+struct Lego;
+const struct Lego *tessel_testlego(lua_State *L, int i);   /* a lego.Layout or NULL */
 /* lua_axe.c */
 int luaopen_tessel_axe(lua_State *L);
+struct AxeLayout;
+const struct AxeLayout *tessel_testaxe(lua_State *L, int i);   /* an axe.Layout or NULL */
 
 /* lua_uop.c */
 int luaopen_tessel_uop(lua_State *L);
 int luaopen_tessel_tensor(lua_State *L);
+/* lua_tensor.c: the tensor at index i or NULL (its node lives while the value
+** does); realize the tensor at i with the bindings table at binds (0: none)
+** into b, raising on errors (free b with tbuf_free); push a realized buffer
+** as a new tensor. */
+struct TBuf;
+const struct UOp *tessel_testtensor(lua_State *L, int i);
+void tessel_realize(lua_State *L, int i, int binds, struct TBuf *b);
+void tessel_pushtbuf(lua_State *L, const struct TBuf *b);
+/* lua_kernel.c */
+int luaopen_tessel_kernel(lua_State *L);
 struct Layout;
 struct Composed;
 /* Push the index expression of a CuTe layout (or of a composed one when cl is

@@ -309,4 +309,9 @@ int uop_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 ** dtype, shape and device, coloured as the spec colours ops (uop_scene.c). */
 int tensor_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 
+/* kernel_scene.c: a kernel as a loop tree (stages, loops filled by axis
+** type with their hardware binding, if-diamonds, statements as pseudo-code). */
+struct Kernel;
+int kernel_scene(Scene *s, const struct Kernel *k, const VizOpts *o, Err *e);
+
 #endif
