@@ -191,7 +191,14 @@ value(Buf *b, const UOp *u, int minprec, int depth)
 	case OP_IDIV: infix(b, u, "//", 13, depth); break;
 	case OP_MOD: infix(b, u, "%", 13, depth); break;
 	case OP_CMPLT: infix(b, u, "<", 7, depth); break;
-	case OP_CMPNE: infix(b, u, "!=", 7, depth); break;
+	case OP_CMPNE:
+		if (u->src[0]->op == OP_CMPLT && u->src[1]->op == OP_CONST && u->src[1]->dtype == DT_BOOL
+		&& u->src[1]->arg[0]) {
+			infix(b, u->src[0], ">=", 7, depth);   /* not(a < b), as kernel.ge builds it */
+			break;
+		}
+		infix(b, u, "!=", 7, depth);
+		break;
 	case OP_CMPEQ: infix(b, u, "==", 7, depth); break;
 	case OP_AND: infix(b, u, "&", 10, depth); break;
 	case OP_OR: infix(b, u, "|", 8, depth); break;

@@ -621,6 +621,21 @@ r_cmp(UCtx *c, UOp *u, UOp **cap, void *aux)
 	return uop_alu(c, (Op)u->op, build(c, (DType)a->dtype, &s), uop_const(c, (DType)b->dtype, v));
 }
 
+/* c < x + k -> c - k < x: the constant on the left, as masks like 1 <= i come */
+static UOp *
+r_cmp_left(UCtx *c, UOp *u, UOp **cap, void *aux)
+{
+	UOp *a = u->src[0], *b = u->src[1];
+	Sum s;
+	int64_t v;
+
+	if (a->op != OP_CONST || b->op == OP_CONST || !islinear(b) || sumof(c, b, &s) < 0 || s.k == 0
+	|| uck_sub(a->arg[0], s.k, &v) < 0)
+		return NULL;
+	s.k = 0;
+	return uop_alu(c, OP_CMPLT, uop_const(c, (DType)a->dtype, v), build(c, (DType)b->dtype, &s));
+}
+
 /*
 ** x & M for x >= 0 and a contiguous mask M of w bits from bit lo is
 ** ((x // 2^lo) % 2^w) * 2^lo. That form costs more operations unless the
@@ -767,6 +782,7 @@ static const UPat p_mods = { OP_MOD, -1, 0, 2, { &p_any, &p_pos } };
 static const UPat p_min = { OP_MIN, -1, 0, 0, { 0 } };
 static const UPat p_max = { OP_MAX, -1, 0, 0, { 0 } };
 static const UPat p_lt = { OP_CMPLT, -1, 0, 2, { &p_any, &p_c } };
+static const UPat p_ltl = { OP_CMPLT, -1, 0, 2, { &p_c, &p_any } };
 static const UPat p_ne = { OP_CMPNE, -1, 0, 2, { &p_any, &p_c } };
 static const UPat p_eq = { OP_CMPEQ, -1, 0, 2, { &p_any, &p_c } };
 static const UPat p_shr = { OP_SHR, -1, 0, 2, { &p_any, &p_c } };
@@ -787,6 +803,7 @@ const URule uop_symbolic_rules[] = {
 	{ "min", &p_min, r_minmax },
 	{ "max", &p_max, r_minmax },
 	{ "cmp <", &p_lt, r_cmp },
+	{ "cmp c <", &p_ltl, r_cmp_left },
 	{ "cmp !=", &p_ne, r_cmp },
 	{ "cmp ==", &p_eq, r_cmp },
 	{ "shr", &p_shr, r_bits },

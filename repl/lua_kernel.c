@@ -204,6 +204,16 @@ unify(LKernel *K, UOp **a, UOp **b)
 	return t;
 }
 
+/* index arithmetic as the simplifier writes it (1 < i + 1 is 0 < i) */
+static UOp *
+isimp(LKernel *K, UOp *u)
+{
+	UOp *s;
+	Err e;
+
+	return u && uop_simplify(K->k->c, u, &s, &e) == 0 ? s : u;
+}
+
 static int
 binop(lua_State *L, Op op, const char *what)
 {
@@ -231,7 +241,7 @@ binop(lua_State *L, Op op, const char *what)
 	}
 	src[0] = a;
 	src[1] = b;
-	pushvalue(L, t == DT_INDEX ? uop_alu(K->k->c, op, a, b) : kernel_alu(K->k, op, t, src, 2), ki);
+	pushvalue(L, t == DT_INDEX ? isimp(K, uop_alu(K->k->c, op, a, b)) : kernel_alu(K->k, op, t, src, 2), ki);
 	return 1;
 }
 
@@ -254,25 +264,28 @@ l_gt(lua_State *L)
 	return binop(L, OP_CMPLT, "kernel.gt");
 }
 
-/* not(a < b) and friends */
+/* a >= b is b < a + 1 on integers, not(a < b) on floats (printed a >= b) */
 static int
 negated(lua_State *L, int swap, const char *what)
 {
 	LKernel *K;
-	UOp *c, *t;
+	UOp *a, *b, *c, *t;
 	int ki;
 
 	lua_settop(L, 2);
 	if (swap)
 		lua_insert(L, 1);
-	binop(L, OP_CMPLT, what);
-	c = ((LValue *)luaL_checkudata(L, -1, KVALUE))->u;
-	lua_getiuservalue(L, -1, 1);
-	ki = lua_gettop(L);
+	ki = find_kernel(L, 2, what);
 	K = lua_touserdata(L, ki);
+	a = operand(L, 1, ki, DT_INDEX, what);
+	b = operand(L, 2, ki, vtype(a), what);
+	if (unify(K, &a, &b) == DT_INDEX) {
+		pushvalue(L, isimp(K, uop_alu(K->k->c, OP_CMPLT, b, uop_add(K->k->c, a, uop_int(K->k->c, 1)))), ki);
+		return 1;
+	}
+	c = kernel_alu(K->k, OP_CMPLT, vtype(a), (UOp *[]){ a, b }, 2);
 	t = kernel_const(K->k, DT_BOOL, 1);
-	pushvalue(L, c->op != OP_LOAD && c->nsrc && c->src[0]->dtype == DT_INDEX ? uop_alu(K->k->c, OP_CMPNE, c, t)
-	          : kernel_alu(K->k, OP_CMPNE, DT_BOOL, (UOp *[]){ c, t }, 2), ki);
+	pushvalue(L, kernel_alu(K->k, OP_CMPNE, DT_BOOL, (UOp *[]){ c, t }, 2), ki);
 	return 1;
 }
 
