@@ -159,6 +159,60 @@ static inline HwAxis krange_hw(const UOp *r) { return (HwAxis)r->arg[1]; }
 ** loads, stores and loops are rebuilt around the new sources). */
 UOp *kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n);
 
+/* kernel_ops.c: collective operators at an execution scope (Axe Section 3.2) */
+/*
+** A scope is a group of threads that runs an operator together: the thread
+** itself, its warp, its warpgroup (128 threads), its cta (block), the whole
+** kernel, or warps [w0, w1) of the cta (producer warps). Operators take
+** regions of buffers (a start per dimension, which may depend on loop
+** indices, and constant extents), choose an implementation from the layouts
+** and the scope (KDispatch says which and why), and return the statement to
+** record: a sequence whose name (printed as a comment) is that choice.
+** force names an implementation; one the layouts do not allow is refused
+** with the element that breaks it.
+**   copy, fill  vectorN (the widest runs both layouts keep consecutive and
+**               aligned, at most 16 bytes) or scalar; units spread over the
+**               scope's threads, consecutive threads on consecutive units
+**   reduce      rows (each thread owns whole outputs) or tree (one output
+**               for a power-of-two cta: strided partials, then halving steps
+**               in a shared scratch buffer between barriers)
+**   gemm        fma (each thread owns elements of C and loops over K)
+*/
+typedef enum KScopeKind { KS_THREAD, KS_WARP, KS_WARPGROUP, KS_CTA, KS_KERNEL } KScopeKind;
+const char *kscope_kind_name(int k);
+int kscope_kind_parse(const char *s, KScopeKind *k);
+typedef struct KScope {
+	KScopeKind kind;
+	UOp *id;            /* the thread's index in its group */
+	int64_t n;          /* threads in a group */
+	UOp *guard;         /* the threads that take part (a warp subset), or NULL */
+	char desc[64];
+} KScope;
+/* thread[3], block[3]: the variables of the loops bound to thread.x/y/z and
+** block.x/y/z around the operator (NULL where unbound); w1 > w0 selects
+** warps [w0, w1) of the cta. */
+int kernel_scope(Kernel *k, KScopeKind kind, UOp *const *thread, UOp *const *block, int64_t w0,
+                 int64_t w1, KScope *out, Err *e);
+typedef struct KRegion {
+	int buf;
+	UOp *begin[T_MAXDIM];
+	int64_t extent[T_MAXDIM];
+} KRegion;
+typedef struct KDispatch {
+	char impl[32];
+	char reason[400];
+} KDispatch;
+UOp *kernel_op_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src,
+                    const char *force, KDispatch *d, Err *e);
+UOp *kernel_op_fill(Kernel *k, const KScope *s, const KRegion *dst, UOp *value, const char *force,
+                    KDispatch *d, Err *e);
+/* dst: the outer (squeezed) dimensions of src; op OP_ADD, OP_MAX or OP_MUL. */
+UOp *kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KRegion *src,
+                      const char *force, KDispatch *d, Err *e);
+/* C += A B on the last two dimensions of each region. */
+UOp *kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a,
+                    const KRegion *b, const char *force, KDispatch *d, Err *e);
+
 /* kernel_check.c: the verifier */
 /*
 ** What must hold after every transform. Errors (return -1, e says what and

@@ -28,6 +28,8 @@ typedef struct Ck {
 	unsigned char *written;       /* per buffer: some stage up to this one stores it */
 	int nnotes;
 	int has_block;                /* the stage has block-bound loops */
+	const UOp *cond[MAXLOOP];     /* the gates of the enclosing ifs */
+	int ncond;
 } Ck;
 
 static int
@@ -138,7 +140,7 @@ desc_access(Buf *b, const UOp *ix)
 ** uses when there are few; else a note.
 */
 static int
-bounds(Ck *c, const UOp *ix, const UOp *gate, int dim)
+bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 {
 	const KBuf *b = &c->k->buf[ix->src[0]->arg[0]];
 	const UOp *x = ix->src[dim + 1], *vars[16];
@@ -147,9 +149,14 @@ bounds(Ck *c, const UOp *ix, const UOp *gate, int dim)
 	UBind bind[16];
 	Buf d;
 	Err ee;
+	const UOp *gate = gate0;
 
 	if (x->vmin >= 0 && x->vmax < n)
 		return 0;
+	/* the path condition: the enclosing ifs' gates (without loads) and the access's */
+	for (i = 0; i < c->ncond; i++)
+		if (!has_load(c->cond[i]))
+			gate = gate ? uop_alu(c->k->c, OP_AND, (UOp *)gate, (UOp *)c->cond[i]) : c->cond[i];
 	buf_init(&d);
 	desc_access(&d, ix);
 	if (!gate && (x->vmax < 0 || x->vmin >= n)) {
@@ -368,8 +375,12 @@ stmt(Ck *c, const UOp *s, int depth)
 			c->divergent = 1;
 			c->why = "an if whose condition depends on a thread index or on loaded data";
 		}
+		if (c->ncond == MAXLOOP)
+			return fail(c, "ifs nest deeper than %d", MAXLOOP);
+		c->cond[c->ncond++] = s->src[0];
 		for (i = 1; i < s->nsrc && rc == 0; i++)
 			rc = stmt(c, s->src[i], depth + 1);
+		c->ncond--;
 		c->divergent = saved;
 		c->why = why;
 		return rc;
@@ -452,7 +463,7 @@ kernel_check(const Kernel *k, Buf *notes, Err *e)
 		return err_set(e, "check: out of memory");
 	for (i = 0; i < k->nstage && rc == 0; i++) {
 		c.st = &k->stage[i];
-		c.nloop = c.nblock = c.nthread = c.divergent = c.hwkind = 0;
+		c.nloop = c.nblock = c.nthread = c.divergent = c.hwkind = c.ncond = 0;
 		memset(c.hwext, 0, sizeof c.hwext);
 		stores(c.st->body, c.written, k->nbuf, 0);
 		c.has_block = has_block(c.st->body, 0);

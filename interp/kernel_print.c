@@ -381,6 +381,10 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		break;
 	case OP_IF:
 		if (s->src[0]->op == OP_CONST && s->src[0]->arg[0]) {
+			if (s->name) {   /* a collective operator: what was dispatched and why */
+				indent(p, ind);
+				emit(p->b, "%s# %s%s\n", p->color ? DIM : "", s->name, p->color ? RESET : "");
+			}
 			body(p, s, 1, ind, depth);   /* a sequence */
 			break;
 		}

@@ -16,6 +16,7 @@
 #define KBUFFER "kernel.Buffer"
 #define KITER   "kernel.Range"
 #define RUNBOX  "kernel.RunBuffers"
+#define KREGION "kernel.Region"
 #define STAGING "tessel.kernel.staging"   /* registry: the kernel a stage is being recorded into */
 
 /*
@@ -98,6 +99,12 @@ newk(lua_State *L)
 	memset(x, 0, sizeof *x);
 	luaL_setmetatable(L, KERNEL);
 	return x;
+}
+
+static int
+err(lua_State *L, const Err *e)
+{
+	return luaL_error(L, "%s", e->msg[0] ? e->msg : "kernel: out of memory");
 }
 
 /* ---- values ---- */
@@ -799,13 +806,226 @@ l_barrier(lua_State *L)
 	return 0;
 }
 
-/* ---- kernels ---- */
+/* ---- collective operators ---- */
+
+typedef struct LRegion {
+	KRegion r;
+} LRegion;
+
+/* B:tile(begin, extent): the region of B from begin (indices) spanning extent */
+static int
+b_tile(lua_State *L)
+{
+	LBuf *b = luaL_checkudata(L, 1, KBUFFER);
+	LKernel *K = owner(L, 1);
+	int ki = lua_gettop(L), n, m, i;
+	const KBuf *kb;
+	UOp *idx[T_MAXDIM];
+	LRegion *r;
+
+	if (!K || !K->k)
+		return luaL_error(L, "kernel: the buffer's kernel was freed");
+	kb = &K->k->buf[b->b];
+	n = indices(L, 2, ki, idx, "tile");
+	luaL_checktype(L, 3, LUA_TTABLE);
+	m = (int)luaL_len(L, 3);
+	if (n != kb->ndim || m != kb->ndim)
+		return luaL_error(L, "tile: %s has %d dimensions; %d starts and %d extents given", kb->name,
+		                  kb->ndim, n, m);
+	r = lua_newuserdatauv(L, sizeof *r, 1);
+	memset(r, 0, sizeof *r);
+	r->r.buf = b->b;
+	for (i = 0; i < n; i++) {
+		lua_geti(L, 3, i + 1);
+		if (!lua_isinteger(L, -1))
+			return luaL_error(L, "tile: extent %d of %s is not an integer", i + 1, kb->name);
+		r->r.extent[i] = lua_tointeger(L, -1);
+		r->r.begin[i] = idx[i];
+		lua_pop(L, 1);
+	}
+	luaL_setmetatable(L, KREGION);
+	lua_pushvalue(L, ki);
+	lua_setiuservalue(L, -2, 1);
+	return 1;
+}
+
+/* A region argument: a kernel.Region or a whole buffer. */
+static KRegion
+region_arg(lua_State *L, int i, LKernel *K, const char *what)
+{
+	LRegion *r = luaL_testudata(L, i, KREGION);
+	LBuf *b = luaL_testudata(L, i, KBUFFER);
+	KRegion out;
+	LKernel *o;
+	int j;
+
+	if (!r && !b)
+		luaL_error(L, "%s: argument %d is a %s, not a buffer or a region (B:tile(start, extent))", what,
+		           i, luaL_typename(L, i));
+	lua_getiuservalue(L, i, 1);
+	o = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (o != K)
+		luaL_error(L, "%s: argument %d belongs to another kernel than the stage being recorded", what, i);
+	if (r)
+		return r->r;
+	memset(&out, 0, sizeof out);
+	out.buf = b->b;
+	for (j = 0; j < K->k->buf[b->b].ndim; j++) {
+		out.begin[j] = uop_int(K->k->c, 0);
+		out.extent[j] = K->k->buf[b->b].shape[j];
+	}
+	return out;
+}
+
+/* The scope from opts.scope (default: cta with kernel.new's block, else
+** thread) and opts.warps = {w0, w1}; thread and block indices from
+** kernel.new and from the bound loops open around the call. */
+static const char *
+scope_arg(lua_State *L, int opts, LKernel *K, KScope *s)
+{
+	UOp *thr[3], *blk[3];
+	KScopeKind kind = KS_THREAD;
+	int64_t w0 = 0, w1 = 0;
+	const char *force = NULL;
+	int i;
+	Err e = { "" };
+
+	for (i = 0; i < 3; i++) {
+		thr[i] = K->blk[i] ? krange_var(K->blk[i]) : NULL;
+		blk[i] = K->grid[i] ? krange_var(K->grid[i]) : NULL;
+	}
+	for (i = 0; i < K->nf; i++)
+		if (K->f[i].kind == 1) {
+			HwAxis h = krange_hw(K->f[i].head);
+
+			if (h >= HW_THREAD_X && h <= HW_THREAD_Z)
+				thr[h - HW_THREAD_X] = krange_var(K->f[i].head);
+			else if (hwaxis_is_block(h))
+				blk[h - HW_BLOCK_X] = krange_var(K->f[i].head);
+		}
+	if (thr[0] || thr[1] || thr[2])
+		kind = KS_CTA;
+	if (lua_type(L, opts) == LUA_TTABLE) {
+		if (lua_getfield(L, opts, "scope") == LUA_TSTRING && kscope_kind_parse(lua_tostring(L, -1), &kind) < 0)
+			luaL_error(L, "unknown scope %s (thread, warp, warpgroup, cta, kernel)", lua_tostring(L, -1));
+		if (lua_getfield(L, opts, "warps") == LUA_TTABLE) {
+			lua_geti(L, -1, 1);
+			lua_geti(L, -2, 2);
+			w0 = lua_tointeger(L, -2);
+			w1 = lua_tointeger(L, -1);
+			lua_pop(L, 2);
+			kind = KS_CTA;
+		}
+		/* the string lives in the options table, which stays on the stack */
+		if (lua_getfield(L, opts, "impl") == LUA_TSTRING)
+			force = lua_tostring(L, -1);
+		lua_pop(L, 3);
+	}
+	if (kernel_scope(K->k, kind, thr, blk, w0, w1, s, &e) < 0)
+		err(L, &e);
+	return force;
+}
 
 static int
-err(lua_State *L, const Err *e)
+record_op(lua_State *L, LKernel *K, UOp *st, const KDispatch *d, const Err *e)
 {
-	return luaL_error(L, "%s", e->msg[0] ? e->msg : "kernel: out of memory");
+	if (!st)
+		return err(L, e);
+	append(L, K, st);
+	lua_pushstring(L, d->impl);
+	lua_pushstring(L, d->reason);
+	return 2;
 }
+
+/* kernel.copy(dst, src [, {scope=, warps=, impl=}]) */
+static int
+l_copy(lua_State *L)
+{
+	LKernel *K = staging(L, "kernel.copy");
+	KRegion dst, src;
+	KScope s;
+	KDispatch d;
+	Err e = { "" };
+	const char *force;
+
+	lua_settop(L, 3);
+	dst = region_arg(L, 1, K, "kernel.copy");
+	src = region_arg(L, 2, K, "kernel.copy");
+	force = scope_arg(L, 3, K, &s);
+	return record_op(L, K, kernel_op_copy(K->k, &s, &dst, &src, force, &d, &e), &d, &e);
+}
+
+/* kernel.fill(dst, value [, opts]) */
+static int
+l_fill(lua_State *L)
+{
+	LKernel *K = staging(L, "kernel.fill");
+	KRegion dst;
+	KScope s;
+	KDispatch d;
+	Err e = { "" };
+	const char *force;
+	UOp *v;
+	int ki;
+
+	lua_settop(L, 3);
+	dst = region_arg(L, 1, K, "kernel.fill");
+	force = scope_arg(L, 3, K, &s);
+	lua_getfield(L, LUA_REGISTRYINDEX, STAGING);
+	ki = lua_gettop(L);
+	v = operand(L, 2, ki, K->k->buf[dst.buf].dtype, "kernel.fill");
+	return record_op(L, K, kernel_op_fill(K->k, &s, &dst, v, force, &d, &e), &d, &e);
+}
+
+/* kernel.reduce(dst, src [, {op = "add" | "max" | "mul", scope=, impl=}]) */
+static int
+l_reduce(lua_State *L)
+{
+	LKernel *K = staging(L, "kernel.reduce");
+	KRegion dst, src;
+	KScope s;
+	KDispatch d;
+	Err e = { "" };
+	const char *force;
+	Op op = OP_ADD;
+
+	lua_settop(L, 3);
+	dst = region_arg(L, 1, K, "kernel.reduce");
+	src = region_arg(L, 2, K, "kernel.reduce");
+	if (lua_type(L, 3) == LUA_TTABLE && lua_getfield(L, 3, "op") != LUA_TNIL) {
+		const char *o = luaL_checkstring(L, -1);
+
+		op = strcmp(o, "add") == 0 || strcmp(o, "sum") == 0 ? OP_ADD : strcmp(o, "max") == 0 ? OP_MAX
+		   : strcmp(o, "mul") == 0 || strcmp(o, "prod") == 0 ? OP_MUL : OP_COUNT;
+		if (op == OP_COUNT)
+			return luaL_error(L, "kernel.reduce: unknown op %s (add, max, mul)", o);
+		lua_pop(L, 1);
+	}
+	force = scope_arg(L, 3, K, &s);
+	return record_op(L, K, kernel_op_reduce(K->k, &s, op, &dst, &src, force, &d, &e), &d, &e);
+}
+
+/* kernel.gemm(C, A, B [, opts]): C += A @ B */
+static int
+l_gemm(lua_State *L)
+{
+	LKernel *K = staging(L, "kernel.gemm");
+	KRegion c, a, b;
+	KScope s;
+	KDispatch d;
+	Err e = { "" };
+	const char *force;
+
+	lua_settop(L, 4);
+	c = region_arg(L, 1, K, "kernel.gemm");
+	a = region_arg(L, 2, K, "kernel.gemm");
+	b = region_arg(L, 3, K, "kernel.gemm");
+	force = scope_arg(L, 4, K, &s);
+	return record_op(L, K, kernel_op_gemm(K->k, &s, &c, &a, &b, force, &d, &e), &d, &e);
+}
+
+/* ---- kernels ---- */
 
 /* kernel.lower(t [, {name = "out"}]) */
 static int
@@ -1388,6 +1608,21 @@ static const HelpReg kfuncs[] = {
 	{ "eq", l_eq, "kernel.eq(a, b): a == b" },
 	{ "ne", l_ne, "kernel.ne(a, b): a ~= b" },
 	{ "cast", l_cast, "kernel.cast(x, dtype): x converted to dtype" },
+	{ "copy", l_copy,
+	  "kernel.copy(dst, src [, {scope=, warps=, impl=}]): a collective copy; impl, reason\n"
+	  "dst and src are buffers or regions (B:tile({i0, j0}, {32, 32})) of one shape. The scope\n"
+	  "(thread, warp, warpgroup, cta, kernel; warps = {0, 4} for a subset of the cta; default\n"
+	  "cta inside thread-bound code, else thread) shares the work, consecutive threads on\n"
+	  "consecutive elements. The widest vector both layouts allow is chosen (vector8/4/2,\n"
+	  "scalar) and said, with what ruled out wider ones; impl = \"vector4\" forces one." },
+	{ "fill", l_fill, "kernel.fill(dst, value [, opts]): every element of dst set, as kernel.copy shares work" },
+	{ "reduce", l_reduce,
+	  "kernel.reduce(dst, src [, {op = \"add\"|\"max\"|\"mul\", scope=, impl=}]): dst = op over src\n"
+	  "dst spans the outer dimensions of src. impl rows: each thread owns whole outputs; tree:\n"
+	  "one output for a power-of-two cta (partials, then a shared-memory tree with barriers)." },
+	{ "gemm", l_gemm,
+	  "kernel.gemm(C, A, B [, opts]): C += A @ B on the last two dimensions of each region\n"
+	  "impl fma: each thread of the scope owns elements of C and loops over K." },
 	{ NULL, NULL, NULL }
 };
 
@@ -1426,6 +1661,7 @@ static const HelpReg kmeths[] = {
 };
 
 static const HelpReg bmeths[] = {
+	{ "tile", b_tile, "B:tile(start, extent): the region of B from start ({i, j}) spanning extent ({32, 32})" },
 	{ "load", b_load, "B:load(idx [, gate]): B[idx], or 0 where gate is false (memory untouched)" },
 	{ "store", b_store, "B:store(idx, value [, gate]): B[idx] = value where gate holds" },
 	{ NULL, NULL, NULL }
@@ -1444,6 +1680,8 @@ luaopen_tessel_kernel(lua_State *L)
 	luaL_setfuncs(L, vmeta, 0);
 	lua_pop(L, 1);
 	luaL_newmetatable(L, KITER);
+	lua_pop(L, 1);
+	luaL_newmetatable(L, KREGION);
 	lua_pop(L, 1);
 	luaL_newmetatable(L, RUNBOX);
 	lua_pushcfunction(L, run_gc);

@@ -1,0 +1,763 @@
+/* kernel_ops.c - collective operators at an execution scope (Axe Section 3.2), dispatched by layout analysis. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+
+/*
+** An operator works on regions of buffers for a group of threads (a scope):
+** each thread of the group takes units u = it*n + id (n threads in the group,
+** id its index in it), so that consecutive threads touch consecutive units
+** (coalescing). What a unit is comes from the layouts: for copy and fill the
+** widest vector both regions allow (runs of N elements that are consecutive
+** and N-aligned in memory for every element of the region), for reduce a
+** whole output (rows) or a slice combined through a shared-memory tree, for
+** gemm one element of C (a per-thread FMA loop). The statement an operator
+** returns is a sequence named after the choice, so the pseudo-code says what
+** was dispatched and why.
+*/
+enum { ENUM_LIMIT = 1 << 20, MAXVEC = 16 };   /* bytes of the widest vector access */
+
+const char *
+kscope_kind_name(int k)
+{
+	static const char *const n[] = { "thread", "warp", "warpgroup", "cta", "kernel" };
+
+	return k >= 0 && k <= KS_KERNEL ? n[k] : "?";
+}
+
+int
+kscope_kind_parse(const char *s, KScopeKind *k)
+{
+	int i;
+
+	for (i = 0; i <= KS_KERNEL; i++)
+		if (strcmp(s, kscope_kind_name(i)) == 0) {
+			*k = (KScopeKind)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int64_t
+extent_of(const UOp *v)
+{
+	return v ? v->arg[1] + 1 : 1;
+}
+
+int
+kernel_scope(Kernel *k, KScopeKind kind, UOp *const *thread, UOp *const *block, int64_t w0,
+             int64_t w1, KScope *out, Err *e)
+{
+	UCtx *c = k->c;
+	int64_t nt = 1, nb = 1;
+	UOp *tid = uop_int(c, 0), *bid = uop_int(c, 0);
+	int i;
+
+	memset(out, 0, sizeof *out);
+	/* linear thread and block ids, x fastest, as CUDA numbers them */
+	for (i = 2; i >= 0; i--) {
+		if (thread && thread[i]) {
+			tid = uop_add(c, uop_mul(c, tid, uop_int(c, extent_of(thread[i]))), thread[i]);
+			nt *= extent_of(thread[i]);
+		}
+		if (block && block[i]) {
+			bid = uop_add(c, uop_mul(c, bid, uop_int(c, extent_of(block[i]))), block[i]);
+			nb *= extent_of(block[i]);
+		}
+	}
+	out->kind = kind;
+	switch (kind) {
+	case KS_THREAD:
+		out->id = uop_int(c, 0);
+		out->n = 1;
+		snprintf(out->desc, sizeof out->desc, "thread");
+		break;
+	case KS_WARP:
+		if (nt % 32)
+			return err_set(e, "scope warp: the block has %lld threads, not a multiple of 32", (long long)nt);
+		out->id = uop_mod(c, tid, uop_int(c, 32));
+		out->n = 32;
+		snprintf(out->desc, sizeof out->desc, "warp");
+		break;
+	case KS_WARPGROUP:
+		if (nt % 128)
+			return err_set(e, "scope warpgroup: the block has %lld threads, not a multiple of 128", (long long)nt);
+		out->id = uop_mod(c, tid, uop_int(c, 128));
+		out->n = 128;
+		snprintf(out->desc, sizeof out->desc, "warpgroup");
+		break;
+	case KS_CTA:
+		out->id = tid;
+		out->n = nt;
+		snprintf(out->desc, sizeof out->desc, "cta (%lld threads)", (long long)nt);
+		break;
+	case KS_KERNEL:
+		out->id = uop_add(c, uop_mul(c, bid, uop_int(c, nt)), tid);
+		out->n = nt * nb;
+		snprintf(out->desc, sizeof out->desc, "kernel (%lld threads)", (long long)(nt * nb));
+		break;
+	default:
+		return err_set(e, "scope: unknown kind %d", kind);
+	}
+	if (w1 > w0) {
+		if (kind != KS_CTA)
+			return err_set(e, "scope: a warp subset is a subset of the cta");
+		if (w0 < 0 || w1 * 32 > nt)
+			return err_set(e, "scope: warps [%lld, %lld) of a cta of %lld warps", (long long)w0,
+			               (long long)w1, (long long)(nt / 32));
+		out->guard = uop_alu(c, OP_AND, uop_alu(c, OP_CMPLT, uop_int(c, w0 * 32 - 1), tid),
+		                     uop_alu(c, OP_CMPLT, tid, uop_int(c, w1 * 32)));
+		out->id = uop_sub(c, tid, uop_int(c, w0 * 32));
+		out->n = (w1 - w0) * 32;
+		snprintf(out->desc, sizeof out->desc, "warps %lld-%lld of the cta", (long long)w0, (long long)(w1 - 1));
+	}
+	if (!out->id)
+		return err_set(e, "scope: out of memory");
+	return 0;
+}
+
+/* ---- regions ---- */
+
+/* The region's dimensions of extent > 1, outermost first. */
+typedef struct Sq {
+	int n;
+	int dim[T_MAXDIM];
+	int64_t ext[T_MAXDIM];
+	int64_t total;
+} Sq;
+
+static int
+squeeze(const Kernel *k, const KRegion *r, Sq *q, const char *op, Err *e)
+{
+	const KBuf *b;
+	int i;
+
+	if (r->buf < 0 || r->buf >= k->nbuf)
+		return err_set(e, "%s: no buffer %d", op, r->buf);
+	b = &k->buf[r->buf];
+	q->n = 0;
+	q->total = 1;
+	for (i = 0; i < b->ndim; i++) {
+		if (!r->begin[i])
+			return err_set(e, "%s: the region of %s has no start in dimension %d", op, b->name, i);
+		if (r->extent[i] < 1 || r->extent[i] > b->shape[i])
+			return err_set(e, "%s: the region of %s has extent %lld in dimension %d of size %lld", op,
+			               b->name, (long long)r->extent[i], i, (long long)b->shape[i]);
+		if (r->begin[i]->vmin < 0 || r->begin[i]->vmax + r->extent[i] > b->shape[i])
+			return err_set(e, "%s: the region of %s starts in [%lld, %lld] in dimension %d, and %lld "
+			               "elements from there leave its %lld", op, b->name, (long long)r->begin[i]->vmin,
+			               (long long)r->begin[i]->vmax, i, (long long)r->extent[i], (long long)b->shape[i]);
+		if (r->extent[i] > 1) {
+			q->dim[q->n] = i;
+			q->ext[q->n++] = r->extent[i];
+			q->total *= r->extent[i];
+		}
+	}
+	return 0;
+}
+
+static void
+region_str(char *out, size_t n, const Kernel *k, const KRegion *r)
+{
+	const KBuf *b = &k->buf[r->buf];
+	Buf s;
+	int i;
+
+	buf_init(&s);
+	emit(&s, "%s[", b->name);
+	for (i = 0; i < b->ndim; i++) {
+		if (i)
+			emit(&s, ", ");
+		if (r->extent[i] == b->shape[i] && r->begin[i]->op == OP_CONST && r->begin[i]->arg[0] == 0)
+			emit(&s, ":");
+		else {
+			uop_print(&s, r->begin[i], D_INFIX);
+			if (r->extent[i] > 1)
+				emit(&s, ":+%lld", (long long)r->extent[i]);
+		}
+	}
+	emit(&s, "]");
+	snprintf(out, n, "%s", s.s ? s.s : "?");
+	buf_free(&s);
+}
+
+/* The indices of the element of r at squeezed digits d[] (fixed dims at begin). */
+static void
+coords(Kernel *k, const KRegion *r, const Sq *q, UOp *const *d, UOp **idx)
+{
+	const KBuf *b = &k->buf[r->buf];
+	int i, j = 0;
+
+	for (i = 0; i < b->ndim; i++)
+		if (j < q->n && q->dim[j] == i)
+			idx[i] = uop_add(k->c, r->begin[i], d[j++]);
+		else
+			idx[i] = r->begin[i];
+}
+
+/*
+** Whether region r is made of runs of w elements along its innermost
+** squeezed dimension that are consecutive and w-aligned in memory, at every
+** element and every value of the variables its start depends on. On failure,
+** why[] names the first element that breaks it.
+*/
+static int
+vector_ok(Kernel *k, const KRegion *r, const Sq *q, int64_t w, char *why, size_t nwhy, Err *e)
+{
+	const KBuf *b = &k->buf[r->buf];
+	const UOp *vars[16];
+	int nv = 0, i, j, rc = 1;
+	int64_t pts = 1, p, el, coord[T_MAXDIM], off0, off;
+	UBind bind[16 + T_MAXDIM];
+
+	if (q->n == 0 || q->ext[q->n - 1] % w != 0) {
+		snprintf(why, nwhy, "the innermost extent %lld of %s is not a multiple of %lld",
+		         (long long)(q->n ? q->ext[q->n - 1] : 1), b->name, (long long)w);
+		return 0;
+	}
+	for (i = 0; i < b->ndim; i++) {
+		const UOp *v[16];
+		int n = uop_vars(r->begin[i], v, 16), a, c;
+
+		for (a = 0; a < n; a++) {
+			for (c = 0; c < nv && vars[c] != v[a]; c++)
+				;
+			if (c == nv && nv < 16)
+				vars[nv++] = v[a];
+		}
+	}
+	for (i = 0; i < nv; i++)
+		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts * q->total > ENUM_LIMIT) {
+			snprintf(why, nwhy, "%s's region is too large to check", b->name);
+			return 0;
+		}
+	for (i = 0; i < nv; i++) {
+		bind[i].name = vars[i]->name;
+		bind[i].value = vars[i]->arg[0];
+	}
+	for (i = 0; i < b->ndim; i++)
+		bind[nv + i].name = b->lvar[i]->name;
+	for (p = 0; p < pts && rc == 1; p++) {
+		int64_t base[T_MAXDIM];
+
+		for (i = 0; i < b->ndim; i++)
+			if (uop_eval(r->begin[i], bind, nv, &base[i], e) < 0)
+				return -1;
+		for (el = 0; el < q->total && rc == 1; el += w) {
+			int64_t x = el;
+
+			for (i = 0; i < b->ndim; i++)
+				coord[i] = base[i];
+			for (j = q->n - 1; j >= 0; j--) {
+				coord[q->dim[j]] += x % q->ext[j];
+				x /= q->ext[j];
+			}
+			for (i = 0; i < b->ndim; i++)
+				bind[nv + i].value = coord[i];
+			if (uop_eval(b->layout, bind + nv, b->ndim, &off0, e) < 0)
+				return -1;
+			if (off0 % w) {
+				snprintf(why, nwhy, "%s element %lld of the region (offset %lld) is not %lld-aligned",
+				         b->name, (long long)el, (long long)off0, (long long)w);
+				rc = 0;
+				break;
+			}
+			for (j = 1; j < w; j++) {
+				bind[nv + b->ndim - 1].value = 0;   /* placeholder, set below */
+				for (i = 0; i < b->ndim; i++)
+					bind[nv + i].value = coord[i];
+				bind[nv + q->dim[q->n - 1]].value += j;
+				if (uop_eval(b->layout, bind + nv, b->ndim, &off, e) < 0)
+					return -1;
+				if (off != off0 + j) {
+					snprintf(why, nwhy, "%s element %lld of the region is at offset %lld, not %lld "
+					         "after element %lld at %lld", b->name, (long long)(el + j), (long long)off,
+					         (long long)j, (long long)el, (long long)off0);
+					rc = 0;
+					break;
+				}
+			}
+		}
+		for (i = nv - 1; i >= 0 && ++bind[i].value > vars[i]->arg[1]; i--)
+			bind[i].value = vars[i]->arg[0];
+	}
+	return rc;
+}
+
+/* A sequence named by what was dispatched and why: kernel_print shows the name. */
+static UOp *
+named(Kernel *k, const char *head, UOp *body)
+{
+	UOp *src[2];
+
+	src[0] = kernel_const(k, DT_BOOL, 1);
+	src[1] = body;
+	if (!src[0] || !body)
+		return NULL;
+	return uop_new(k->c, OP_IF, DT_VOID, src, 2, 0, 0, head, NULL, 0);
+}
+
+/* guard and the tail of the partition: u < units */
+static UOp *
+guarded(Kernel *k, const KScope *s, UOp *u, int64_t units, int64_t iters, UOp *body)
+{
+	UOp *g = s->guard;
+
+	if (iters * s->n != units) {
+		UOp *t = uop_alu(k->c, OP_CMPLT, u, uop_int(k->c, units));
+
+		g = g ? uop_alu(k->c, OP_AND, g, t) : t;
+	}
+	if (g) {
+		UOp *sg;
+		Err e;
+
+		if (uop_simplify(k->c, g, &sg, &e) == 0)
+			g = sg;
+		if (!(g->op == OP_CONST && g->arg[0]))
+			body = kernel_if(k, g, &body, 1);
+	}
+	return body;
+}
+
+/*
+** The partition of `total` elements in units of w: unit u = it*n + id;
+** digits of the element at (u, v) over the squeezed extents (innermost
+** scaled by w), simplified.
+*/
+static int
+partition(Kernel *k, const KScope *s, const Sq *q, int64_t w, UOp **it, UOp **vv, UOp **u, UOp **dig,
+          int64_t *units, int64_t *iters, Err *e)
+{
+	int64_t ext[T_MAXDIM];
+	UOp *x;
+	int i;
+
+	*units = q->total / w;
+	*iters = (*units + s->n - 1) / s->n;
+	/* one unit per thread needs no loop */
+	*it = *iters > 1 ? kernel_var(k, "it", *iters) : NULL;
+	*vv = w > 1 ? kernel_var(k, "v", w) : NULL;
+	*u = *it ? uop_add(k->c, uop_mul(k->c, *it, uop_int(k->c, s->n)), s->id) : s->id;
+	if ((*iters > 1 && !*it) || !*u)
+		return err_set(e, "kernel: out of memory");
+	for (i = 0; i < q->n; i++)
+		ext[i] = q->ext[i];
+	ext[q->n - 1] /= w;
+	x = *u;
+	for (i = q->n - 1; i >= 0; i--) {
+		UOp *d = i ? uop_mod(k->c, x, uop_int(k->c, ext[i])) : x, *sd;
+
+		if (i == q->n - 1 && w > 1)
+			d = uop_add(k->c, uop_mul(k->c, d, uop_int(k->c, w)), *vv);
+		if (uop_simplify(k->c, d, &sd, e) < 0)
+			return -1;
+		dig[i] = sd;
+		x = uop_idiv(k->c, x, uop_int(k->c, ext[i]));
+	}
+	return 0;
+}
+
+static int
+same_shape(const Sq *a, const Sq *b)
+{
+	int i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->ext[i] != b->ext[i])
+			return 0;
+	return 1;
+}
+
+/* The widest vector both regions allow (src may be NULL), or the forced one. */
+static int
+choose_vector(Kernel *k, const KRegion *dst, const Sq *qd, const KRegion *src, const Sq *qs,
+              const char *force, KDispatch *d, Err *e)
+{
+	int bytes = dtype_bytes(k->buf[dst->buf].dtype);
+	int64_t w, fw = 0;
+	char why[240] = "", first[240] = "";
+	int ok;
+
+	if (force) {
+		if (strcmp(force, "scalar") == 0)
+			fw = 1;
+		else if (strncmp(force, "vector", 6) == 0 && (fw = atoll(force + 6)) >= 1 && (fw & (fw - 1)) == 0)
+			;
+		else
+			return err_set(e, "unknown implementation %s (scalar, vector2, vector4, ...)", force);
+	}
+	for (w = fw ? fw : MAXVEC / (bytes ? bytes : 1); w > 1; w /= 2) {
+		if ((ok = vector_ok(k, dst, qd, w, why, sizeof why, e)) < 0)
+			return -1;
+		if (ok && src && (ok = vector_ok(k, src, qs, w, why, sizeof why, e)) < 0)
+			return -1;
+		if (ok)
+			break;
+		if (fw)
+			return err_set(e, "vector%lld is not possible: %s", (long long)fw, why);
+		if (!first[0])
+			snprintf(first, sizeof first, "not vector%lld: %s", (long long)w, why);
+	}
+	if (w < 1)
+		w = 1;
+	snprintf(d->impl, sizeof d->impl, w > 1 ? "vector%lld" : "scalar", (long long)w);
+	if (fw)
+		snprintf(d->reason, sizeof d->reason, "forced");
+	else if (w > 1)
+		snprintf(d->reason, sizeof d->reason, "%lld-element runs (%lld bytes) are consecutive and aligned "
+		         "in %s%s", (long long)w, (long long)(w * bytes), src ? "both layouts" : "the layout",
+		         first[0] ? "; wider: " : "");
+	else
+		snprintf(d->reason, sizeof d->reason, "no vector access fits: ");
+	if (!fw && first[0])
+		strncat(d->reason, first, sizeof d->reason - strlen(d->reason) - 1);
+	return (int)w;
+}
+
+static UOp *
+elementwise(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, UOp *value,
+            const char *force, KDispatch *d, const char *op, Err *e)
+{
+	Sq qd, qs;
+	UOp *it, *vv, *u, *dig[T_MAXDIM], *di[T_MAXDIM], *si[T_MAXDIM], *st, *body;
+	int64_t units, iters, w;
+	char rd[160], rs[160], head[1200];
+	Err ee;
+
+	if (squeeze(k, dst, &qd, op, e) < 0 || (src && squeeze(k, src, &qs, op, e) < 0))
+		return NULL;
+	if (src && !same_shape(&qd, &qs)) {
+		region_str(rd, sizeof rd, k, dst);
+		region_str(rs, sizeof rs, k, src);
+		return err_set(e, "%s: %s and %s have different shapes", op, rd, rs), NULL;
+	}
+	if (src && k->buf[dst->buf].dtype != k->buf[src->buf].dtype)
+		return err_set(e, "%s: %s is %s, %s is %s (cast first)", op, k->buf[dst->buf].name,
+		               dtype_name(k->buf[dst->buf].dtype), k->buf[src->buf].name,
+		               dtype_name(k->buf[src->buf].dtype)), NULL;
+	if (qd.n == 0) {   /* one element */
+		qd.n = 1;
+		qd.dim[0] = 0;
+		qd.ext[0] = 1;
+		if (src)
+			qs = qd;
+	}
+	if ((w = choose_vector(k, dst, &qd, src, src ? &qs : NULL, force, d, &ee)) < 0)
+		return err_set(e, "%s: %s", op, ee.msg), NULL;
+	if (partition(k, s, &qd, w, &it, &vv, &u, dig, &units, &iters, e) < 0)
+		return NULL;
+	coords(k, dst, &qd, dig, di);
+	if (src)
+		coords(k, src, &qs, dig, si);
+	st = kernel_store(k, kernel_index(k, dst->buf, di, k->buf[dst->buf].ndim),
+	                  src ? kernel_load(k, kernel_index(k, src->buf, si, k->buf[src->buf].ndim), NULL)
+	                      : kernel_cast(k, k->buf[dst->buf].dtype, value), NULL);
+	body = st;
+	if (vv)
+		body = kernel_loop(k, kernel_range(k, vv, AX_UPCAST, HW_NONE), &body, 1);
+	body = guarded(k, s, u, units, iters, body);
+	if (it)
+		body = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1);
+	region_str(rd, sizeof rd, k, dst);
+	if (src) {
+		region_str(rs, sizeof rs, k, src);
+		snprintf(head, sizeof head, "%s %s <- %s at %s: %s (%s)", op, rd, rs, s->desc, d->impl, d->reason);
+	} else
+		snprintf(head, sizeof head, "%s %s at %s: %s (%s)", op, rd, s->desc, d->impl, d->reason);
+	if (!(body = named(k, head, body)))
+		err_set(e, "%s: out of memory", op);
+	return body;
+}
+
+UOp *
+kernel_op_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, const char *force,
+               KDispatch *d, Err *e)
+{
+	return elementwise(k, s, dst, src, NULL, force, d, "copy", e);
+}
+
+UOp *
+kernel_op_fill(Kernel *k, const KScope *s, const KRegion *dst, UOp *value, const char *force,
+               KDispatch *d, Err *e)
+{
+	if (!value)
+		return err_set(e, "fill: no value"), NULL;
+	return elementwise(k, s, dst, NULL, value, force, d, "fill", e);
+}
+
+static UOp *
+identity(Kernel *k, Op op, DType t)
+{
+	int64_t lo, hi;
+
+	switch (op) {
+	case OP_ADD: return kernel_const(k, t, 0);
+	case OP_MUL: return kernel_const(k, t, 1);
+	default:
+		if (dtype_is_float(t))
+			return kernel_const(k, t, -1.0 / 0.0);
+		dtype_range(t, &lo, &hi);
+		return kernel_const(k, t, (double)lo);
+	}
+}
+
+static UOp *
+combine(Kernel *k, Op op, DType t, UOp *a, UOp *b)
+{
+	UOp *src[2] = { a, b };
+
+	return kernel_alu(k, op, t, src, 2);
+}
+
+/*
+** reduce: dst (the outer dimensions of src, squeezed) = op over the inner
+** ones. rows: each thread owns whole outputs, a serial loop each. tree: one
+** output for a cta: strided partials per thread into a shared scratch
+** buffer, then log2(n) halving steps between barriers (CUB's
+** BlockReduce in shared memory).
+*/
+UOp *
+kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KRegion *src,
+                 const char *force, KDispatch *d, Err *e)
+{
+	Sq qd, qs, qo;
+	DType t;
+	int64_t outs, red = 1, units, iters;
+	int i, tree;
+	UOp *it, *vv, *u, *dig[T_MAXDIM], *sd[T_MAXDIM], *di[T_MAXDIM], *si[T_MAXDIM], *body;
+	char rd[160], rs[160], head[1200];
+
+	if (op != OP_ADD && op != OP_MAX && op != OP_MUL)
+		return err_set(e, "reduce: the op is add, max or mul"), NULL;
+	if (squeeze(k, dst, &qd, "reduce", e) < 0 || squeeze(k, src, &qs, "reduce", e) < 0)
+		return NULL;
+	region_str(rd, sizeof rd, k, dst);
+	region_str(rs, sizeof rs, k, src);
+	if (qd.n >= qs.n && qs.n > 0)
+		return err_set(e, "reduce: %s reduces nothing into %s (the outputs are the outer dimensions "
+		               "of the source)", rs, rd), NULL;
+	for (i = 0; i < qd.n; i++)
+		if (qd.ext[i] != qs.ext[i])
+			return err_set(e, "reduce: %s does not match the outer dimensions of %s", rd, rs), NULL;
+	t = k->buf[dst->buf].dtype;
+	outs = qd.total;
+	for (i = qd.n; i < qs.n; i++)
+		red *= qs.ext[i];
+	tree = s->n > 1 && s->kind == KS_CTA && (s->n & (s->n - 1)) == 0 && outs == 1;
+	if (force) {
+		if (strcmp(force, "rows") == 0)
+			tree = 0;
+		else if (strcmp(force, "tree") == 0) {
+			if (!tree)
+				return err_set(e, "reduce: tree is not possible: it needs one output (%lld here) at cta "
+				               "scope (%s here) with a power-of-two number of threads (%lld)",
+				               (long long)outs, s->desc, (long long)s->n), NULL;
+		} else if (strcmp(force, "shuffle") == 0)
+			return err_set(e, "reduce: shuffle is not possible: the loop IR has no warp shuffle yet"), NULL;
+		else
+			return err_set(e, "reduce: unknown implementation %s (rows, tree)", force), NULL;
+		snprintf(d->reason, sizeof d->reason, "forced");
+	} else if (tree)
+		snprintf(d->reason, sizeof d->reason, "one output for %lld threads: strided partials, then a "
+		         "shared-memory tree of halving steps", (long long)s->n);
+	else
+		snprintf(d->reason, sizeof d->reason, "%lld output%s for %lld thread%s: each thread reduces "
+		         "whole outputs%s", (long long)outs, outs == 1 ? "" : "s", (long long)s->n,
+		         s->n == 1 ? "" : "s", s->n > 1 && outs < s->n ? " (a tree needs one output at cta "
+		         "scope and a power-of-two thread count)" : "");
+	snprintf(d->impl, sizeof d->impl, tree ? "tree" : "rows");
+	/* the output digits: rows partition outputs; a tree has one */
+	qo = qd;
+	if (qo.n == 0) {
+		qo.n = 1;
+		qo.dim[0] = 0;
+		qo.ext[0] = 1;
+		qo.total = 1;
+	}
+	if (!tree) {
+		UOp *r, *rd_[T_MAXDIM], *x, *init, *upd;
+
+		if (partition(k, s, &qo, 1, &it, &vv, &u, dig, &units, &iters, e) < 0)
+			return NULL;
+		r = kernel_var(k, "r", red);
+		/* src digits: the output's, then the reduced ones from r */
+		for (i = 0; i < qd.n; i++)
+			sd[i] = dig[i];
+		x = r;
+		for (i = qs.n - 1; i >= qd.n; i--) {
+			UOp *dd = i > qd.n ? uop_mod(k->c, x, uop_int(k->c, qs.ext[i])) : x, *ss;
+
+			if (uop_simplify(k->c, dd, &ss, e) < 0)
+				return NULL;
+			rd_[i] = ss;
+			x = uop_idiv(k->c, x, uop_int(k->c, qs.ext[i]));
+		}
+		for (i = qd.n; i < qs.n; i++)
+			sd[i] = rd_[i];
+		coords(k, dst, &qd, dig, di);
+		coords(k, src, &qs, sd, si);
+		{
+			UOp *dix = kernel_index(k, dst->buf, di, k->buf[dst->buf].ndim);
+			UOp *v = kernel_cast(k, t, kernel_load(k, kernel_index(k, src->buf, si, k->buf[src->buf].ndim), NULL));
+
+			init = kernel_store(k, dix, identity(k, op, t), NULL);
+			upd = kernel_store(k, dix, combine(k, op, t, kernel_load(k, dix, NULL), v), NULL);
+			upd = kernel_loop(k, kernel_range(k, r, AX_REDUCE, HW_NONE), &upd, 1);
+			body = kernel_if(k, kernel_const(k, DT_BOOL, 1), (UOp *[]){ init, upd }, 2);
+		}
+		body = guarded(k, s, u, units, iters, body);
+		if (it)
+			body = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1);
+	} else {
+		char sname[K_NAME];
+		int64_t sh = s->n, step;
+		int sb, n = 0;
+		UOp *st[40], *x, *rr, *sidx, *v, *g;
+		Err ee;
+
+		kernel_fresh_name(k, "red", sname, sizeof sname);
+		if ((sb = kernel_add_buffer(k, sname, t, AS_LOCAL, KB_TEMP, &sh, 1, e)) < 0)
+			return NULL;
+		sidx = kernel_index(k, sb, &s->id, 1);
+		st[n++] = kernel_store(k, sidx, identity(k, op, t), NULL);
+		iters = (red + s->n - 1) / s->n;
+		it = iters > 1 ? kernel_var(k, "it", iters) : NULL;
+		rr = it ? uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, s->n)), s->id) : s->id;
+		x = rr;
+		for (i = qs.n - 1; i >= 0; i--) {
+			UOp *dd = i > 0 ? uop_mod(k->c, x, uop_int(k->c, qs.ext[i])) : x, *ss;
+
+			if (uop_simplify(k->c, dd, &ss, &ee) < 0)
+				return err_set(e, "%s", ee.msg), NULL;
+			sd[i] = ss;
+			x = uop_idiv(k->c, x, uop_int(k->c, qs.ext[i]));
+		}
+		coords(k, src, &qs, sd, si);
+		v = kernel_cast(k, t, kernel_load(k, kernel_index(k, src->buf, si, k->buf[src->buf].ndim), NULL));
+		body = kernel_store(k, sidx, combine(k, op, t, kernel_load(k, sidx, NULL), v), NULL);
+		if (iters * s->n != red)
+			body = kernel_if(k, uop_alu(k->c, OP_CMPLT, rr, uop_int(k->c, red)), &body, 1);
+		st[n++] = it ? kernel_loop(k, kernel_range(k, it, AX_REDUCE, HW_NONE), &body, 1) : body;
+		st[n++] = kernel_barrier(k);
+		for (step = s->n / 2; step >= 1 && n < 36; step /= 2) {
+			UOp *other = kernel_index(k, sb, (UOp *[]){ uop_add(k->c, s->id, uop_int(k->c, step)) }, 1);
+
+			body = kernel_store(k, sidx, combine(k, op, t, kernel_load(k, sidx, NULL), kernel_load(k, other, NULL)), NULL);
+			st[n++] = kernel_if(k, uop_alu(k->c, OP_CMPLT, s->id, uop_int(k->c, step)), &body, 1);
+			st[n++] = kernel_barrier(k);
+		}
+		for (i = 0; i < k->buf[dst->buf].ndim; i++)
+			di[i] = dst->begin[i];
+		body = kernel_store(k, kernel_index(k, dst->buf, di, k->buf[dst->buf].ndim),
+		                    kernel_load(k, kernel_index(k, sb, (UOp *[]){ uop_int(k->c, 0) }, 1), NULL), NULL);
+		g = uop_alu(k->c, OP_CMPEQ, s->id, uop_int(k->c, 0));
+		st[n++] = kernel_if(k, g, &body, 1);
+		body = kernel_if(k, kernel_const(k, DT_BOOL, 1), st, n);
+		if (s->guard)
+			return err_set(e, "reduce: a tree over a warp subset would need a barrier for those warps alone"), NULL;
+	}
+	snprintf(head, sizeof head, "reduce %s %s <- %s at %s: %s (%s)", uop_info[op].name, rd, rs, s->desc,
+	         d->impl, d->reason);
+	if (!(body = named(k, head, body)))
+		err_set(e, "reduce: out of memory");
+	return body;
+}
+
+/* The last two dimensions of a region as (rows, cols); others must be single. */
+static int
+matrix(const Kernel *k, const KRegion *r, int *dr, int *dc, const char *what, Err *e)
+{
+	const KBuf *b = &k->buf[r->buf];
+	int i;
+
+	if (b->ndim < 2)
+		return err_set(e, "gemm: %s (%s) is not a matrix", what, b->name);
+	for (i = 0; i < b->ndim - 2; i++)
+		if (r->extent[i] != 1)
+			return err_set(e, "gemm: %s (%s) spans %lld along dimension %d; a matrix region spans only "
+			               "the last two", what, b->name, (long long)r->extent[i], i);
+	*dr = b->ndim - 2;
+	*dc = b->ndim - 1;
+	return 0;
+}
+
+/* gemm: C += A B; fma: each thread owns elements of C and loops over K. */
+UOp *
+kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, const KRegion *b,
+               const char *force, KDispatch *d, Err *e)
+{
+	Sq q;
+	int cr, cc, ar, ac, br, bc, i;
+	int64_t M, N, K, units, iters;
+	DType t;
+	UOp *it, *vv, *u, *dig[T_MAXDIM], *ci[T_MAXDIM], *ai[T_MAXDIM], *bi[T_MAXDIM], *kk, *body, *cix, *prod;
+	char rc[160], ra[160], rb[160], head[1200];
+
+	if (squeeze(k, c, &q, "gemm", e) < 0 || matrix(k, c, &cr, &cc, "C", e) < 0
+	|| matrix(k, a, &ar, &ac, "A", e) < 0 || matrix(k, b, &br, &bc, "B", e) < 0)
+		return NULL;
+	{
+		Sq tmp;
+
+		if (squeeze(k, a, &tmp, "gemm", e) < 0 || squeeze(k, b, &tmp, "gemm", e) < 0)
+			return NULL;
+	}
+	M = c->extent[cr];
+	N = c->extent[cc];
+	K = a->extent[ac];
+	region_str(rc, sizeof rc, k, c);
+	region_str(ra, sizeof ra, k, a);
+	region_str(rb, sizeof rb, k, b);
+	if (a->extent[ar] != M || b->extent[bc] != N || b->extent[br] != K)
+		return err_set(e, "gemm: %s += %s %s: shapes (%lld, %lld) += (%lld, %lld) (%lld, %lld) do not "
+		               "match", rc, ra, rb, (long long)M, (long long)N, (long long)a->extent[ar],
+		               (long long)K, (long long)b->extent[br], (long long)b->extent[bc]), NULL;
+	if (force && strcmp(force, "fma") != 0) {
+		if (strncmp(force, "mma", 3) == 0)
+			return err_set(e, "gemm: %s is not possible: the loop IR has no MMA instruction yet", force), NULL;
+		return err_set(e, "gemm: unknown implementation %s (fma)", force), NULL;
+	}
+	t = k->buf[c->buf].dtype;
+	snprintf(d->impl, sizeof d->impl, "fma");
+	snprintf(d->reason, sizeof d->reason, "%s%lld elements of C over %lld thread%s, a K loop of %lld "
+	         "each (MMA atoms need an MMA instruction in the IR)", force ? "forced; " : "",
+	         (long long)(M * N), (long long)s->n, s->n == 1 ? "" : "s", (long long)K);
+	q.n = 2;
+	q.dim[0] = cr;
+	q.dim[1] = cc;
+	q.ext[0] = M;
+	q.ext[1] = N;
+	q.total = M * N;
+	if (partition(k, s, &q, 1, &it, &vv, &u, dig, &units, &iters, e) < 0)
+		return NULL;
+	kk = kernel_var(k, "kk", K);
+	for (i = 0; i < k->buf[c->buf].ndim; i++)
+		ci[i] = c->begin[i];
+	ci[cr] = uop_add(k->c, c->begin[cr], dig[0]);
+	ci[cc] = uop_add(k->c, c->begin[cc], dig[1]);
+	for (i = 0; i < k->buf[a->buf].ndim; i++)
+		ai[i] = a->begin[i];
+	ai[ar] = uop_add(k->c, a->begin[ar], dig[0]);
+	ai[ac] = uop_add(k->c, a->begin[ac], kk);
+	for (i = 0; i < k->buf[b->buf].ndim; i++)
+		bi[i] = b->begin[i];
+	bi[br] = uop_add(k->c, b->begin[br], kk);
+	bi[bc] = uop_add(k->c, b->begin[bc], dig[1]);
+	cix = kernel_index(k, c->buf, ci, k->buf[c->buf].ndim);
+	prod = combine(k, OP_MUL, t, kernel_cast(k, t, kernel_load(k, kernel_index(k, a->buf, ai, k->buf[a->buf].ndim), NULL)),
+	               kernel_cast(k, t, kernel_load(k, kernel_index(k, b->buf, bi, k->buf[b->buf].ndim), NULL)));
+	body = kernel_store(k, cix, combine(k, OP_ADD, t, kernel_load(k, cix, NULL), prod), NULL);
+	body = kernel_loop(k, kernel_range(k, kk, AX_REDUCE, HW_NONE), &body, 1);
+	body = guarded(k, s, u, units, iters, body);
+	if (it)
+		body = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1);
+	snprintf(head, sizeof head, "gemm %s += %s @ %s at %s: %s (%s)", rc, ra, rb, s->desc, d->impl, d->reason);
+	if (!(body = named(k, head, body)))
+		err_set(e, "gemm: out of memory");
+	return body;
+}
