@@ -1,16 +1,1929 @@
-/* kernel_run.c - the kernel interpreter (placeholder until it lands). */
+/* kernel_run.c - the kernel interpreter: stages compiled once to register bytecode, run with GPU thread semantics, checked and counted. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "kernel.h"
+
+/*
+** How it works. Each stage's statement tree is compiled once into a flat
+** array of instructions over per-thread slots (int64 or double): loops become
+** a counter and a backward jump, thread- and block-bound loops a read of the
+** hardware coordinate and a guard, accesses an offset computed by the
+** buffer's layout expression (compiled with the logical indices as inputs)
+** and a load or store on a resolved buffer. Then every block of the grid
+** runs, one after another; within a block each thread runs until a barrier
+** or its end, then the next thread, phase after phase (kernel.h).
+**
+** Value semantics are tensor_eval.c's: floats are computed in double and
+** rounded to the node's dtype after each operation; integers in int64 and
+** wrapped to their dtype, with iop's rules (floor division, x // 0 == 0, ...);
+** dtype index arithmetic follows eval.c (floor division, and division by
+** zero is an error), except that overflow wraps instead of failing.
+**
+** Common subexpressions: a UOp is compiled once per statement (a STORE, or
+** an IF's gate); nothing is reused across statements, so a value computed in
+** a loop is recomputed each iteration and no load moves across a store or a
+** barrier.
+**
+** Counts: `ops` is every executed arithmetic instruction, on values and on
+** indices alike (layout arithmetic included, implicit conversions included):
+** what a GPU's integer and float pipes would execute for this program
+** without common-subexpression elimination across statements.
+*/
+
+enum {
+	KR_MAXNEST = 2000,          /* nested statements (the C stack bounds the compiler) */
+	KR_MAXTHREADS = 1 << 16,    /* threads per block */
+	WARP = 32,
+	NOLEAF = INT32_MIN
+};
+
+typedef union Val {
+	int64_t i;
+	double f;
+} Val;
+
+enum {
+	/* control */
+	I_EXIT, I_BAR, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	/* memory */
+	I_LOAD, I_STORE,
+	/* conversions */
+	I_ITOF, I_UTOF, I_FTOI, I_FROUND, I_IWRAP,
+	/* floats */
+	I_FNEG, I_FRECIP, I_FTRUNC, I_FEXP2, I_FLOG2, I_FSIN, I_FSQRT,
+	I_FADD, I_FSUB, I_FMUL, I_FPOW, I_FIDIV, I_FMOD, I_FMIN, I_FMAX,
+	I_FLT, I_FNE, I_FEQ, I_FWHERE, I_FMULACC, I_FNAN,
+	/* integers */
+	I_INEG, I_IRECIP, I_IADD, I_ISUB, I_IMUL, I_IMULACC, I_IDIV, I_UDIV, I_IMOD, I_UMOD,
+	I_XDIV, I_XMOD, I_IMIN, I_UMIN, I_IMAX, I_UMAX, I_ILT, I_ULT, I_INE, I_IEQ, I_IWHERE,
+	I_AND, I_OR, I_XOR, I_SHL, I_SHR, I_USHR, I_THREEFRY, I_IPOW, I_UPOW, I_IZERO,
+	I_COUNT
+};
+
+/* d, a, b, c are slots (c of LOAD/STORE: the access record; b of JZ, LOOP,
+** GUARD: the jump target); imm: an extent, a hardware axis, a buffer. t is
+** the result dtype; w: integers wrap to t / a STORE's value is a float. */
+typedef struct Ins {
+	uint8_t op, t, w, pad;
+	int32_t d, a, b, c;
+	int64_t imm;
+} Ins;
+
+/* One memory instruction: what a check message and a count need. */
+typedef struct MemAux {
+	int buf, ndim, write, nloop, loop0;
+	int idx[T_MAXDIM];
+} MemAux;
+
+typedef struct Prog {
+	const char *name;
+	Ins *code;
+	int n, cap;
+	Val *cval;                /* constants: slots nstack .. nstack+nconst-1 */
+	int nconst, capconst;
+	MemAux *aux;
+	int naux, capaux;
+	const UOp **lvar;         /* enclosing loops of the access records */
+	int *lslot;
+	int nl, capl, capl2;
+	int nslot, nstack;        /* slots in use while compiling; the most used */
+	int nbar;
+	int64_t grid[3], blk[3];
+	int res;                  /* layout programs: the slot of the offset */
+} Prog;
+
+/* ---- compiling ---- */
+
+/* A map from UOps to slots, emptied in O(1) by a new generation. */
+typedef struct Map {
+	const UOp **key;
+	int *val;
+	uint32_t *gen;
+	size_t cap, n;
+	uint32_t g;
+} Map;
+
+static void
+map_free(Map *m)
+{
+	free(m->key);
+	free(m->val);
+	free(m->gen);
+	memset(m, 0, sizeof *m);
+}
+
+static void
+map_clear(Map *m)
+{
+	m->g++;
+	m->n = 0;
+}
+
+static size_t
+map_hash(const UOp *u, size_t cap)
+{
+	return (size_t)(((uintptr_t)u >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static int
+map_get(const Map *m, const UOp *u, int *v)
+{
+	size_t h;
+
+	if (!m->cap)
+		return 0;
+	for (h = map_hash(u, m->cap); m->gen[h] == m->g; h = (h + 1) & (m->cap - 1))
+		if (m->key[h] == u) {
+			*v = m->val[h];
+			return 1;
+		}
+	return 0;
+}
+
+static int
+map_put(Map *m, const UOp *u, int v)
+{
+	size_t h, i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		const UOp **nk = malloc(cap * sizeof *nk);
+		int *nv = malloc(cap * sizeof *nv);
+		uint32_t *ng = calloc(cap, sizeof *ng);
+
+		if (!nk || !nv || !ng) {
+			free(nk);
+			free(nv);
+			free(ng);
+			return -1;
+		}
+		for (i = 0; i < m->cap; i++)
+			if (m->gen[i] == m->g) {
+				for (h = map_hash(m->key[i], cap); ng[h] == 1; h = (h + 1) & (cap - 1))
+					;
+				ng[h] = 1;
+				nk[h] = m->key[i];
+				nv[h] = m->val[i];
+			}
+		free(m->key);
+		free(m->val);
+		free(m->gen);
+		m->key = nk;
+		m->val = nv;
+		m->gen = ng;
+		m->cap = cap;
+		m->g = 1;
+	}
+	for (h = map_hash(u, m->cap); m->gen[h] == m->g; h = (h + 1) & (m->cap - 1))
+		;
+	m->gen[h] = m->g;
+	m->key[h] = u;
+	m->val[h] = v;
+	m->n++;
+	return 0;
+}
+
+typedef struct Scope {
+	const UOp *var;
+	int slot;
+} Scope;
+
+typedef struct Comp {
+	const Kernel *k;
+	Prog *p;
+	Err *e;
+	Map memo;           /* node -> slot within one statement */
+	Map lmemo;          /* node -> slot within one layout expression */
+	Map cmap;           /* constant node -> constant slot, for the whole stage */
+	Scope *sc;          /* the enclosing loops, outermost first */
+	int nsc, capsc;
+	const UOp *ov[T_MAXDIM];  /* layout compilation: lvar[k] is slot ovs[k] */
+	int ovs[T_MAXDIM], nov;
+} Comp;
+
+static int
+isf(int t)
+{
+	return dtype_is_float((DType)t);
+}
+
+static int
+grow(void **p, int *cap, int need, size_t size)
+{
+	int nc;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	if (!(np = realloc(*p, (size_t)nc * size)))
+		return -1;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int
+oom(Comp *C)
+{
+	return err_set(C->e, "kernel.run: out of memory compiling stage %s", C->p->name);
+}
+
+static int
+emit_ins(Comp *C, int op, int t, int w, int d, int a, int b, int c, int64_t imm)
+{
+	Prog *p = C->p;
+	Ins *in;
+
+	if (grow((void **)&p->code, &p->cap, p->n + 1, sizeof *p->code) < 0)
+		return oom(C);
+	in = &p->code[p->n];
+	in->op = (uint8_t)op;
+	in->t = (uint8_t)t;
+	in->w = (uint8_t)w;
+	in->pad = 0;
+	in->d = d;
+	in->a = a;
+	in->b = b;
+	in->c = c;
+	in->imm = imm;
+	return p->n++;
+}
+
+static int
+newslot(Comp *C)
+{
+	Prog *p = C->p;
+
+	if (p->nslot >= (1 << 24))
+		return err_set(C->e, "kernel.run: stage %s needs more than 2^24 slots", p->name);
+	if (++p->nslot > p->nstack)
+		p->nstack = p->nslot;
+	return p->nslot - 1;
+}
+
+/* A constant's slot, coded -(index+2) until the stack size is known. */
+static int
+cconst(Comp *C, const UOp *u)
+{
+	Prog *p = C->p;
+	int v;
+
+	if (map_get(&C->cmap, u, &v))
+		return v;
+	if (grow((void **)&p->cval, &p->capconst, p->nconst + 1, sizeof *p->cval) < 0)
+		return oom(C);
+	if (isf(u->dtype))
+		p->cval[p->nconst].f = tensor_const_value(u);
+	else
+		p->cval[p->nconst].i = u->arg[0];
+	v = -(p->nconst++ + 2);
+	if (map_put(&C->cmap, u, v) < 0)
+		return oom(C);
+	return v;
+}
+
+/* An instruction with a fresh destination; returns the destination. */
+static int
+emit_val(Comp *C, int op, int t, int w, int a, int b, int c)
+{
+	int d = newslot(C);
+
+	if (d < 0 || emit_ins(C, op, t, w, d, a, b, c, 0) < 0)
+		return -1;
+	return d;
+}
+
+static int
+needs_wrap(int t)
+{
+	return t != DT_INDEX && t != DT_INT64 && t != DT_UINT64;
+}
+
+/* The value in slot s of dtype from, read in the other kind (read_row's
+** conversions: an integer as a double, a float truncated to int64). */
+static int
+tokind(Comp *C, int s, int from, int fl)
+{
+	if (isf(from) == fl)
+		return s;
+	if (fl)
+		return emit_val(C, from == DT_UINT64 ? I_UTOF : I_ITOF, DT_FLOAT64, 0, s, -1, -1);
+	return emit_val(C, I_FTOI, DT_INT64, 0, s, -1, -1);
+}
+
+/* The value in slot s of dtype from as a truth value 0/1. */
+static int
+tobool(Comp *C, int s, int from)
+{
+	if (from == DT_BOOL)
+		return s;
+	if (isf(from))
+		return emit_val(C, I_FTOI, DT_BOOL, 0, s, -1, -1);
+	return emit_val(C, I_IWRAP, DT_BOOL, 1, s, -1, -1);
+}
+
+/* CAST of the value in slot s from dtype `from` to t. */
+static int
+ccast(Comp *C, int s, int from, int t)
+{
+	if (isf(from) && isf(t))
+		return emit_val(C, I_FROUND, t, 0, s, -1, -1);
+	if (isf(from))
+		return emit_val(C, I_FTOI, t, 0, s, -1, -1);
+	if (isf(t))
+		return emit_val(C, from == DT_UINT64 ? I_UTOF : I_ITOF, t, 0, s, -1, -1);
+	return emit_val(C, I_IWRAP, t, needs_wrap(t), s, -1, -1);
+}
+
+static int
+fop_code(int op)
+{
+	switch (op) {
+	case OP_NEG: return I_FNEG;
+	case OP_RECIP: return I_FRECIP;
+	case OP_TRUNC: return I_FTRUNC;
+	case OP_EXP2: return I_FEXP2;
+	case OP_LOG2: return I_FLOG2;
+	case OP_SIN: return I_FSIN;
+	case OP_SQRT: return I_FSQRT;
+	case OP_ADD: return I_FADD;
+	case OP_SUB: return I_FSUB;
+	case OP_MUL: return I_FMUL;
+	case OP_POW: return I_FPOW;
+	case OP_IDIV: return I_FIDIV;
+	case OP_MOD: return I_FMOD;
+	case OP_MIN: return I_FMIN;
+	case OP_MAX: return I_FMAX;
+	case OP_CMPLT: return I_FLT;
+	case OP_CMPNE: return I_FNE;
+	case OP_CMPEQ: return I_FEQ;
+	case OP_WHERE: return I_FWHERE;
+	case OP_MULACC: return I_FMULACC;
+	default: return I_FNAN;     /* fop: bit operations on floats are NaN */
+	}
+}
+
+static int
+iop_code(int op, int uns, int index)
+{
+	switch (op) {
+	case OP_NEG: return I_INEG;
+	case OP_RECIP: return I_IRECIP;
+	case OP_ADD: return I_IADD;
+	case OP_SUB: return I_ISUB;
+	case OP_MUL: return I_IMUL;
+	case OP_MULACC: return I_IMULACC;
+	case OP_IDIV: return index ? I_XDIV : uns ? I_UDIV : I_IDIV;
+	case OP_MOD: return index ? I_XMOD : uns ? I_UMOD : I_IMOD;
+	case OP_MIN: return uns ? I_UMIN : I_IMIN;
+	case OP_MAX: return uns ? I_UMAX : I_IMAX;
+	case OP_CMPLT: return uns ? I_ULT : I_ILT;
+	case OP_CMPNE: return I_INE;
+	case OP_CMPEQ: return I_IEQ;
+	case OP_WHERE: return I_IWHERE;
+	case OP_AND: return I_AND;
+	case OP_OR: return I_OR;
+	case OP_XOR: return I_XOR;
+	case OP_SHL: return I_SHL;
+	case OP_SHR: return uns ? I_USHR : I_SHR;
+	case OP_THREEFRY: return I_THREEFRY;
+	case OP_POW: return uns ? I_UPOW : I_IPOW;
+	default: return I_IZERO;    /* iop: transcendental ops on integers are 0 */
+	}
+}
+
+static int cexpr(Comp *C, const UOp *root, int lay);
+static int aux_new(Comp *C, int buf, const UOp *x, int write);
+
+/* An ALU node whose sources are compiled (slots in s[]). The operation runs
+** in the kind of its operands (WHERE: of its values), as ewise does. */
+static int
+calu(Comp *C, const UOp *u, int *s)
+{
+	int op = u->op, t = u->dtype, i, r, od, fl, code;
+
+	if (u->nsrc != uop_info[op].arity)
+		return err_set(C->e, "kernel.run: stage %s: %s with %d sources", C->p->name,
+		               uop_info[op].name, u->nsrc);
+	if (t == DT_VOID)
+		return err_set(C->e, "kernel.run: stage %s: %s of dtype void", C->p->name, uop_info[op].name);
+	if (op == OP_CAST)
+		return ccast(C, s[0], u->src[0]->dtype, t);
+	od = op == OP_WHERE ? u->src[1]->dtype : u->src[0]->dtype;
+	fl = isf(od);
+	if (op == OP_TRUNC && !fl)
+		return ccast(C, s[0], od, t);    /* iop: trunc of an integer is itself */
+	for (i = 0; i < u->nsrc; i++) {
+		if (op == OP_WHERE && i == 0)
+			s[0] = tobool(C, s[0], u->src[0]->dtype);
+		else
+			s[i] = tokind(C, s[i], u->src[i]->dtype, fl);
+		if (s[i] == -1)
+			return -1;
+	}
+	if (fl) {
+		code = fop_code(op);
+		if (uop_info[op].flags & U_CMP)
+			return emit_val(C, code, DT_BOOL, 0, s[0], u->nsrc > 1 ? s[1] : -1, -1);
+		r = emit_val(C, code, isf(t) ? t : DT_FLOAT64, 0, s[0], u->nsrc > 1 ? s[1] : -1,
+		             u->nsrc > 2 ? s[2] : -1);
+		return r < 0 || isf(t) ? r : ccast(C, r, DT_FLOAT64, t);
+	}
+	code = iop_code(op, od == DT_UINT64, od == DT_INDEX);
+	if (code == I_XDIV || code == I_XMOD) {
+		/* c: a record of the enclosing loops, for the message on a zero divisor */
+		int a = aux_new(C, -1, NULL, 0);
+
+		return a < 0 ? -1 : emit_val(C, code, t, 0, s[0], s[1], a);
+	}
+	if (uop_info[op].flags & U_CMP)
+		return emit_val(C, code, DT_BOOL, 0, s[0], s[1], -1);
+	r = emit_val(C, code, isf(t) ? DT_INT64 : t, !isf(t) && needs_wrap(t), s[0],
+	             u->nsrc > 1 ? s[1] : -1, u->nsrc > 2 ? s[2] : -1);
+	return r < 0 || !isf(t) ? r : ccast(C, r, DT_INT64, t);
+}
+
+
+/* The buffer an INDEX names, checked. */
+static int
+index_buf(Comp *C, const UOp *x)
+{
+	const UOp *d = x->src[0];
+	int b;
+
+	if (x->nsrc < 1 || d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= C->k->nbuf
+	|| C->k->buf[d->arg[0]].def != d)
+		return err_set(C->e, "kernel.run: stage %s: an index of something that is not a buffer "
+		               "of this kernel", C->p->name);
+	b = (int)d->arg[0];
+	if (x->nsrc - 1 != C->k->buf[b].ndim)
+		return err_set(C->e, "kernel.run: stage %s: %s has %d dimensions, indexed with %d",
+		               C->p->name, C->k->buf[b].name, C->k->buf[b].ndim, x->nsrc - 1);
+	return b;
+}
+
+/* INDEX: the physical offset, the buffer's layout with lvar[k] bound to the
+** k-th index (compiled afresh for each INDEX node of a statement). */
+static int
+cindex(Comp *C, const UOp *x, const int *s)
+{
+	const KBuf *kb;
+	int b = index_buf(C, x), i, r;
+
+	if (b < 0)
+		return -1;
+	kb = &C->k->buf[b];
+	for (i = 0; i < kb->ndim; i++) {
+		if (isf(x->src[i + 1]->dtype))
+			return err_set(C->e, "kernel.run: stage %s: index %d of %s is a %s value", C->p->name,
+			               i, kb->name, dtype_name((DType)x->src[i + 1]->dtype));
+		C->ov[i] = kb->lvar[i];
+		C->ovs[i] = s[i + 1];
+	}
+	C->nov = kb->ndim;
+	map_clear(&C->lmemo);
+	r = cexpr(C, kb->layout, 1);
+	C->nov = 0;
+	return r;
+}
+
+static int
+aux_new(Comp *C, int buf, const UOp *x, int write)
+{
+	Prog *p = C->p;
+	MemAux *a;
+	int i;
+
+	if (grow((void **)&p->aux, &p->capaux, p->naux + 1, sizeof *p->aux) < 0
+	|| grow((void **)&p->lvar, &p->capl, p->nl + C->nsc, sizeof *p->lvar) < 0
+	|| grow((void **)&p->lslot, &p->capl2, p->nl + C->nsc, sizeof *p->lslot) < 0)
+		return oom(C);
+	a = &p->aux[p->naux];
+	memset(a, 0, sizeof *a);
+	a->buf = buf;
+	a->write = write;
+	a->ndim = x ? x->nsrc - 1 : 0;
+	for (i = 0; i < a->ndim; i++)
+		if (!map_get(&C->memo, x->src[i + 1], &a->idx[i]))
+			return err_set(C->e, "kernel.run: internal: index not compiled");
+	a->loop0 = p->nl;
+	a->nloop = C->nsc;
+	for (i = 0; i < C->nsc; i++) {
+		p->lvar[p->nl] = C->sc[i].var;
+		p->lslot[p->nl++] = C->sc[i].slot;
+	}
+	return p->naux++;
+}
+
+/* One node whose sources are compiled. */
+static int
+cnode(Comp *C, const UOp *x, int lay)
+{
+	Map *m = lay ? &C->lmemo : &C->memo;
+	int s[T_MAXDIM + 1] = { 0 }, i, r, g = -1, b, a;
+
+	if (x->op == OP_LOAD) {
+		if (lay)
+			return err_set(C->e, "kernel.run: a layout expression loads");
+		if (x->nsrc < 1 || x->nsrc > 2 || x->src[0]->op != OP_INDEX)
+			return err_set(C->e, "kernel.run: stage %s: a load of something that is not an index",
+			               C->p->name);
+		if (!map_get(m, x->src[0], &s[0]))
+			return err_set(C->e, "kernel.run: internal: load source not compiled");
+		if (x->nsrc == 2) {
+			if (!map_get(m, x->src[1], &g) || (g = tobool(C, g, x->src[1]->dtype)) == -1)
+				return -1;
+		}
+		if ((b = index_buf(C, x->src[0])) < 0 || (a = aux_new(C, b, x->src[0], 0)) < 0)
+			return -1;
+		r = newslot(C);
+		if (r < 0 || emit_ins(C, I_LOAD, C->k->buf[b].dtype, 0, r, s[0], g, a, b) < 0)
+			return -1;
+		return r;
+	}
+	if (x->op == OP_INDEX) {
+		if (lay)
+			return err_set(C->e, "kernel.run: a layout expression indexes a buffer");
+		if (x->nsrc > T_MAXDIM + 1)
+			return err_set(C->e, "kernel.run: stage %s: an index with %d coordinates",
+			               C->p->name, x->nsrc - 1);
+		for (i = 1; i < x->nsrc; i++)
+			if (!map_get(m, x->src[i], &s[i]))
+				return err_set(C->e, "kernel.run: internal: index source not compiled");
+		return cindex(C, x, s);
+	}
+	if (!(uop_info[x->op].flags & U_ALU) || x->nsrc > 3)
+		return err_set(C->e, "kernel.run: stage %s: %s is not a value the interpreter runs%s",
+		               C->p->name, uop_info[x->op].name,
+		               x->op == OP_RANGE ? " (a loop's value is its variable, the RANGE's source)" : "");
+	for (i = 0; i < x->nsrc; i++)
+		if (!map_get(m, x->src[i], &s[i]))
+			return err_set(C->e, "kernel.run: internal: source not compiled");
+	return calu(C, x, s);
+}
+
+/* A leaf's slot, or -1 with e set (NOLEAF for "not a leaf"). */
+static int
+cleaf(Comp *C, const UOp *x, int lay)
+{
+	int i;
+
+	if (x->op == OP_CONST)
+		return cconst(C, x);
+	if (x->op == OP_VAR) {
+		if (lay) {
+			for (i = 0; i < C->nov; i++)
+				if (C->ov[i] == x)
+					return C->ovs[i];
+			return err_set(C->e, "kernel.run: a layout expression uses the variable %s, not one of "
+			               "its coordinates", x->name);
+		}
+		for (i = C->nsc - 1; i >= 0; i--)
+			if (C->sc[i].var == x)
+				return C->sc[i].slot;
+		return err_set(C->e, "kernel.run: stage %s: the variable %s is not the variable of an "
+		               "enclosing loop", C->p->name, x->name);
+	}
+	if (x->op == OP_DEFINE)
+		return err_set(C->e, "kernel.run: stage %s: the buffer %s used as a value", C->p->name,
+		               x->name ? x->name : "?");
+	return NOLEAF;
+}
+
+/* An expression's slot: post-order over the nodes not yet compiled in this
+** statement, with an explicit stack (expressions nest UOP_MAXDEPTH deep). */
+static int
+cexpr(Comp *C, const UOp *root, int lay)
+{
+	Map *m = lay ? &C->lmemo : &C->memo;
+	const UOp **st;
+	int sp = 0, cap = 64, v, i, r = -1;
+
+	if (map_get(m, root, &v))
+		return v;
+	if (!(st = malloc(cap * sizeof *st)))
+		return oom(C);
+	st[sp++] = root;
+	while (sp) {
+		const UOp *x = st[sp - 1];
+		int pending = 0;
+
+		if (map_get(m, x, &v)) {
+			sp--;
+			continue;
+		}
+		if ((v = cleaf(C, x, lay)) != NOLEAF) {
+			if (v == -1 || map_put(m, x, v) < 0)
+				goto out;
+			sp--;
+			continue;
+		}
+		if (x->op != OP_INDEX && x->op != OP_LOAD && !(uop_info[x->op].flags & U_ALU)) {
+			cnode(C, x, lay);   /* says why, before its sources say something less to the point */
+			goto out;
+		}
+		for (i = x->op == OP_INDEX ? 1 : 0; i < x->nsrc; i++)
+			if (!map_get(m, x->src[i], &v)) {
+				if (grow((void **)&st, &cap, sp + 1, sizeof *st) < 0) {
+					oom(C);
+					goto out;
+				}
+				st[sp++] = x->src[i];
+				pending = 1;
+			}
+		if (pending)
+			continue;
+		sp--;
+		if ((v = cnode(C, x, lay)) == -1 || map_put(m, x, v) < 0)
+			goto out;
+	}
+	if (!map_get(m, root, &r))
+		r = -1;
+out:
+	free(st);
+	if (r == -1 && !C->e->msg[0])
+		oom(C);
+	return r;
+}
+
+static int
+gate_slot(Comp *C, const UOp *g)
+{
+	int s = cexpr(C, g, 0);
+
+	return s == -1 ? -1 : tobool(C, s, g->dtype);
+}
+
+static void
+dims(Prog *p, int hw, int64_t ext)
+{
+	int64_t *d = NULL, v = ext;
+
+	switch (hw) {
+	case HW_BLOCK_X: case HW_BLOCK_Y: case HW_BLOCK_Z: d = &p->grid[hw - HW_BLOCK_X]; break;
+	case HW_THREAD_X: case HW_THREAD_Y: case HW_THREAD_Z: d = &p->blk[hw - HW_THREAD_X]; break;
+	case HW_WARP: d = &p->blk[0]; v = ext > INT64_MAX / WARP ? INT64_MAX : ext * WARP; break;
+	case HW_LANE: d = &p->blk[0]; break;
+	}
+	if (d && v > *d)
+		*d = v;
+}
+
+static int cstmts(Comp *C, UOp *const *s, int n, int depth);
+
+static int
+cstmt(Comp *C, const UOp *s, int depth)
+{
+	Prog *p = C->p;
+	int mark = p->nslot, a, v, g = -1, at, slot, i;
+
+	if (depth > KR_MAXNEST)
+		return err_set(C->e, "kernel.run: stage %s: statements nest deeper than %d", p->name, KR_MAXNEST);
+	switch (s->op) {
+	case OP_STORE:
+		if (s->nsrc < 2 || s->nsrc > 3 || s->src[0]->op != OP_INDEX)
+			return err_set(C->e, "kernel.run: stage %s: a store to something that is not an index",
+			               p->name);
+		map_clear(&C->memo);
+		if ((at = cexpr(C, s->src[0], 0)) == -1 || (v = cexpr(C, s->src[1], 0)) == -1)
+			return -1;
+		if (s->nsrc == 3 && (g = gate_slot(C, s->src[2])) == -1)
+			return -1;
+		if ((i = index_buf(C, s->src[0])) < 0 || (a = aux_new(C, i, s->src[0], 1)) < 0)
+			return -1;
+		if (emit_ins(C, I_STORE, C->k->buf[i].dtype, isf(s->src[1]->dtype), v, at, g, a, i) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
+	case OP_BARRIER:
+		return emit_ins(C, I_BAR, 0, 0, -1, -1, -1, -1, p->nbar++) < 0 ? -1 : 0;
+	case OP_IF:
+		if (s->nsrc < 1)
+			return err_set(C->e, "kernel.run: stage %s: an if without a condition", p->name);
+		map_clear(&C->memo);
+		if ((g = gate_slot(C, s->src[0])) == -1 || (at = emit_ins(C, I_JZ, 0, 0, -1, g, -1, -1, 0)) < 0)
+			return -1;
+		p->nslot = mark;
+		if (cstmts(C, s->src + 1, s->nsrc - 1, depth + 1) < 0)
+			return -1;
+		p->code[at].b = p->n;
+		return 0;
+	case OP_END: {
+		const UOp *rg = s->nsrc ? s->src[0] : NULL, *var;
+		int hw;
+		int64_t ext;
+
+		if (!rg || rg->op != OP_RANGE || rg->nsrc != 1 || rg->src[0]->op != OP_VAR)
+			return err_set(C->e, "kernel.run: stage %s: a loop without a range", p->name);
+		var = krange_var(rg);
+		ext = krange_extent(rg);
+		hw = krange_hw(rg);
+		if (var->arg[0] != 0 || ext < 1)
+			return err_set(C->e, "kernel.run: stage %s: loop %s over [%lld, %lld] does not start at 0",
+			               p->name, var->name, (long long)var->arg[0], (long long)var->arg[1]);
+		for (i = 0; i < C->nsc; i++)
+			if (C->sc[i].var == var)
+				return err_set(C->e, "kernel.run: stage %s: nested loops share the variable %s",
+				               p->name, var->name);
+		if (hw < 0 || hw >= HW_COUNT)
+			return err_set(C->e, "kernel.run: stage %s: loop %s is bound to an unknown axis",
+			               p->name, var->name);
+		if ((slot = newslot(C)) < 0
+		|| grow((void **)&C->sc, &C->capsc, C->nsc + 1, sizeof *C->sc) < 0)
+			return slot < 0 ? -1 : oom(C);
+		C->sc[C->nsc].var = var;
+		C->sc[C->nsc++].slot = slot;
+		if (hw != HW_NONE) {
+			/* a binding, not a loop: this block's or thread's coordinate, guarded */
+			dims(p, hw, ext);
+			if (emit_ins(C, I_HW, DT_INDEX, 0, slot, -1, -1, -1, hw) < 0
+			|| (at = emit_ins(C, I_GUARD, 0, 0, -1, slot, -1, -1, ext)) < 0
+			|| cstmts(C, s->src + 1, s->nsrc - 1, depth + 1) < 0)
+				return -1;
+			p->code[at].b = p->n;
+		} else {
+			if (emit_ins(C, I_SET0, DT_INDEX, 0, slot, -1, -1, -1, 0) < 0)
+				return -1;
+			at = p->n;
+			if (cstmts(C, s->src + 1, s->nsrc - 1, depth + 1) < 0
+			|| emit_ins(C, I_LOOP, 0, 0, -1, slot, at, -1, ext) < 0)
+				return -1;
+		}
+		C->nsc--;
+		p->nslot = mark;
+		return 0;
+	}
+	default:
+		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier)",
+		               p->name, uop_info[s->op].name);
+	}
+}
+
+static int
+cstmts(Comp *C, UOp *const *s, int n, int depth)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (cstmt(C, s[i], depth) < 0)
+			return -1;
+	return 0;
+}
+
+/* Constants go after the stack slots: patch their codes now that its size is known. */
+static void
+patch_consts(Prog *p)
+{
+	int i;
+
+#define FIX(x) do { if ((x) < -1) (x) = p->nstack + (-(x) - 2); } while (0)
+	for (i = 0; i < p->n; i++) {
+		FIX(p->code[i].d);
+		FIX(p->code[i].a);
+		if (p->code[i].op != I_JZ && p->code[i].op != I_LOOP && p->code[i].op != I_GUARD)
+			FIX(p->code[i].b);
+		if (p->code[i].op != I_LOAD && p->code[i].op != I_STORE && p->code[i].op != I_XDIV
+		&& p->code[i].op != I_XMOD)
+			FIX(p->code[i].c);
+	}
+	for (i = 0; i < p->naux; i++) {
+		int k;
+
+		for (k = 0; k < p->aux[i].ndim; k++)
+			FIX(p->aux[i].idx[k]);
+	}
+	for (i = 0; i < p->nl; i++)
+		FIX(p->lslot[i]);
+	FIX(p->res);
+#undef FIX
+}
+
+static void
+prog_free(Prog *p)
+{
+	free(p->code);
+	free(p->cval);
+	free(p->aux);
+	free(p->lvar);
+	free(p->lslot);
+	memset(p, 0, sizeof *p);
+}
+
+static void
+comp_free(Comp *C)
+{
+	map_free(&C->memo);
+	map_free(&C->lmemo);
+	map_free(&C->cmap);
+	free(C->sc);
+}
+
+static int
+compile_stage(const Kernel *k, const KStage *st, Prog *p, Err *e)
+{
+	Comp C;
+	int rc;
+
+	memset(&C, 0, sizeof C);
+	memset(p, 0, sizeof *p);
+	C.k = k;
+	C.p = p;
+	C.e = e;
+	p->name = st->name;
+	p->res = -1;
+	p->grid[0] = p->grid[1] = p->grid[2] = 1;
+	p->blk[0] = p->blk[1] = p->blk[2] = 1;
+	rc = st->body ? cstmt(&C, st->body, 0) : err_set(e, "kernel.run: stage %s has no body", st->name);
+	if (rc == 0 && emit_ins(&C, I_EXIT, 0, 0, -1, -1, -1, -1, 0) < 0)
+		rc = -1;
+	comp_free(&C);
+	if (rc == 0)
+		patch_consts(p);
+	return rc;
+}
+
+/* A buffer's layout as a program: slots 0..ndim-1 hold the coordinates. */
+static int
+compile_layout(const Kernel *k, int b, Prog *p, Err *e)
+{
+	const KBuf *kb = &k->buf[b];
+	Comp C;
+	int i, rc = 0;
+
+	memset(&C, 0, sizeof C);
+	memset(p, 0, sizeof *p);
+	C.k = k;
+	C.p = p;
+	C.e = e;
+	p->name = kb->name;
+	for (i = 0; i < kb->ndim; i++) {
+		C.ov[i] = kb->lvar[i];
+		C.ovs[i] = newslot(&C);
+	}
+	C.nov = kb->ndim;
+	if ((p->res = cexpr(&C, kb->layout, 1)) == -1
+	|| emit_ins(&C, I_EXIT, 0, 0, -1, -1, -1, -1, 0) < 0)
+		rc = -1;
+	comp_free(&C);
+	if (rc == 0)
+		patch_consts(p);
+	return rc;
+}
+
+/* ---- running ---- */
+
+/* One access for the race detector: launch 0 is "none". */
+typedef struct Acc {
+	uint32_t launch, block, phase, thread;
+} Acc;
+
+typedef struct Shadow {
+	Acc w, r[2];
+	uint32_t init;
+} Shadow;
+
+typedef struct RBuf {
+	unsigned char *p;
+	int64_t tstride;    /* registers: bytes per thread (0 otherwise) */
+	int64_t size;
+	int bytes, scope;
+	DType t;
+	Shadow *sh;         /* checks: global and shared */
+	uint8_t *init;      /* checks: registers, size per thread */
+	Prog lay;
+} RBuf;
+
+typedef struct Thr {
+	int pc, done, bar, tid;
+	int64_t tc[3];
+	Val *v;
+	uint32_t *kc;       /* counts: executions of each memory instruction this phase */
+} Thr;
+
+typedef struct LogE {
+	uint32_t mem, k;
+	int64_t addr;
+} LogE;
+
+typedef struct Run {
+	const Kernel *k;
+	const Prog *P;      /* the stage running */
+	int checks, counting;
+	KCounts *cnt;
+	Err *e;
+	RBuf *rb;
+	uint32_t launch, blin, phase;
+	int64_t bc[3];      /* the block's coordinates */
+	int64_t grid[3], blk[3];
+	int nthr;
+	int64_t left;       /* instructions left before max_steps */
+	int64_t max_steps;
+	uint64_t used, limit;
+	LogE *log;
+	size_t nlog, caplog;
+	int64_t ops;
+} Run;
+
+static int
+charge(Run *r, uint64_t bytes, const char *what)
+{
+	if (bytes > r->limit || r->used > r->limit - bytes)
+		return err_set(r->e, "memory limit: %s needs %llu more bytes, past the limit of %llu bytes "
+		               "(KRunOpts.mem_limit)", what, (unsigned long long)bytes,
+		               (unsigned long long)r->limit);
+	r->used += bytes;
+	return 0;
+}
+
+static void *
+rmalloc(Run *r, uint64_t bytes, int zero, const char *what)
+{
+	void *p;
+
+	if (charge(r, bytes, what) < 0)
+		return NULL;
+	p = zero ? calloc(1, bytes ? bytes : 1) : malloc(bytes ? bytes : 1);
+	if (!p)
+		err_set(r->e, "kernel.run: out of memory (%llu bytes for %s)", (unsigned long long)bytes, what);
+	return p;
+}
+
+static double
+fround(int t, double x)
+{
+	switch (t) {
+	case DT_FLOAT32: return (float)x;
+	case DT_FLOAT16: return dtype_from_half(dtype_to_half(x));
+	case DT_BFLOAT16: return dtype_from_bf16(dtype_to_bf16(x));
+	default: return x;
+	}
+}
+
+static void
+coords(int64_t lin, const int64_t *d, int64_t *c)
+{
+	c[0] = lin % d[0];
+	c[1] = lin / d[0] % d[1];
+	c[2] = lin / (d[0] * d[1]);
+}
+
+/* "stage s, block (x,y,z), thread (x,y,z), loops i=1, j=2" */
+static void
+where(const Run *r, const Thr *th, const Ins *in, char *out, size_t n)
+{
+	const Prog *P = r->P;
+	size_t at;
+	int i;
+
+	if (!P || !th) {
+		snprintf(out, n, "placing a buffer through its layout");
+		return;
+	}
+	at = snprintf(out, n, "stage %s, block (%lld,%lld,%lld), thread (%lld,%lld,%lld)", P->name,
+	              (long long)r->bc[0], (long long)r->bc[1], (long long)r->bc[2],
+	              (long long)th->tc[0], (long long)th->tc[1], (long long)th->tc[2]);
+	if (in && (in->op == I_LOAD || in->op == I_STORE || in->op == I_XDIV || in->op == I_XMOD)) {
+		const MemAux *a = &P->aux[in->c];
+
+		for (i = 0; i < a->nloop && at < n; i++)
+			at += snprintf(out + at, n - at, "%s%s=%lld", i ? ", " : ", loops ",
+			               P->lvar[a->loop0 + i]->name, (long long)th->v[P->lslot[a->loop0 + i]].i);
+	}
+}
+
+/* "name[i, j]" of the element an access names */
+static void
+element(const Run *r, const Thr *th, const Ins *in, char *out, size_t n)
+{
+	const MemAux *a = &r->P->aux[in->c];
+	size_t at = snprintf(out, n, "%s[", r->k->buf[a->buf].name);
+	int i;
+
+	for (i = 0; i < a->ndim && at < n; i++)
+		at += snprintf(out + at, n - at, "%s%lld", i ? ", " : "", (long long)th->v[a->idx[i]].i);
+	if (at < n)
+		snprintf(out + at, n - at, "]");
+}
+
+static int
+fail_oob(Run *r, Thr *th, const Ins *in, int64_t off, int dim)
+{
+	const RBuf *B = &r->rb[in->imm];
+	const KBuf *kb = &r->k->buf[in->imm];
+	char w[256], el[160];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	if (dim >= 0)
+		return err_set(r->e, "out of bounds: %s: %s %s: index %d is outside [0, %lld)", w,
+		               in->op == I_LOAD ? "load" : "store", el, dim, (long long)kb->shape[dim]);
+	return err_set(r->e, "out of bounds: %s: %s %s: physical offset %lld is outside the storage "
+	               "[0, %lld)", w, in->op == I_LOAD ? "load" : "store", el, (long long)off,
+	               (long long)B->size);
+}
+
+static int
+conflict(const Acc *p, const Acc *c)
+{
+	return p->launch == c->launch && p->launch != 0
+	&& (p->block != c->block || (p->phase == c->phase && p->thread != c->thread));
+}
+
+static int
+fail_race(Run *r, Thr *th, const Ins *in, int64_t off, const Acc *p, int pwrite)
+{
+	const RBuf *B = &r->rb[in->imm];
+	char w[256], el[160];
+	int64_t pt[3], pb[3];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	coords(p->thread, r->blk, pt);
+	coords(p->block, r->grid, pb);
+	return err_set(r->e, "race: %s: %s %s (offset %lld, %s memory) while thread (%lld,%lld,%lld) "
+	               "of block (%lld,%lld,%lld) %s it %s", w, in->op == I_LOAD ? "reads" : "writes",
+	               el, (long long)off, B->scope == AS_LOCAL ? "shared" : "global",
+	               (long long)pt[0], (long long)pt[1], (long long)pt[2],
+	               (long long)pb[0], (long long)pb[1], (long long)pb[2],
+	               pwrite ? "wrote" : "read",
+	               p->block != r->blin ? "in the same launch (blocks run concurrently)"
+	               : "in the same phase (no barrier between)");
+}
+
+static int
+fail_uninit(Run *r, Thr *th, const Ins *in, int64_t off)
+{
+	char w[256], el[160];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	return err_set(r->e, "uninitialized: %s: load of %s (offset %lld), which nothing wrote%s", w, el,
+	               (long long)off, r->rb[in->imm].scope == AS_LOCAL ? " in this block"
+	               : r->rb[in->imm].scope == AS_REG ? " in this thread" : "");
+}
+
+/* The checks of one access (bounds, uninitialized, races); 0 when it may go on. */
+static int
+check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
+{
+	const MemAux *a = &r->P->aux[in->c];
+	const KBuf *kb = &r->k->buf[a->buf];
+	RBuf *B = &r->rb[a->buf];
+	Shadow *s;
+	Acc cur;
+	int i;
+
+	for (i = 0; i < a->ndim; i++) {
+		int64_t x = th->v[a->idx[i]].i;
+
+		if (x < 0 || x >= kb->shape[i])
+			return fail_oob(r, th, in, off, i);
+	}
+	if ((uint64_t)off >= (uint64_t)B->size)
+		return fail_oob(r, th, in, off, -1);
+	if (B->scope == AS_REG) {
+		uint8_t *p = B->init + (int64_t)th->tid * B->size + off;
+
+		if (write)
+			*p = 1;
+		else if (!*p)
+			return fail_uninit(r, th, in, off);
+		return 0;
+	}
+	s = &B->sh[off];
+	cur.launch = r->launch;
+	cur.block = r->blin;
+	cur.phase = r->phase;
+	cur.thread = (uint32_t)th->tid;
+	if (write) {
+		if (conflict(&s->w, &cur))
+			return fail_race(r, th, in, off, &s->w, 1);
+		for (i = 0; i < 2; i++)
+			if (conflict(&s->r[i], &cur))
+				return fail_race(r, th, in, off, &s->r[i], 0);
+		s->w = cur;
+		memset(s->r, 0, sizeof s->r);
+		s->init = 1;
+		return 0;
+	}
+	if (!s->init)
+		return fail_uninit(r, th, in, off);
+	if (conflict(&s->w, &cur))
+		return fail_race(r, th, in, off, &s->w, 1);
+	/* keep the two most recent distinct readers */
+	if (s->r[0].thread == cur.thread && s->r[0].block == cur.block)
+		s->r[0] = cur;
+	else if (s->r[1].thread == cur.thread && s->r[1].block == cur.block)
+		s->r[1] = cur;
+	else {
+		s->r[1] = s->r[0];
+		s->r[0] = cur;
+	}
+	return 0;
+}
+
+/* ---- counts: warp-level requests ---- */
+
+static void
+count_group(Run *r, const LogE *g, size_t n)
+{
+	const MemAux *a = &r->P->aux[g[0].mem];
+	const RBuf *B = &r->rb[a->buf];
+	KCounts *c = r->cnt;
+	size_t i;
+
+	if (B->scope == AS_GLOBAL) {
+		int64_t last = -1, sec;
+
+		if (a->write)
+			c->global_stores++;
+		else
+			c->global_loads++;
+		for (i = 0; i < n; i++)
+			if ((sec = g[i].addr >> 5) != last) {
+				c->global_sectors++;
+				last = sec;
+			}
+	} else if (B->scope == AS_LOCAL) {
+		int bank[32] = { 0 }, worst = 0;
+		int64_t last = -1, wd;
+
+		if (a->write)
+			c->shared_stores++;
+		else
+			c->shared_loads++;
+		/* entries are sorted by address: words ascend, so distinct words are runs */
+		for (i = 0; i < n; i++)
+			for (wd = g[i].addr >> 2; wd <= (g[i].addr + B->bytes - 1) >> 2; wd++)
+				if (wd != last) {
+					if (++bank[wd % 32] > worst)
+						worst = bank[wd % 32];
+					last = wd;
+				}
+		c->shared_accesses += worst;
+		c->bank_conflicts += worst - 1;
+	}
+}
+
+static int
+logcmp(const void *x, const void *y)
+{
+	const LogE *a = x, *b = y;
+
+	if (a->mem != b->mem)
+		return a->mem < b->mem ? -1 : 1;
+	if (a->k != b->k)
+		return a->k < b->k ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The accesses of one warp in one phase, grouped into requests. */
+static void
+flush(Run *r)
+{
+	size_t i, j;
+
+	if (!r->nlog)
+		return;
+	qsort(r->log, r->nlog, sizeof *r->log, logcmp);
+	for (i = 0; i < r->nlog; i = j) {
+		for (j = i + 1; j < r->nlog && r->log[j].mem == r->log[i].mem && r->log[j].k == r->log[i].k; j++)
+			;
+		count_group(r, r->log + i, j - i);
+	}
+	r->nlog = 0;
+}
+
+static int
+log_access(Run *r, Thr *th, const Ins *in, int64_t off)
+{
+	const RBuf *B = &r->rb[in->imm];
+	LogE e;
+
+	e.mem = (uint32_t)in->c;
+	e.k = th->kc[in->c]++;
+	e.addr = off * B->bytes;
+	if (B->scope == AS_REG)
+		return 0;
+	if (r->nthr == 1) {
+		count_group(r, &e, 1);
+		return 0;
+	}
+	if (r->nlog == r->caplog) {
+		size_t nc = r->caplog ? 2 * r->caplog : 1024;
+		LogE *nl;
+
+		if (charge(r, (nc - r->caplog) * sizeof *nl, "the access log of the counts") < 0)
+			return -1;
+		if (!(nl = realloc(r->log, nc * sizeof *nl)))
+			return err_set(r->e, "kernel.run: out of memory (access log)");
+		r->log = nl;
+		r->caplog = nc;
+	}
+	r->log[r->nlog++] = e;
+	return 0;
+}
+
+/* ---- the interpreter loop ---- */
+
+static int
+fail_div(Run *r, Thr *th, const Ins *in)
+{
+	char w[256];
+
+	where(r, th, in, w, sizeof w);
+	return err_set(r->e, "kernel.run: %s: index %s by zero", w, in->op == I_XDIV ? "division" : "modulo");
+}
+
+static int
+fail_steps(Run *r, Thr *th, const Ins *in)
+{
+	char w[256];
+
+	where(r, th, in, w, sizeof w);
+	return err_set(r->e, "step limit: more than %lld instructions (KRunOpts.max_steps), at %s",
+	               (long long)r->max_steps, w);
+}
+
+/* Run thread th from its pc to a barrier (1), its end (0) or an error (-1). */
+static int
+exec(Run *r, const Prog *P, Thr *th)
+{
+	const Ins *code = P->code, *in;
+	Val *v = th->v;
+	RBuf *rb = r->rb;
+	int pc = th->pc, chk = r->checks, cnt = r->counting;
+	int64_t left = r->left, ops = 0, x, y, off;
+	unsigned char *p;
+	uint64_t ux, uy;
+
+#define A v[in->a]
+#define B v[in->b]
+#define CC v[in->c]
+#define D v[in->d]
+#define FR(e) fround(in->t, (e))
+#define IW(e) (in->w ? dtype_wrap((DType)in->t, (e)) : (e))
+#define U(e) ((uint64_t)(e))
+	for (;;) {
+		in = code + pc++;
+		if (--left < 0) {
+			r->left = 0;
+			return fail_steps(r, th, in);
+		}
+		switch (in->op) {
+		case I_EXIT:
+			th->done = 1;
+			th->pc = pc - 1;
+			r->left = left;
+			r->ops += ops;
+			return 0;
+		case I_BAR:
+			th->bar = (int)in->imm;
+			th->pc = pc;
+			r->left = left;
+			r->ops += ops;
+			return 1;
+		case I_JZ: if (!A.i) pc = in->b; break;
+		case I_SET0: D.i = 0; break;
+		case I_LOOP: if (++A.i < in->imm) pc = in->b; break;
+		case I_GUARD: if (A.i >= in->imm) pc = in->b; break;
+		case I_HW:
+			switch (in->imm) {
+			case HW_BLOCK_X: case HW_BLOCK_Y: case HW_BLOCK_Z: D.i = r->bc[in->imm - HW_BLOCK_X]; break;
+			case HW_THREAD_X: case HW_THREAD_Y: case HW_THREAD_Z: D.i = th->tc[in->imm - HW_THREAD_X]; break;
+			case HW_WARP: D.i = th->tc[0] / WARP; break;
+			default: D.i = th->tc[0] % WARP; break;
+			}
+			break;
+		case I_LOAD: {
+			RBuf *b = &rb[in->imm];
+
+			if (in->b >= 0 && !B.i) {
+				/* gated off: 0, and no memory touched */
+				D.i = 0;
+				if (cnt)
+					th->kc[in->c]++;
+				break;
+			}
+			off = A.i;
+			if (chk) {
+				if (check(r, th, in, off, 0) < 0)
+					goto fail;
+			} else if ((uint64_t)off >= (uint64_t)b->size) {
+				fail_oob(r, th, in, off, -1);
+				goto fail;
+			}
+			if (cnt && log_access(r, th, in, off) < 0)
+				goto fail;
+			p = b->p + th->tid * b->tstride + off * b->bytes;
+			switch (b->t) {
+			case DT_FLOAT32: { float f; memcpy(&f, p, 4); D.f = f; break; }
+			case DT_FLOAT64: memcpy(&D.f, p, 8); break;
+			case DT_INT32: { int32_t i; memcpy(&i, p, 4); D.i = i; break; }
+			case DT_INT64: case DT_UINT64: memcpy(&D.i, p, 8); break;
+			default:
+				if (isf(b->t))
+					D.f = dtype_load_f(b->t, p);
+				else
+					D.i = dtype_load_i(b->t, p);
+				break;
+			}
+			break;
+		}
+		case I_STORE: {
+			RBuf *b = &rb[in->imm];
+
+			if (in->b >= 0 && !B.i) {
+				if (cnt)
+					th->kc[in->c]++;
+				break;
+			}
+			off = A.i;
+			if (chk) {
+				if (check(r, th, in, off, 1) < 0)
+					goto fail;
+			} else if ((uint64_t)off >= (uint64_t)b->size) {
+				fail_oob(r, th, in, off, -1);
+				goto fail;
+			}
+			if (cnt && log_access(r, th, in, off) < 0)
+				goto fail;
+			p = b->p + th->tid * b->tstride + off * b->bytes;
+			if (in->w) {
+				if (b->t == DT_FLOAT32) {
+					float f = (float)D.f;
+
+					memcpy(p, &f, 4);
+				} else
+					dtype_store_f(b->t, p, D.f);
+			} else if (b->t == DT_INT32) {
+				int32_t i = (int32_t)(uint32_t)U(D.i);
+
+				memcpy(p, &i, 4);
+			} else
+				dtype_store_i(b->t, p, D.i);
+			break;
+		}
+		/* conversions */
+		case I_ITOF: D.f = FR((double)A.i); ops++; break;
+		case I_UTOF: D.f = FR((double)U(A.i)); ops++; break;
+		case I_FTOI: D.i = dtype_ftoi((DType)in->t, A.f); ops++; break;
+		case I_FROUND: D.f = FR(A.f); ops++; break;
+		case I_IWRAP: D.i = IW(A.i); ops++; break;
+		/* floats: fop's semantics, rounded to the dtype */
+		case I_FNEG: D.f = FR(-A.f); ops++; break;
+		case I_FRECIP: D.f = FR(1.0 / A.f); ops++; break;
+		case I_FTRUNC: D.f = FR(trunc(A.f)); ops++; break;
+		case I_FEXP2: D.f = FR(exp2(A.f)); ops++; break;
+		case I_FLOG2: D.f = FR(log2(A.f)); ops++; break;
+		case I_FSIN: D.f = FR(sin(A.f)); ops++; break;
+		case I_FSQRT: D.f = FR(sqrt(A.f)); ops++; break;
+		case I_FADD: D.f = FR(A.f + B.f); ops++; break;
+		case I_FSUB: D.f = FR(A.f - B.f); ops++; break;
+		case I_FMUL: D.f = FR(A.f * B.f); ops++; break;
+		case I_FPOW: D.f = FR(pow(A.f, B.f)); ops++; break;
+		case I_FIDIV: D.f = FR(floor(A.f / B.f)); ops++; break;
+		case I_FMOD: {
+			double m = fmod(A.f, B.f);
+
+			D.f = FR(m != 0 && (m < 0) != (B.f < 0) ? m + B.f : m);
+			ops++;
+			break;
+		}
+		case I_FMIN: D.f = FR(A.f < B.f || isnan(A.f) ? A.f : B.f); ops++; break;
+		case I_FMAX: D.f = FR(A.f > B.f || isnan(A.f) ? A.f : B.f); ops++; break;
+		case I_FLT: D.i = A.f < B.f; ops++; break;
+		case I_FNE: D.i = A.f != B.f; ops++; break;
+		case I_FEQ: D.i = A.f == B.f; ops++; break;
+		case I_FWHERE: D.f = FR(A.i ? B.f : CC.f); ops++; break;
+		case I_FMULACC: D.f = FR(A.f * B.f + CC.f); ops++; break;
+		case I_FNAN: D.f = NAN; ops++; break;
+		/* integers: iop's semantics, wrapped to the dtype */
+		case I_INEG: D.i = IW((int64_t)(0 - U(A.i))); ops++; break;
+		case I_IRECIP: x = A.i; D.i = IW(x == 1 ? 1 : x == -1 ? -1 : 0); ops++; break;
+		case I_IADD: D.i = IW((int64_t)(U(A.i) + U(B.i))); ops++; break;
+		case I_ISUB: D.i = IW((int64_t)(U(A.i) - U(B.i))); ops++; break;
+		case I_IMUL: D.i = IW((int64_t)(U(A.i) * U(B.i))); ops++; break;
+		case I_IMULACC: D.i = IW((int64_t)(U(A.i) * U(B.i) + U(CC.i))); ops++; break;
+		case I_IDIV:
+			x = A.i;
+			y = B.i;
+			if (uck_fdiv(x, y, &off) < 0)
+				off = y == 0 ? 0 : x;   /* x // 0 is 0; INT64_MIN // -1 wraps */
+			D.i = IW(off);
+			ops++;
+			break;
+		case I_UDIV: D.i = IW(B.i ? (int64_t)(U(A.i) / U(B.i)) : 0); ops++; break;
+		case I_IMOD:
+			if (uck_fmod(A.i, B.i, &off) < 0)
+				off = 0;
+			D.i = IW(off);
+			ops++;
+			break;
+		case I_UMOD: D.i = IW(B.i ? (int64_t)(U(A.i) % U(B.i)) : 0); ops++; break;
+		case I_XDIV:
+			x = A.i;
+			y = B.i;
+			if (y == 0) {
+				fail_div(r, th, in);
+				goto fail;
+			}
+			if (uck_fdiv(x, y, &off) < 0)
+				off = x;
+			D.i = off;
+			ops++;
+			break;
+		case I_XMOD:
+			if (B.i == 0) {
+				fail_div(r, th, in);
+				goto fail;
+			}
+			uck_fmod(A.i, B.i, &off);
+			D.i = off;
+			ops++;
+			break;
+		case I_IMIN: D.i = A.i < B.i ? A.i : B.i; ops++; break;
+		case I_UMIN: D.i = U(A.i) < U(B.i) ? A.i : B.i; ops++; break;
+		case I_IMAX: D.i = A.i > B.i ? A.i : B.i; ops++; break;
+		case I_UMAX: D.i = U(A.i) > U(B.i) ? A.i : B.i; ops++; break;
+		case I_ILT: D.i = A.i < B.i; ops++; break;
+		case I_ULT: D.i = U(A.i) < U(B.i); ops++; break;
+		case I_INE: D.i = A.i != B.i; ops++; break;
+		case I_IEQ: D.i = A.i == B.i; ops++; break;
+		case I_IWHERE: D.i = IW(A.i ? B.i : CC.i); ops++; break;
+		case I_AND: D.i = IW(A.i & B.i); ops++; break;
+		case I_OR: D.i = IW(A.i | B.i); ops++; break;
+		case I_XOR: D.i = IW(A.i ^ B.i); ops++; break;
+		case I_SHL:
+			y = B.i;
+			D.i = IW(y < 0 || y > 63 ? 0 : (int64_t)(U(A.i) << y));
+			ops++;
+			break;
+		case I_SHR:
+			x = A.i;
+			y = B.i;
+			D.i = IW(y < 0 || y > 63 ? (x >= 0 ? 0 : -1) : x >> y);
+			ops++;
+			break;
+		case I_USHR:
+			y = B.i;
+			D.i = IW(y < 0 || y > 63 ? 0 : (int64_t)(U(A.i) >> y));
+			ops++;
+			break;
+		case I_THREEFRY: D.i = IW((int64_t)tensor_threefry(U(A.i), U(B.i))); ops++; break;
+		case I_IPOW: case I_UPOW:
+			/* by squaring, wrapping; a negative exponent leaves only 1/1 and 1/-1 */
+			x = A.i;
+			y = B.i;
+			if (y < 0 && in->op == I_IPOW)
+				off = x == 1 ? 1 : x == -1 ? (y % 2 ? -1 : 1) : 0;
+			else {
+				for (ux = U(x), uy = 1; y; y = (int64_t)(U(y) >> 1), ux *= ux)
+					if (y & 1)
+						uy *= ux;
+				off = (int64_t)uy;
+			}
+			D.i = IW(off);
+			ops++;
+			break;
+		case I_IZERO: D.i = 0; ops++; break;
+		default:
+			err_set(r->e, "kernel.run: internal: bad instruction %d", in->op);
+			goto fail;
+		}
+	}
+fail:
+	r->left = left;
+	r->ops += ops;
+	th->pc = pc - 1;
+	return -1;
+#undef A
+#undef B
+#undef CC
+#undef D
+#undef FR
+#undef IW
+#undef U
+}
+
+/* The physical offset of logical element lin (row-major) of buffer b. */
+static int
+lay_offset(Run *r, RBuf *B, const KBuf *kb, int64_t lin, Val *slots, int64_t *off)
+{
+	Thr th;
+	const Prog *save = r->P;
+	int64_t left = r->left, ops = r->ops;
+	int i, rc;
+
+	for (i = kb->ndim - 1; i >= 0; i--) {
+		slots[i].i = lin % kb->shape[i];
+		lin /= kb->shape[i];
+	}
+	memset(&th, 0, sizeof th);
+	th.v = slots;
+	r->P = NULL;
+	/* placing data is not the kernel's work: neither steps nor ops */
+	r->left = INT64_MAX;
+	rc = exec(r, &B->lay, &th);
+	r->P = save;
+	r->left = left;
+	r->ops = ops;
+	if (rc < 0)
+		return -1;
+	*off = slots[B->lay.res].i;
+	if (*off < 0 || *off >= B->size)
+		return err_set(r->e, "out of bounds: buffer %s: its layout maps element %lld outside [0, %lld)",
+		               kb->name, (long long)lin, (long long)B->size);
+	return 0;
+}
+
+static Val *
+lay_slots(Run *r, RBuf *B)
+{
+	Val *s = malloc((size_t)(B->lay.nstack + B->lay.nconst + 1) * sizeof *s);
+
+	if (!s) {
+		err_set(r->e, "kernel.run: out of memory");
+		return NULL;
+	}
+	memset(s, 0, (size_t)B->lay.nstack * sizeof *s);
+	memcpy(s + B->lay.nstack, B->lay.cval, (size_t)B->lay.nconst * sizeof *s);
+	return s;
+}
+
+/* One stage: every block of the grid, phase by phase. */
+static int
+run_stage(Run *r, const Prog *P, int si)
+{
+	const Kernel *k = r->k;
+	int64_t nthr = P->blk[0], nblk = P->grid[0], b, t, u;
+	int nslot = P->nstack + P->nconst, rc = -1, i, all_done;
+	Thr *th = NULL;
+	Val *slots = NULL;
+	uint32_t *kc = NULL;
+	uint64_t before = r->used;
+
+	for (i = 1; i < 3; i++) {
+		if (uck_mul(nthr, P->blk[i], &nthr) < 0)
+			nthr = INT64_MAX;
+		if (uck_mul(nblk, P->grid[i], &nblk) < 0)
+			nblk = INT64_MAX;
+	}
+	if (nthr > KR_MAXTHREADS)
+		return err_set(r->e, "kernel.run: stage %s: blocks of %lld threads (at most %d)", P->name,
+		               (long long)nthr, KR_MAXTHREADS);
+	if (nblk > INT32_MAX)
+		return err_set(r->e, "kernel.run: stage %s: a grid of %lld blocks (at most 2^31-1)", P->name,
+		               (long long)nblk);
+	r->P = P;
+	r->launch = (uint32_t)si + 1;
+	r->nthr = (int)nthr;
+	memcpy(r->grid, P->grid, sizeof r->grid);
+	memcpy(r->blk, P->blk, sizeof r->blk);
+	if (!(th = rmalloc(r, (uint64_t)nthr * sizeof *th, 1, "the threads"))
+	|| !(slots = rmalloc(r, (uint64_t)nthr * nslot * sizeof *slots, 0, "the threads' slots")))
+		goto out;
+	if (r->counting && !(kc = rmalloc(r, (uint64_t)nthr * (P->naux + 1) * sizeof *kc, 0, "the counts")))
+		goto out;
+	/* shared buffers live per block, registers per thread of a block */
+	for (i = 0; i < k->nbuf; i++) {
+		RBuf *B = &r->rb[i];
+		uint64_t n = B->scope == AS_REG ? (uint64_t)nthr * B->size : (uint64_t)B->size;
+
+		if (B->scope == AS_GLOBAL)
+			continue;
+		B->tstride = B->scope == AS_REG ? B->size * B->bytes : 0;
+		if (!(B->p = rmalloc(r, n * B->bytes, 0, k->buf[i].name)))
+			goto out;
+		if (r->checks && B->scope == AS_LOCAL && !(B->sh = rmalloc(r, n * sizeof *B->sh, 0, "shadow memory")))
+			goto out;
+		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, "shadow memory")))
+			goto out;
+	}
+	if (r->cnt) {
+		r->cnt->blocks += nblk;
+		r->cnt->threads += nblk * nthr;
+	}
+	for (b = 0; b < nblk; b++) {
+		r->blin = (uint32_t)b;
+		coords(b, P->grid, r->bc);
+		for (i = 0; i < k->nbuf; i++) {
+			RBuf *B = &r->rb[i];
+			uint64_t n = B->scope == AS_REG ? (uint64_t)nthr * B->size : (uint64_t)B->size;
+
+			if (B->scope == AS_GLOBAL)
+				continue;
+			/* fresh per block: zeros, so that runs without checks are deterministic */
+			memset(B->p, 0, n * B->bytes);
+			if (B->sh)
+				memset(B->sh, 0, n * sizeof *B->sh);
+			if (B->init)
+				memset(B->init, 0, n);
+		}
+		for (t = 0; t < nthr; t++) {
+			Val *v = slots + t * nslot;
+
+			th[t].pc = 0;
+			th[t].done = 0;
+			th[t].tid = (int)t;
+			th[t].v = v;
+			th[t].kc = kc ? kc + t * (P->naux + 1) : NULL;
+			coords(t, P->blk, th[t].tc);
+			memset(v, 0, (size_t)P->nstack * sizeof *v);
+			memcpy(v + P->nstack, P->cval, (size_t)P->nconst * sizeof *v);
+		}
+		for (r->phase = 0;; r->phase++) {
+			if (kc)
+				memset(kc, 0, (size_t)nthr * (P->naux + 1) * sizeof *kc);
+			for (t = 0; t < nthr; t++) {
+				if (r->counting && t % WARP == 0)
+					flush(r);
+				if (!th[t].done && exec(r, P, &th[t]) < 0)
+					goto out;
+			}
+			if (r->counting)
+				flush(r);
+			for (t = 0, all_done = 1, u = -1; t < nthr; t++) {
+				all_done &= th[t].done;
+				if (u < 0 && !th[t].done)
+					u = t;
+			}
+			if (all_done)
+				break;
+			/* every thread must wait at the barrier the first waiting one waits at */
+			for (t = 0; t < nthr; t++)
+				if (th[t].done || th[t].bar != th[u].bar) {
+					char w[200];
+
+					snprintf(w, sizeof w, "stage %s, block (%lld,%lld,%lld): thread (%lld,%lld,%lld) "
+					         "waits at barrier #%d", P->name, (long long)r->bc[0], (long long)r->bc[1],
+					         (long long)r->bc[2], (long long)th[u].tc[0], (long long)th[u].tc[1],
+					         (long long)th[u].tc[2], th[u].bar);
+					if (th[t].done)
+						err_set(r->e, "barrier: %s while thread (%lld,%lld,%lld) has finished", w,
+						        (long long)th[t].tc[0], (long long)th[t].tc[1], (long long)th[t].tc[2]);
+					else
+						err_set(r->e, "barrier: %s while thread (%lld,%lld,%lld) waits at barrier #%d", w,
+						        (long long)th[t].tc[0], (long long)th[t].tc[1], (long long)th[t].tc[2],
+						        th[t].bar);
+					goto out;
+				}
+			if (r->cnt)
+				r->cnt->barriers++;
+		}
+	}
+	rc = 0;
+out:
+	for (i = 0; i < k->nbuf; i++) {
+		RBuf *B = &r->rb[i];
+
+		if (B->scope == AS_GLOBAL)
+			continue;
+		free(B->p);
+		free(B->sh);
+		free(B->init);
+		B->p = NULL;
+		B->sh = NULL;
+		B->init = NULL;
+	}
+	free(th);
+	free(slots);
+	free(kc);
+	r->used = before;
+	return rc;
+}
+
+/* Place input b (row-major logical order) through its layout. */
+static int
+place(Run *r, int b, const TBuf *in)
+{
+	const KBuf *kb = &r->k->buf[b];
+	RBuf *B = &r->rb[b];
+	Val *s = lay_slots(r, B);
+	int64_t n = in->numel, i, off;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (lay_offset(r, B, kb, i, s, &off) < 0) {
+			free(s);
+			return -1;
+		}
+		memcpy(B->p + off * B->bytes, (const unsigned char *)in->data + i * B->bytes, B->bytes);
+		if (B->sh)
+			B->sh[off].init = 1;
+	}
+	free(s);
+	return 0;
+}
+
+/* Read output b back through its layout into row-major logical order. */
+static int
+readback(Run *r, int b, TBuf *out)
+{
+	const KBuf *kb = &r->k->buf[b];
+	RBuf *B = &r->rb[b];
+	Val *s = lay_slots(r, B);
+	int64_t n = 1, i, off;
+	unsigned char *d;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < kb->ndim; i++)
+		n *= kb->shape[i];
+	if (!(d = malloc(n > 0 ? (size_t)n * B->bytes : 1))) {
+		free(s);
+		return err_set(r->e, "kernel.run: out of memory for output %s", kb->name);
+	}
+	for (i = 0; i < n; i++) {
+		if (lay_offset(r, B, kb, i, s, &off) < 0)
+			goto fail;
+		if (B->sh && !B->sh[off].init) {
+			char el[160];
+			int64_t c[T_MAXDIM], l = i;
+			size_t at;
+			int j;
+
+			for (j = kb->ndim - 1; j >= 0; j--) {
+				c[j] = l % kb->shape[j];
+				l /= kb->shape[j];
+			}
+			at = snprintf(el, sizeof el, "%s[", kb->name);
+			for (j = 0; j < kb->ndim && at < sizeof el; j++)
+				at += snprintf(el + at, sizeof el - at, "%s%lld", j ? ", " : "", (long long)c[j]);
+			if (at < sizeof el)
+				snprintf(el + at, sizeof el - at, "]");
+			err_set(r->e, "uninitialized: output %s (offset %lld) was never written by the end of "
+			        "the run", el, (long long)off);
+			goto fail;
+		}
+		memcpy(d + i * B->bytes, B->p + off * B->bytes, B->bytes);
+	}
+	free(s);
+	memset(out, 0, sizeof *out);
+	out->dtype = kb->dtype;
+	out->ndim = kb->ndim;
+	memcpy(out->shape, kb->shape, sizeof kb->shape);
+	out->device = NULL;
+	out->axis = -1;
+	out->numel = n;
+	out->data = d;
+	return 0;
+fail:
+	free(s);
+	free(d);
+	return -1;
+}
 
 int
 kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err *e)
 {
-	(void)k; (void)o; (void)bufs; (void)counts;
-	return err_set(e, "kernel.run: not built yet");
+	KRunOpts dflt = { 1, 0, 0, 0 };
+	Run r;
+	Prog *progs = NULL;
+	TBuf *outs = NULL;
+	int i, rc = -1;
+
+	if (!o)
+		o = &dflt;
+	memset(&r, 0, sizeof r);
+	r.k = k;
+	r.e = e;
+	r.checks = o->checks;
+	r.counting = o->counts && counts;
+	r.cnt = counts;
+	r.limit = o->mem_limit ? o->mem_limit : (uint64_t)4 << 30;
+	r.max_steps = o->max_steps > 0 ? o->max_steps : (int64_t)10000000000LL;
+	r.left = r.max_steps;
+	e->msg[0] = 0;
+	if (counts)
+		memset(counts, 0, sizeof *counts);
+	if (!k)
+		return err_set(e, "kernel.run: no kernel");
+	if (!bufs && k->nbuf)
+		return err_set(e, "kernel.run: no buffer table");
+	/* check the caller's inputs before allocating anything */
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		int64_t n = 1;
+		int j;
+
+		for (j = 0; j < kb->ndim; j++)
+			n *= kb->shape[j];
+		if (kb->role != KB_TEMP && kb->scope != AS_GLOBAL)
+			return err_set(e, "kernel.run: %s %s is in %s memory; inputs and outputs are global",
+			               krole_name(kb->role), kb->name, kscope_name(kb->scope));
+		if (kb->role != KB_INPUT)
+			continue;
+		if (!bufs || !bufs[i].data)
+			return err_set(e, "kernel.run: no data for input %s", kb->name);
+		if (bufs[i].dtype != kb->dtype || bufs[i].numel != n)
+			return err_set(e, "kernel.run: input %s: %lld elements of %s given, %lld of %s declared",
+			               kb->name, (long long)bufs[i].numel, dtype_name(bufs[i].dtype), (long long)n,
+			               dtype_name(kb->dtype));
+	}
+	if (!(r.rb = calloc(k->nbuf ? k->nbuf : 1, sizeof *r.rb))
+	|| !(progs = calloc(k->nstage ? k->nstage : 1, sizeof *progs))
+	|| !(outs = calloc(k->nbuf ? k->nbuf : 1, sizeof *outs))) {
+		err_set(e, "kernel.run: out of memory");
+		goto out;
+	}
+	for (i = 0; i < k->nstage; i++)
+		if (compile_stage(k, &k->stage[i], &progs[i], e) < 0)
+			goto out;
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		RBuf *B = &r.rb[i];
+
+		B->t = kb->dtype;
+		B->bytes = dtype_bytes(kb->dtype);
+		B->scope = kb->scope;
+		B->size = kb->size;
+		if (compile_layout(k, i, &B->lay, e) < 0)
+			goto out;
+		if (kb->scope != AS_GLOBAL)
+			continue;
+		if (!(B->p = rmalloc(&r, (uint64_t)B->size * B->bytes, 1, kb->name)))
+			goto out;
+		if (r.checks && !(B->sh = rmalloc(&r, (uint64_t)B->size * sizeof *B->sh, 1, "shadow memory")))
+			goto out;
+		if (kb->role == KB_INPUT && place(&r, i, &bufs[i]) < 0)
+			goto out;
+	}
+	for (i = 0; i < k->nstage; i++)
+		if (run_stage(&r, &progs[i], i) < 0)
+			goto out;
+	r.P = NULL;
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_OUTPUT && readback(&r, i, &outs[i]) < 0)
+			goto out;
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_OUTPUT)
+			bufs[i] = outs[i];
+		else if (k->buf[i].role == KB_TEMP)
+			memset(&bufs[i], 0, sizeof bufs[i]);
+	rc = 0;
+out:
+	if (counts)
+		counts->ops = r.ops;
+	if (rc < 0 && outs)
+		for (i = 0; i < k->nbuf; i++)
+			free(outs[i].data);
+	if (r.rb)
+		for (i = 0; i < k->nbuf; i++) {
+			free(r.rb[i].p);
+			free(r.rb[i].sh);
+			free(r.rb[i].init);
+			prog_free(&r.rb[i].lay);
+		}
+	if (progs)
+		for (i = 0; i < k->nstage; i++)
+			prog_free(&progs[i]);
+	free(progs);
+	free(outs);
+	free(r.rb);
+	free(r.log);
+	return rc;
 }
 
 int
 kernel_inputs(const Kernel *k, const TEvalOpts *o, TBuf *bufs, Err *e)
 {
-	(void)k; (void)o; (void)bufs;
-	return err_set(e, "kernel.run: not built yet");
+	int i, j;
+
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		int64_t n = 1;
+
+		if (kb->role != KB_INPUT || !kb->tensor)
+			continue;
+		for (j = 0; j < kb->ndim; j++)
+			n *= kb->shape[j];
+		if (tensor_realize(kb->tensor, o, &bufs[i], e) < 0) {
+			char m[sizeof e->msg];
+
+			snprintf(m, sizeof m, "%s", e->msg);
+			err_set(e, "kernel.inputs: %s: %s", kb->name, m);
+			goto fail;
+		}
+		if (bufs[i].dtype != kb->dtype || bufs[i].numel != n) {
+			err_set(e, "kernel.inputs: %s: the tensor realizes to %lld elements of %s, the buffer "
+			        "holds %lld of %s", kb->name, (long long)bufs[i].numel, dtype_name(bufs[i].dtype),
+			        (long long)n, dtype_name(kb->dtype));
+			tbuf_free(&bufs[i]);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	for (j = 0; j < i; j++)
+		if (k->buf[j].role == KB_INPUT && k->buf[j].tensor)
+			tbuf_free(&bufs[j]);
+	return -1;
 }

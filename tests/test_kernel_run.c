@@ -1,0 +1,1203 @@
+/* test_kernel_run.c - the kernel interpreter: values against plain C loops, GPU semantics, checks, counts, limits. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../interp/kernel.h"
+#include "../layout/lower.h"
+#include "../viz/viz.h"
+
+static Kernel *K;
+static Err E;
+static unsigned seed;
+
+static int
+setup(void **state)
+{
+	const char *s = getenv("TESSEL_SEED");
+
+	seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
+	srand(seed);
+	K = kernel_new();
+	return K ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	kernel_free(K);
+	K = NULL;
+	return 0;
+}
+
+/* ---- building helpers ---- */
+
+static UOp *I(int64_t v) { return uop_int(K->c, v); }
+static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
+static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
+static UOp *var(const char *n, int64_t ext) { return kernel_var(K, n, ext); }
+
+static int
+mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
+{
+	int64_t shape[T_MAXDIM];
+	va_list ap;
+	int i, b;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		shape[i] = va_arg(ap, int64_t);
+	va_end(ap);
+	b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E);
+	if (b < 0)
+		fail_msg("add_buffer %s: %s", name, E.msg);
+	return b;
+}
+
+static UOp *
+at(int b, int n, ...)
+{
+	UOp *idx[T_MAXDIM];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		idx[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_index(K, b, idx, n);
+}
+
+static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
+static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
+
+/* a loop over v: hw HW_NONE is a plain loop */
+static UOp *
+loop(UOp *v, HwAxis hw, int n, ...)
+{
+	UOp *body[64];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		body[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_loop(K, kernel_range(K, v, hwaxis_is_block(hw) ? AX_GLOBAL : hw ? AX_LOCAL : AX_LOOP, hw),
+	                   body, n);
+}
+
+static UOp *
+when(UOp *g, int n, ...)
+{
+	UOp *body[64];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		body[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_if(K, g, body, n);
+}
+
+static UOp *
+alu(Op op, DType t, UOp *a, UOp *b)
+{
+	UOp *s[2] = { a, b };
+
+	return kernel_alu(K, op, t, s, b ? 2 : 1);
+}
+
+static UOp *
+where(DType t, UOp *c, UOp *a, UOp *b)
+{
+	UOp *s[3] = { c, a, b };
+
+	return kernel_alu(K, OP_WHERE, t, s, 3);
+}
+
+static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
+
+static void
+stage(const char *name, UOp *body)
+{
+	if (kernel_add_stage(K, name, body, NULL, &E) < 0)
+		fail_msg("stage %s: %s", name, E.msg);
+}
+
+/* an input of numel n from values */
+static void
+input(TBuf *b, int bi, const double *v)
+{
+	const KBuf *kb = &K->buf[bi];
+	int64_t n = 1, i;
+	int bytes = dtype_bytes(kb->dtype);
+
+	for (i = 0; i < kb->ndim; i++)
+		n *= kb->shape[i];
+	memset(b, 0, sizeof *b);
+	b->dtype = kb->dtype;
+	b->ndim = kb->ndim;
+	memcpy(b->shape, kb->shape, sizeof b->shape);
+	b->numel = n;
+	b->axis = -1;
+	b->data = malloc(n * bytes);
+	for (i = 0; i < n; i++)
+		dtype_store_f(kb->dtype, (unsigned char *)b->data + i * bytes, v[i]);
+}
+
+static void
+freebufs(TBuf *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		tbuf_free(&b[i]);
+}
+
+static void
+run_ok(TBuf *b, const KRunOpts *o, KCounts *c)
+{
+	if (kernel_run(K, o, b, c, &E) < 0)
+		fail_msg("kernel_run: %s", E.msg);
+}
+
+/* runs and expects an error starting with prefix; the message stays in E */
+static void
+run_fail(TBuf *b, const KRunOpts *o, const char *prefix)
+{
+	if (kernel_run(K, o, b, NULL, &E) == 0)
+		fail_msg("kernel_run succeeded, expected \"%s...\"", prefix);
+	if (strncmp(E.msg, prefix, strlen(prefix)) != 0)
+		fail_msg("expected \"%s...\", got: %s", prefix, E.msg);
+}
+
+static void
+has(const char *s)
+{
+	if (!strstr(E.msg, s))
+		fail_msg("\"%s\" is not in: %s", s, E.msg);
+}
+
+static float
+getf(const TBuf *b, int64_t i)
+{
+	return ((const float *)b->data)[i];
+}
+
+static double
+frand(void)
+{
+	return (double)rand() / RAND_MAX * 2 - 1;
+}
+
+/* ---- values ---- */
+
+/* c[i, j] = a[i, j] * b[i, j] + 1 over a grid of 3 blocks x 5 threads (float32) */
+static void
+test_elementwise(void **state)
+{
+	int a = mkbuf("a", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)3, (int64_t)5);
+	int b = mkbuf("b", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)3, (int64_t)5);
+	int c = mkbuf("c", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)3, (int64_t)5);
+	UOp *i = var("i", 3), *j = var("j", 5);
+	double va[15], vb[15];
+	TBuf bufs[3] = { 0 };
+	KCounts cnt;
+	KRunOpts o = { 1, 1, 0, 0 };
+	int k;
+
+	for (k = 0; k < 15; k++) {
+		va[k] = frand();
+		vb[k] = frand();
+	}
+	stage("c", loop(i, HW_BLOCK_X, 1, loop(j, HW_THREAD_X, 1,
+	      st(at(c, 2, i, j), alu(OP_ADD, DT_FLOAT32, alu(OP_MUL, DT_FLOAT32, ld(at(a, 2, i, j)),
+	         ld(at(b, 2, i, j))), fc(DT_FLOAT32, 1))))));
+	input(&bufs[a], a, va);
+	input(&bufs[b], b, vb);
+	run_ok(bufs, &o, &cnt);
+	assert_int_equal(bufs[c].dtype, DT_FLOAT32);
+	assert_int_equal(bufs[c].numel, 15);
+	assert_int_equal(bufs[c].ndim, 2);
+	for (k = 0; k < 15; k++) {
+		float x = (float)va[k], y = (float)vb[k], p = x * y, want = p + 1.0f;
+
+		assert_true(getf(&bufs[c], k) == want);
+	}
+	assert_int_equal(cnt.blocks, 3);
+	assert_int_equal(cnt.threads, 15);
+	/* per thread: i*5 + j three times (2 ops each), mul, add */
+	assert_int_equal(cnt.ops, 15 * 8);
+	/* one warp of 5 lanes per block: 20 contiguous bytes in one sector... unless they straddle */
+	assert_int_equal(cnt.global_loads, 6);
+	assert_int_equal(cnt.global_stores, 3);
+	freebufs(bufs, 3);
+}
+
+/* s[i] = sum_j a[i, j]: an init store and a reduce loop; also float64 and int64 */
+static void
+test_row_reduce(void **state)
+{
+	int a = mkbuf("a", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)7, (int64_t)33);
+	int s = mkbuf("s", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)7);
+	UOp *i = var("i", 7), *j = var("j", 33);
+	double va[7 * 33];
+	TBuf bufs[2] = { 0 };
+	int k, r;
+
+	for (k = 0; k < 7 * 33; k++)
+		va[k] = frand() * 100;
+	stage("s", loop(i, HW_NONE, 2, st(at(s, 1, i), fc(DT_FLOAT32, 0)),
+	      loop(j, HW_NONE, 1, st(at(s, 1, i), alu(OP_ADD, DT_FLOAT32, ld(at(s, 1, i)), ld(at(a, 2, i, j)))))));
+	input(&bufs[a], a, va);
+	run_ok(bufs, NULL, NULL);
+	for (r = 0; r < 7; r++) {
+		float acc = 0;
+
+		for (k = 0; k < 33; k++)
+			acc = acc + (float)va[r * 33 + k];
+		assert_true(getf(&bufs[s], r) == acc);
+	}
+	freebufs(bufs, 2);
+}
+
+/* softmax over rows in three stages (max, exp and sum, normalize) */
+static void
+test_softmax(void **state)
+{
+	enum { R = 4, N = 40 };
+	int x = mkbuf("x", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)R, (int64_t)N);
+	int m = mkbuf("m", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)R);
+	int ex = mkbuf("ex", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 2, (int64_t)R, (int64_t)N);
+	int sm = mkbuf("sm", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)R);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)R, (int64_t)N);
+	UOp *i = var("i", R), *j = var("j", N), *e;
+	double vx[R * N];
+	TBuf bufs[5] = { 0 };
+	float l2e = (float)1.4426950408889634;
+	int k, r;
+
+	for (k = 0; k < R * N; k++)
+		vx[k] = frand() * 10;
+	stage("m", loop(i, HW_BLOCK_X, 2, st(at(m, 1, i), fc(DT_FLOAT32, -INFINITY)),
+	      loop(j, HW_NONE, 1, st(at(m, 1, i), alu(OP_MAX, DT_FLOAT32, ld(at(m, 1, i)), ld(at(x, 2, i, j)))))));
+	e = alu(OP_EXP2, DT_FLOAT32, alu(OP_MUL, DT_FLOAT32, alu(OP_SUB, DT_FLOAT32, ld(at(x, 2, i, j)),
+	        ld(at(m, 1, i))), fc(DT_FLOAT32, 1.4426950408889634)), NULL);
+	stage("ex", loop(i, HW_BLOCK_X, 2, st(at(sm, 1, i), fc(DT_FLOAT32, 0)),
+	      loop(j, HW_NONE, 2, st(at(ex, 2, i, j), e),
+	           st(at(sm, 1, i), alu(OP_ADD, DT_FLOAT32, ld(at(sm, 1, i)), ld(at(ex, 2, i, j)))))));
+	stage("y", loop(i, HW_BLOCK_X, 1, loop(j, HW_THREAD_X, 1, st(at(y, 2, i, j),
+	      alu(OP_MUL, DT_FLOAT32, ld(at(ex, 2, i, j)), alu(OP_RECIP, DT_FLOAT32, ld(at(sm, 1, i)), NULL))))));
+	input(&bufs[x], x, vx);
+	run_ok(bufs, NULL, NULL);
+	assert_null(bufs[m].data);
+	assert_null(bufs[ex].data);
+	for (r = 0; r < R; r++) {
+		float mx = -INFINITY, sum = 0, ev[N];
+
+		for (k = 0; k < N; k++)
+			mx = (float)vx[r * N + k] > mx ? (float)vx[r * N + k] : mx;
+		for (k = 0; k < N; k++) {
+			float d = (float)vx[r * N + k] - mx, t = d * l2e;
+
+			ev[k] = (float)exp2((double)t);
+			sum = sum + ev[k];
+		}
+		for (k = 0; k < N; k++) {
+			float rc = (float)(1.0 / (double)sum);
+
+			assert_true(getf(&bufs[y], r * N + k) == ev[k] * rc);
+		}
+	}
+	freebufs(bufs, 5);
+}
+
+/*
+** C = A x B with 16x16 tiles in shared memory: blocks (N/16, M/16), threads
+** (16, 16), a register accumulator, two barriers per k-tile.
+*/
+static void
+build_matmul(int M, int N, int Kd, int T, int first_barrier)
+{
+	int a = mkbuf("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)M, (int64_t)Kd);
+	int b = mkbuf("B", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)Kd, (int64_t)N);
+	int c = mkbuf("C", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)M, (int64_t)N);
+	int as = mkbuf("As", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)T, (int64_t)T);
+	int bs = mkbuf("Bs", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)T, (int64_t)T);
+	int acc = mkbuf("acc", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	UOp *bx = var("bx", N / T), *by = var("by", M / T), *tx = var("tx", T), *ty = var("ty", T);
+	UOp *kt = var("kt", Kd / T), *kk = var("kk", T);
+	UOp *row = add(mul(by, I(T)), ty), *col = add(mul(bx, I(T)), tx);
+	UOp *load_tiles, *compute, *ktloop;
+
+	load_tiles = loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 2,
+	             st(at(as, 2, ty, tx), ld(at(a, 2, row, add(mul(kt, I(T)), tx)))),
+	             st(at(bs, 2, ty, tx), ld(at(b, 2, add(mul(kt, I(T)), ty), col)))));
+	compute = loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1, loop(kk, HW_NONE, 1,
+	          st(at(acc, 1, I(0)), alu(OP_ADD, DT_FLOAT32, ld(at(acc, 1, I(0))),
+	             alu(OP_MUL, DT_FLOAT32, ld(at(as, 2, ty, kk)), ld(at(bs, 2, kk, tx))))))));
+	if (first_barrier)
+		ktloop = loop(kt, HW_NONE, 4, load_tiles, kernel_barrier(K), compute, kernel_barrier(K));
+	else
+		ktloop = loop(kt, HW_NONE, 3, load_tiles, compute, kernel_barrier(K));
+	stage("C", loop(by, HW_BLOCK_Y, 1, loop(bx, HW_BLOCK_X, 3,
+	      loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1, st(at(acc, 1, I(0)), fc(DT_FLOAT32, 0)))),
+	      ktloop,
+	      loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1, st(at(c, 2, row, col), ld(at(acc, 1, I(0)))))))));
+}
+
+static void
+test_matmul_tiled(void **state)
+{
+	enum { M = 32, N = 48, KD = 64, T = 16 };
+	double va[M * KD], vb[KD * N];
+	TBuf bufs[6] = { 0 };
+	KCounts cnt;
+	KRunOpts o = { 1, 1, 0, 0 };
+	int i, j, k;
+
+	build_matmul(M, N, KD, T, 1);
+	for (i = 0; i < M * KD; i++)
+		va[i] = frand();
+	for (i = 0; i < KD * N; i++)
+		vb[i] = frand();
+	input(&bufs[0], 0, va);
+	input(&bufs[1], 1, vb);
+	run_ok(bufs, &o, &cnt);
+	for (i = 0; i < M; i++)
+		for (j = 0; j < N; j++) {
+			float acc = 0;
+
+			for (k = 0; k < KD; k++) {
+				float p = (float)va[i * KD + k] * (float)vb[k * N + j];
+
+				acc = acc + p;
+			}
+			if (getf(&bufs[2], i * N + j) != acc)
+				fail_msg("C[%d, %d] = %.9g, want %.9g", i, j, getf(&bufs[2], i * N + j), acc);
+		}
+	/* 6 blocks of 256 threads; 2 barriers per k-tile, 4 k-tiles */
+	assert_int_equal(cnt.blocks, 6);
+	assert_int_equal(cnt.threads, 6 * 256);
+	assert_int_equal(cnt.barriers, 6 * 8);
+	/* shared loads: As[ty][kk] is a broadcast (one word), Bs[kk][tx] 16 consecutive words:
+	** a warp is two rows ty of 16 lanes: As reads two words in two banks, Bs the same 16
+	** words twice: conflict-free either way */
+	assert_int_equal(cnt.bank_conflicts, 0);
+	assert_int_equal(cnt.shared_loads, 6 * 8 * 4 * 16 * 2);
+	freebufs(bufs, 6);
+}
+
+/* without the barrier between loading the tiles and using them: a race */
+static void
+test_matmul_race(void **state)
+{
+	enum { M = 32, N = 32, KD = 32, T = 16 };
+	double va[M * KD] = { 0 }, vb[KD * N] = { 0 };
+	TBuf bufs[6] = { 0 };
+
+	build_matmul(M, N, KD, T, 0);
+	input(&bufs[0], 0, va);
+	input(&bufs[1], 1, vb);
+	/* thread (0,0) reads Bs[1, 0], written by thread (0,1) - but that thread runs later:
+	** thread (1,0) is the first to read a word another thread wrote: Bs[0, 0]? no, its own
+	** column is tx=1. Thread (0,0) reads As[0, 1] (written by thread (1,0), not yet):
+	** uninitialized. The first load of another thread's element comes in kt 1, after the
+	** trailing barrier: then the tiles of kt 0 are there, and thread (0,0) overwrites As[0,0]
+	** while ... - the interpreter reports what it sees first; whatever it is, it names a
+	** shared tile and it is not silent. */
+	if (kernel_run(K, NULL, bufs, NULL, &E) == 0)
+		fail_msg("a matmul without its first barrier ran clean");
+	assert_true(strncmp(E.msg, "race:", 5) == 0 || strncmp(E.msg, "uninitialized:", 14) == 0);
+	has("stage C");
+	freebufs(bufs, 6);
+}
+
+/*
+** out = in^T for a 64x64 float32 matrix through a 32x32 shared tile per
+** block: smem[ty][tx] = in[by*32+ty, bx*32+tx]; barrier; out[bx*32+ty,
+** by*32+tx] = smem[tx][ty]. layout: 0 row-major, 1 padded to 33 columns,
+** 2 swizzled with Sw<3,4,3>.
+*/
+static int
+build_transpose(int layout, int barrier)
+{
+	int in = mkbuf("inp", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int out = mkbuf("out", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int sm = mkbuf("tile", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)32, (int64_t)32);
+	UOp *bx = var("bx", 2), *by = var("by", 2), *tx = var("tx", 32), *ty = var("ty", 32);
+	UOp *v[2] = { uop_var(K->c, "r", 0, 31), uop_var(K->c, "c", 0, 31) }, *lay;
+	UOp *w, *rd;
+
+	if (layout == 1)
+		assert_int_equal(kernel_set_layout(K, sm, add(mul(v[0], I(33)), v[1]), v, 2, 32 * 33, "pad 33", &E), 0);
+	else if (layout == 2) {
+		Composed cl;
+
+		assert_int_equal(composed_parse("Sw<3,4,3> o 0 o (32,32):(32,1)", &cl, &E), 0);
+		assert_int_equal(lower_composed_crd(K->c, &cl, v, 2, &lay, &E), 0);
+		if (kernel_set_layout(K, sm, lay, v, 2, 1024, "Sw<3,4,3>", &E) < 0)
+			fail_msg("set_layout: %s", E.msg);
+	}
+	w = loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1,
+	    st(at(sm, 2, ty, tx), ld(at(in, 2, add(mul(by, I(32)), ty), add(mul(bx, I(32)), tx))))));
+	rd = loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1,
+	     st(at(out, 2, add(mul(bx, I(32)), ty), add(mul(by, I(32)), tx)), ld(at(sm, 2, tx, ty)))));
+	if (barrier)
+		stage("transpose", loop(by, HW_BLOCK_Y, 1, loop(bx, HW_BLOCK_X, 3, w, kernel_barrier(K), rd)));
+	else
+		stage("transpose", loop(by, HW_BLOCK_Y, 1, loop(bx, HW_BLOCK_X, 2, w, rd)));
+	return sm;
+}
+
+static void
+transpose_run(int layout, KCounts *cnt)
+{
+	double v[64 * 64];
+	TBuf bufs[3] = { 0 };
+	KRunOpts o = { 1, 1, 0, 0 };
+	int i, j;
+
+	build_transpose(layout, 1);
+	for (i = 0; i < 64 * 64; i++)
+		v[i] = i;
+	input(&bufs[0], 0, v);
+	run_ok(bufs, &o, cnt);
+	for (i = 0; i < 64; i++)
+		for (j = 0; j < 64; j++)
+			assert_true(getf(&bufs[1], i * 64 + j) == (float)(j * 64 + i));
+	freebufs(bufs, 3);
+}
+
+/*
+** Counts by hand, per block of 32x32 threads = 32 warps, warp w = row ty:
+**   global loads: a warp reads in[row, 32 consecutive floats] = 128 bytes, 128-byte
+**     aligned: 1 request, 4 sectors; global stores likewise: 32 + 32 requests, 256 sectors.
+**   shared stores tile[ty][tx]: 32 consecutive words, banks 0..31: 1 wavefront.
+**   shared loads tile[tx][ty]: words tx*32 + ty, all in bank ty: 32 distinct words,
+**     32 wavefronts (31 extra).
+** 4 blocks: global 128 + 128 requests, 1024 sectors; shared 128 + 128 requests,
+** 4 * (32 * 1 + 32 * 32) = 4224 wavefronts, 4 * 32 * 31 = 3968 conflicts.
+*/
+static void
+test_transpose_naive(void **state)
+{
+	KCounts c;
+
+	transpose_run(0, &c);
+	assert_int_equal(c.blocks, 4);
+	assert_int_equal(c.threads, 4096);
+	assert_int_equal(c.barriers, 4);
+	assert_int_equal(c.global_loads, 128);
+	assert_int_equal(c.global_stores, 128);
+	assert_int_equal(c.global_sectors, 1024);
+	assert_int_equal(c.shared_loads, 128);
+	assert_int_equal(c.shared_stores, 128);
+	assert_int_equal(c.shared_accesses, 4224);
+	assert_int_equal(c.bank_conflicts, 3968);
+}
+
+/* Padded to 33 columns: tile[tx][ty] is word tx*33 + ty, bank (tx + ty) % 32: all
+** distinct, so every request is one wavefront: 256 wavefronts, no conflicts. */
+static void
+test_transpose_padded(void **state)
+{
+	KCounts c;
+
+	transpose_run(1, &c);
+	assert_int_equal(c.shared_loads, 128);
+	assert_int_equal(c.shared_stores, 128);
+	assert_int_equal(c.shared_accesses, 256);
+	assert_int_equal(c.bank_conflicts, 0);
+	assert_int_equal(c.global_sectors, 1024);
+}
+
+/*
+** Sw<3,4,3> on the offset x = 32r + c: x ^ ((x & 0b1110000000) >> 3) moves
+** bits 7..9 (r bits 2..4) onto bits 4..6: c4 ^= r2, r0 ^= r3, r1 ^= r4. The
+** bank is x % 32 = c0..c3 + 16*(c4 ^ r2).
+**   stores tile[ty][tx] (r fixed, c = 0..31): c4 flipped or not, a bijection
+**     of the banks: 1 wavefront.
+**   loads tile[tx][ty] (c fixed, r = 0..31): the bank takes two values (r2 = 0
+**     or 1), each hit by 16 rows, distinct words: 16 wavefronts (15 extra).
+** 4 blocks: 4 * (32 * 1 + 32 * 16) = 2176 wavefronts, 4 * 32 * 15 = 1920 conflicts.
+*/
+static void
+test_transpose_swizzled(void **state)
+{
+	KCounts c;
+
+	transpose_run(2, &c);
+	assert_int_equal(c.shared_loads, 128);
+	assert_int_equal(c.shared_stores, 128);
+	assert_int_equal(c.shared_accesses, 2176);
+	assert_int_equal(c.bank_conflicts, 1920);
+}
+
+/* The same swizzled tile as viz sees it: its note on reading rows and columns
+** agrees with the wavefronts per request of the kernel's stores (rows) and
+** loads (columns). */
+static void
+test_swizzle_viz(void **state)
+{
+	Composed cl;
+	Scene s;
+	VizOpts vo;
+	Buf cap;
+	KCounts c;
+	int g;
+
+	assert_int_equal(composed_parse("Sw<3,4,3> o 0 o (32,32):(32,1)", &cl, &E), 0);
+	viz_opts_default(&vo);
+	vo.elem_bytes = 4;
+	assert_int_equal(cute_scene_composed(&s, &cl, &vo, &E), 0);
+	buf_init(&cap);
+	for (g = 0; g < s.ngrid; g++)
+		emit(&cap, "%s\n", s.grid[g].caption.s ? s.grid[g].caption.s : "");
+	scene_free(&s);
+	if (!strstr(cap.s, "reading rows conflict-free") || !strstr(cap.s, "reading columns 16-way"))
+		fail_msg("viz says: %s", cap.s);
+	buf_free(&cap);
+	transpose_run(2, &c);
+	/* rows: 1 wavefront per store request; columns: 16 per load request */
+	assert_int_equal(c.shared_stores, 128);
+	assert_int_equal(c.shared_loads, 128);
+	assert_int_equal(c.shared_accesses - c.shared_stores, 128 * 16);
+}
+
+/* ---- checks ---- */
+
+/* Without the barrier, thread (1,0) reads tile[1][0] before thread (0,1) writes it. */
+static void
+test_transpose_no_barrier(void **state)
+{
+	double v[64 * 64] = { 0 };
+	TBuf bufs[3] = { 0 };
+
+	build_transpose(0, 0);
+	input(&bufs[0], 0, v);
+	run_fail(bufs, NULL, "uninitialized:");
+	has("stage transpose");
+	has("block (0,0,0)");
+	has("thread (1,0,0)");
+	has("tile[1, 0]");
+	has("offset 32");
+	freebufs(bufs, 3);
+}
+
+/* A shift through shared memory: s[t] = in[t]; (barrier); out[t] = s[t-1] for t > 0. */
+static void
+build_shift(int barrier)
+{
+	int in = mkbuf("inp", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int out = mkbuf("out", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	int s = mkbuf("s", DT_INT32, AS_LOCAL, KB_TEMP, 1, (int64_t)64);
+	UOp *t = var("t", 64), *g = uop_alu(K->c, OP_CMPLT, I(0), t);
+	UOp *rd = loop(t, HW_THREAD_X, 1, st(at(out, 1, t),
+	          where(DT_INT32, g, ld(kernel_index(K, s, (UOp *[]){ uop_sub(K->c, t, I(1)) }, 1)), ld(at(in, 1, t)))));
+	UOp *wr = loop(t, HW_THREAD_X, 1, st(at(s, 1, t), ld(at(in, 1, t))));
+
+	/* where() evaluates both sides: the load of s[t-1] must be gated itself */
+	rd = loop(t, HW_THREAD_X, 1, st(at(out, 1, t), where(DT_INT32, g,
+	     kernel_load(K, kernel_index(K, s, (UOp *[]){ uop_sub(K->c, t, I(1)) }, 1), g), ld(at(in, 1, t)))));
+	if (barrier)
+		stage("shift", loop(var("b", 1), HW_BLOCK_X, 3, wr, kernel_barrier(K), rd));
+	else
+		stage("shift", loop(var("b", 1), HW_BLOCK_X, 2, wr, rd));
+}
+
+static void
+test_race_missing_barrier(void **state)
+{
+	double v[64];
+	TBuf bufs[3] = { 0 };
+	int i;
+
+	for (i = 0; i < 64; i++)
+		v[i] = i * 3;
+	build_shift(0);
+	input(&bufs[0], 0, v);
+	run_fail(bufs, NULL, "race:");
+	has("thread (1,0,0)");
+	has("reads s[0]");
+	has("thread (0,0,0) of block (0,0,0) wrote it");
+	has("same phase");
+	freebufs(bufs, 3);
+}
+
+static void
+test_shift_ok(void **state)
+{
+	double v[64];
+	TBuf bufs[3] = { 0 };
+	int i;
+
+	for (i = 0; i < 64; i++)
+		v[i] = i * 3;
+	build_shift(1);
+	input(&bufs[0], 0, v);
+	run_ok(bufs, NULL, NULL);
+	for (i = 0; i < 64; i++)
+		assert_int_equal(((int32_t *)bufs[1].data)[i], i ? (i - 1) * 3 : 0);
+	freebufs(bufs, 3);
+}
+
+/* Two blocks write one global element: blocks run concurrently on a GPU. */
+static void
+test_race_blocks(void **state)
+{
+	int out = mkbuf("out", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	UOp *b = var("b", 2);
+	TBuf bufs[1] = { { 0 } };
+
+	stage("w", loop(b, HW_BLOCK_X, 1, st(at(out, 1, I(0)), kernel_cast(K, DT_INT32, b))));
+	run_fail(bufs, NULL, "race:");
+	has("block (1,0,0)");
+	has("writes out[0]");
+	has("thread (0,0,0) of block (0,0,0) wrote it in the same launch");
+	/* without checks it runs, and the last block wins */
+	run_ok(bufs, &(KRunOpts){ 0, 0, 0, 0 }, NULL);
+	assert_int_equal(((int32_t *)bufs[0].data)[0], 1);
+	freebufs(bufs, 1);
+}
+
+/* An off-by-one guard: i <= n instead of i < n. */
+static void
+test_out_of_bounds(void **state)
+{
+	int a = mkbuf("a", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)100);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)100);
+	UOp *b = var("b", 4), *t = var("t", 32), *i = add(mul(b, I(32)), t);
+	double v[100] = { 0 };
+	TBuf bufs[2] = { 0 };
+
+	stage("y", loop(b, HW_BLOCK_X, 1, loop(t, HW_THREAD_X, 1,
+	      when(uop_alu(K->c, OP_CMPLT, i, I(101)), 1, st(at(y, 1, i), ld(at(a, 1, i)))))));
+	input(&bufs[a], a, v);
+	run_fail(bufs, NULL, "out of bounds:");
+	has("stage y, block (3,0,0), thread (4,0,0), loops b=3, t=4");
+	has("load a[100]");
+	has("outside [0, 100)");
+	/* without checks the logical index is not checked, the storage still is */
+	run_fail(bufs, &(KRunOpts){ 0, 0, 0, 0 }, "out of bounds:");
+	has("physical offset 100 is outside the storage [0, 100)");
+	freebufs(bufs, 2);
+}
+
+static void
+test_out_of_bounds_ok(void **state)
+{
+	int a = mkbuf("a", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)100);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)100);
+	UOp *b = var("b", 4), *t = var("t", 32), *i = add(mul(b, I(32)), t);
+	double v[100];
+	TBuf bufs[2] = { 0 };
+	int k;
+
+	for (k = 0; k < 100; k++)
+		v[k] = k;
+	stage("y", loop(b, HW_BLOCK_X, 1, loop(t, HW_THREAD_X, 1,
+	      when(uop_alu(K->c, OP_CMPLT, i, I(100)), 1, st(at(y, 1, i), ld(at(a, 1, i)))))));
+	input(&bufs[a], a, v);
+	run_ok(bufs, NULL, NULL);
+	for (k = 0; k < 100; k++)
+		assert_true(getf(&bufs[y], k) == k);
+	freebufs(bufs, 2);
+}
+
+/* A tile loaded only in its first 31 rows (guard ty < 31), then read whole. */
+static void
+test_uninitialized_tile(void **state)
+{
+	int in = mkbuf("inp", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)32, (int64_t)32);
+	int out = mkbuf("out", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)32, (int64_t)32);
+	int sm = mkbuf("tile", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)32, (int64_t)32);
+	UOp *tx = var("tx", 32), *ty = var("ty", 32);
+	double v[1024] = { 0 };
+	TBuf bufs[3] = { 0 };
+
+	stage("t", loop(var("b", 1), HW_BLOCK_X, 3,
+	      loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1, when(uop_alu(K->c, OP_CMPLT, ty, I(31)), 1,
+	           st(at(sm, 2, ty, tx), ld(at(in, 2, ty, tx)))))),
+	      kernel_barrier(K),
+	      loop(ty, HW_THREAD_Y, 1, loop(tx, HW_THREAD_X, 1, st(at(out, 2, ty, tx), ld(at(sm, 2, tx, ty)))))));
+	input(&bufs[0], 0, v);
+	run_fail(bufs, NULL, "uninitialized:");
+	/* thread (31,0) reads tile[31][0] first */
+	has("thread (31,0,0)");
+	has("tile[31, 0]");
+	has("offset 992");
+	freebufs(bufs, 3);
+}
+
+/* An output element nobody writes; a global temp read before it is written. */
+static void
+test_uninitialized_global(void **state)
+{
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)2);
+	int tmp = mkbuf("tmp", DT_INT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)4);
+	UOp *i = var("i", 3);
+	TBuf bufs[2] = { { 0 } };
+
+	stage("y", loop(i, HW_NONE, 1, st(kernel_index(K, y, (UOp *[]){ uop_idiv(K->c, i, I(2)),
+	      uop_mod(K->c, i, I(2)) }, 2), kernel_cast(K, DT_INT32, i))));
+	run_fail(bufs, NULL, "uninitialized:");
+	has("output y[1, 1]");
+	has("never written");
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	tmp = mkbuf("tmp", DT_INT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)4);
+	i = var("i", 4);
+	stage("t", loop(i, HW_NONE, 1, when(uop_alu(K->c, OP_CMPNE, i, I(2)), 1, st(at(tmp, 1, i), I(7)))));
+	stage("y", loop(i, HW_NONE, 1, st(at(y, 1, i), ld(at(tmp, 1, i)))));
+	run_fail(bufs, NULL, "uninitialized:");
+	has("stage y");
+	has("loops i=2");
+	has("tmp[2]");
+	freebufs(bufs, 2);
+}
+
+/* A barrier under a thread-dependent condition: some threads wait, some finish. */
+static void
+test_barrier_divergence(void **state)
+{
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)32);
+	UOp *t = var("t", 32);
+	TBuf bufs[1] = { { 0 } };
+
+	stage("d", loop(t, HW_THREAD_X, 2, st(at(y, 1, t), I(1)),
+	      when(uop_alu(K->c, OP_CMPLT, t, I(16)), 1, kernel_barrier(K))));
+	run_fail(bufs, NULL, "barrier:");
+	has("thread (0,0,0) waits at barrier #0 while thread (16,0,0) has finished");
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)32);
+	t = var("t", 32);
+	stage("d", loop(t, HW_THREAD_X, 2, when(uop_alu(K->c, OP_CMPLT, t, I(16)), 1, kernel_barrier(K)),
+	      when(uop_alu(K->c, OP_CMPLT, I(15), t), 1, kernel_barrier(K))));
+	run_fail(bufs, NULL, "barrier:");
+	has("waits at barrier #1");
+	freebufs(bufs, 1);
+}
+
+/* warp and lane bindings: thread = warp*32 + lane; a guard on lane < 20 */
+static void
+test_warp_lane(void **state)
+{
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)3, (int64_t)32);
+	UOp *w = var("w", 3), *l = var("l", 32), *l2 = var("l2", 20);
+	TBuf bufs[1] = { { 0 } };
+	KCounts c;
+	int i, j;
+
+	stage("wl", loop(w, HW_WARP, 2, loop(l, HW_LANE, 1, st(at(y, 2, w, l), I(-1))),
+	      loop(l2, HW_LANE, 1, st(at(y, 2, w, l2), kernel_cast(K, DT_INT32, add(mul(w, I(100)), l2))))));
+	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 32; j++)
+			assert_int_equal(((int32_t *)bufs[0].data)[i * 32 + j], j < 20 ? i * 100 + j : -1);
+	assert_int_equal(c.threads, 96);
+	assert_int_equal(c.global_stores, 6);
+	/* 20 lanes x 4 bytes = 80 bytes from a 128-byte boundary: 3 sectors; 128 bytes: 4 */
+	assert_int_equal(c.global_sectors, 3 * 4 + 3 * 3);
+	freebufs(bufs, 1);
+}
+
+/* ---- limits ---- */
+
+static void
+test_limits(void **state)
+{
+	int y = mkbuf("y", DT_INT64, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1000);
+	UOp *i = var("i", 1000);
+	TBuf bufs[1] = { { 0 } };
+
+	stage("y", loop(i, HW_NONE, 1, st(at(y, 1, i), kernel_cast(K, DT_INT64, i))));
+	run_fail(bufs, &(KRunOpts){ 1, 0, 0, 100 }, "step limit:");
+	has("max_steps");
+	run_fail(bufs, &(KRunOpts){ 1, 0, 4000, 0 }, "memory limit:");
+	has("mem_limit");
+	/* 8000 bytes of data and 52 bytes of shadow state per element */
+	run_fail(bufs, &(KRunOpts){ 1, 0, 20000, 0 }, "memory limit:");
+	run_ok(bufs, &(KRunOpts){ 0, 0, 20000, 0 }, NULL);
+	assert_int_equal(((int64_t *)bufs[0].data)[999], 999);
+	freebufs(bufs, 1);
+}
+
+/* ---- dtypes against the reference evaluator ---- */
+
+/* op over two inputs of dtype t, elementwise, in the interpreter and in tensor_realize */
+static void
+differential(Op op, DType t, DType rt, const double *va, const double *vb, int n)
+{
+	UCtx *c = uctx_new();
+	int64_t sh = n;
+	UOp *ta = tensor_from(c, t, va, &sh, 1, &E), *tb = tensor_from(c, t, vb, &sh, 1, &E), *tr;
+	TBuf ref, bufs[3] = { { 0 } };
+	int a, b, y, i;
+	UOp *x;
+
+	kernel_free(K);
+	K = kernel_new();
+	a = mkbuf("a", t, AS_GLOBAL, KB_INPUT, 1, sh);
+	b = mkbuf("b", t, AS_GLOBAL, KB_INPUT, 1, sh);
+	y = mkbuf("y", rt, AS_GLOBAL, KB_OUTPUT, 1, sh);
+	x = var("i", n);
+	tr = op == OP_CAST ? tensor_cast(c, rt, ta, &E) : tensor_alu(c, op, ta, tb, &E);
+	assert_non_null(tr);
+	assert_int_equal(tensor_realize(tr, NULL, &ref, &E), 0);
+	stage("y", loop(x, HW_NONE, 1, st(at(y, 1, x), op == OP_CAST ? kernel_cast(K, rt, ld(at(a, 1, x)))
+	      : alu(op, t, ld(at(a, 1, x)), ld(at(b, 1, x))))));
+	input(&bufs[a], a, va);
+	input(&bufs[b], b, vb);
+	run_ok(bufs, NULL, NULL);
+	assert_int_equal(ref.dtype, rt);
+	for (i = 0; i < n; i++)
+		if (memcmp((char *)ref.data + i * dtype_bytes(rt), (char *)bufs[y].data + i * dtype_bytes(rt),
+		           dtype_bytes(rt)) != 0)
+			fail_msg("%s %s: element %d (%g, %g): interpreter %g, reference %g", uop_info[op].name,
+			         dtype_name(t), i, va[i], vb[i], tbuf_get(&bufs[y], i), tbuf_get(&ref, i));
+	tbuf_free(&ref);
+	freebufs(bufs, 3);
+	uctx_free(c);
+}
+
+static void
+test_dtypes(void **state)
+{
+	static const double ia[] = { -7, 7, -7, 7, 5, -1, 2147483647, -2147483647 - 1.0, 0, 3, -8, 100 };
+	static const double ib[] = { 2, -2, -2, 2, 0, 3, 1, -1, 0, -5, 3, 7 };
+	static const double fa[] = { 1, 1 + 0x1.8p-11, 65504, 0.1, -3.5, 1e-8, 7, -7 };
+	static const double fb[] = { 0x1p-11, 0x1p-12, 16, 0.2, 2, 1e-8, -2, 2 };
+	static const Op iops[] = { OP_ADD, OP_SUB, OP_MUL, OP_IDIV, OP_MOD, OP_MAX, OP_MIN, OP_CMPLT,
+	                           OP_CMPNE, OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR };
+	static const Op fops[] = { OP_ADD, OP_SUB, OP_MUL, OP_IDIV, OP_MOD, OP_MAX, OP_POW, OP_CMPLT };
+	static const DType its[] = { DT_INT32, DT_INT8, DT_UINT8, DT_INT64, DT_UINT32, DT_INT16 };
+	static const DType fts[] = { DT_FLOAT16, DT_BFLOAT16, DT_FLOAT32, DT_FLOAT64 };
+	size_t i, j;
+	int n = (int)(sizeof ia / sizeof ia[0]);
+
+	for (i = 0; i < sizeof its / sizeof its[0]; i++)
+		for (j = 0; j < sizeof iops / sizeof iops[0]; j++)
+			differential(iops[j], its[i], (uop_info[iops[j]].flags & U_CMP) ? DT_BOOL : its[i], ia, ib, n);
+	for (i = 0; i < sizeof fts / sizeof fts[0]; i++)
+		for (j = 0; j < sizeof fops / sizeof fops[0]; j++)
+			differential(fops[j], fts[i], (uop_info[fops[j]].flags & U_CMP) ? DT_BOOL : fts[i], fa, fb, 8);
+	/* casts between kinds */
+	differential(OP_CAST, DT_FLOAT32, DT_INT8, fa, fb, 8);
+	differential(OP_CAST, DT_FLOAT64, DT_FLOAT16, fa, fb, 8);
+	differential(OP_CAST, DT_INT32, DT_FLOAT16, ia, ib, n);
+	differential(OP_CAST, DT_INT32, DT_UINT8, ia, ib, n);
+	differential(OP_CAST, DT_INT32, DT_BOOL, ia, ib, n);
+}
+
+/* The same facts written out: float16 rounds after each op, int32 wraps,
+** integer division floors on negative operands and x // 0 is 0. */
+static void
+test_dtype_facts(void **state)
+{
+	double a[3] = { 1, 2147483647, -7 }, b[3] = { 0x1.8p-11, 1, 2 };
+	int fa, ia, y1, y2, y3, y4;
+	UOp *i;
+	TBuf bufs[6] = { { 0 } };
+
+	fa = mkbuf("fa", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 1, (int64_t)3);
+	ia = mkbuf("ia", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)3);
+	y1 = mkbuf("y1", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	y2 = mkbuf("y2", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	y3 = mkbuf("y3", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)2);
+	y4 = mkbuf("y4", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	i = var("i", 1);
+	/* (1 + 1.5*2^-11) + (1.5*2^-11): in float16 the first sum is already rounded */
+	stage("s", loop(i, HW_NONE, 5,
+	      st(at(y1, 1, I(0)), alu(OP_ADD, DT_FLOAT16, alu(OP_ADD, DT_FLOAT16, ld(at(fa, 1, I(0))),
+	         fc(DT_FLOAT16, 0x1.8p-11)), fc(DT_FLOAT16, 0x1.8p-11))),
+	      st(at(y2, 1, I(0)), alu(OP_ADD, DT_INT32, ld(at(ia, 1, I(1))), ld(at(ia, 1, I(0))))),
+	      st(at(y3, 1, I(0)), alu(OP_IDIV, DT_INT32, ld(at(ia, 1, I(2))), kernel_const(K, DT_INT32, 2))),
+	      st(at(y3, 1, I(1)), alu(OP_MOD, DT_INT32, ld(at(ia, 1, I(2))), kernel_const(K, DT_INT32, 2))),
+	      st(at(y4, 1, I(0)), alu(OP_IDIV, DT_INT32, ld(at(ia, 1, I(2))), kernel_const(K, DT_INT32, 0)))));
+	input(&bufs[fa], fa, (double[]){ 1, 0, 0 });
+	input(&bufs[ia], ia, a);
+	(void)b;
+	run_ok(bufs, NULL, NULL);
+	{
+		double h = dtype_from_half(dtype_to_half(1 + 0x1.8p-11));
+
+		h = dtype_from_half(dtype_to_half(h + dtype_from_half(dtype_to_half(0x1.8p-11))));
+		assert_true(tbuf_get(&bufs[y1], 0) == h);
+		assert_true(h == 1 + 0x1p-9);     /* 1 + 2^-10, then + 1.5*2^-11 rounds up to 1 + 2^-9 */
+	}
+	assert_int_equal(((int32_t *)bufs[y2].data)[0], INT32_MIN);
+	assert_int_equal(((int32_t *)bufs[y3].data)[0], -4);
+	assert_int_equal(((int32_t *)bufs[y3].data)[1], 1);
+	assert_int_equal(((int32_t *)bufs[y4].data)[0], 0);
+	freebufs(bufs, 6);
+}
+
+/* index arithmetic divides by zero: an error, not a crash */
+static void
+test_index_div_zero(void **state)
+{
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	UOp *i = var("i", 4);
+	TBuf bufs[1] = { { 0 } };
+
+	stage("y", loop(i, HW_NONE, 1, st(at(y, 1, uop_idiv(K->c, I(3), uop_sub(K->c, I(3), i))), I(1))));
+	run_fail(bufs, NULL, "kernel.run:");
+	has("division by zero");
+	has("i=3");
+	freebufs(bufs, 1);
+}
+
+/* a statement that is not one, an unbound variable: errors naming the stage */
+static void
+test_bad_programs(void **state)
+{
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	UOp *i = var("i", 4), *j = var("j", 4);
+	TBuf bufs[1] = { { 0 } };
+
+	stage("s1", loop(i, HW_NONE, 1, st(at(y, 1, j), I(1))));
+	run_fail(bufs, NULL, "kernel.run: stage s1: the variable j");
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	i = var("i", 4);
+	j = var("j", 4);
+	stage("s2", loop(i, HW_NONE, 1, st(at(y, 1, i), kernel_range(K, j, AX_LOOP, HW_NONE))));
+	run_fail(bufs, NULL, "kernel.run: stage s2: range is not a value");
+	freebufs(bufs, 1);
+}
+
+/* ---- layouts, inputs ---- */
+
+/* an input stored column-major and an output stored with padding: the
+** interpreter places and reads back through the layouts */
+static void
+test_layouts_io(void **state)
+{
+	int a = mkbuf("a", DT_FLOAT64, AS_GLOBAL, KB_INPUT, 2, (int64_t)3, (int64_t)4);
+	int y = mkbuf("y", DT_FLOAT64, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)4, (int64_t)3);
+	UOp *v[2] = { uop_var(K->c, "r", 0, 2), uop_var(K->c, "c", 0, 3) };
+	UOp *w[2] = { uop_var(K->c, "r", 0, 3), uop_var(K->c, "c", 0, 2) };
+	UOp *i = var("i", 4), *j = var("j", 3);
+	double va[12];
+	TBuf bufs[2] = { { 0 } };
+	int k, r;
+
+	assert_int_equal(kernel_set_layout(K, a, add(v[0], mul(v[1], I(3))), v, 2, 12, "col", &E), 0);
+	assert_int_equal(kernel_set_layout(K, y, add(mul(w[0], I(5)), w[1]), w, 2, 20, "pad", &E), 0);
+	for (k = 0; k < 12; k++)
+		va[k] = k + 0.5;
+	stage("y", loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(y, 2, i, j), ld(at(a, 2, j, i))))));
+	input(&bufs[a], a, va);
+	run_ok(bufs, NULL, NULL);
+	for (r = 0; r < 4; r++)
+		for (k = 0; k < 3; k++)
+			assert_true(((double *)bufs[y].data)[r * 3 + k] == va[k * 4 + r]);
+	freebufs(bufs, 2);
+}
+
+static void
+test_inputs(void **state)
+{
+	UCtx *c = uctx_new();
+	int64_t sh[2] = { 2, 3 };
+	double v[6] = { 1, 2, 3, 4, 5, 6 };
+	UOp *t = tensor_from(c, DT_FLOAT32, v, sh, 2, &E);
+	int a = mkbuf("a", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)2, (int64_t)3);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)3);
+	UOp *i = var("i", 2), *j = var("j", 3);
+	TBuf bufs[2] = { { 0 } };
+	int k;
+
+	K->buf[a].tensor = t;
+	stage("y", loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(y, 2, i, j),
+	      alu(OP_MUL, DT_FLOAT32, ld(at(a, 2, i, j)), fc(DT_FLOAT32, 2))))));
+	assert_int_equal(kernel_inputs(K, NULL, bufs, &E), 0);
+	run_ok(bufs, NULL, NULL);
+	for (k = 0; k < 6; k++)
+		assert_true(getf(&bufs[y], k) == 2 * v[k]);
+	freebufs(bufs, 2);
+	/* a dtype mismatch names the buffer */
+	K->buf[a].tensor = tensor_from(c, DT_FLOAT64, v, sh, 2, &E);
+	assert_int_equal(kernel_inputs(K, NULL, bufs, &E), -1);
+	assert_non_null(strstr(E.msg, "a:"));
+	assert_null(bufs[a].data);
+	/* and so does a missing input at run time */
+	run_fail(bufs, NULL, "kernel.run: no data for input a");
+	uctx_free(c);
+}
+
+/* ---- randomized: random expression trees against direct C evaluation ---- */
+
+typedef struct RNode {
+	int op;             /* -1: load a, -2: load b, -3: constant */
+	int l, r;
+	double k;
+} RNode;
+
+static double
+reval(const RNode *n, int at, double a, double b, DType t)
+{
+	const RNode *x = &n[at];
+	double l, r;
+
+	if (x->op == -1)
+		return a;
+	if (x->op == -2)
+		return b;
+	if (x->op == -3)
+		return x->k;
+	l = reval(n, x->l, a, b, t);
+	r = reval(n, x->r, a, b, t);
+	if (t == DT_FLOAT32) {
+		float fl = (float)l, fr = (float)r;
+
+		switch (x->op) {
+		case OP_ADD: return fl + fr;
+		case OP_SUB: return fl - fr;
+		case OP_MUL: return fl * fr;
+		case OP_MAX: return fl > fr ? fl : fr;
+		default: return fl < fr ? fl : fr;
+		}
+	} else {
+		int32_t il = (int32_t)l, ir = (int32_t)r;
+		int64_t q;
+
+		switch (x->op) {
+		case OP_ADD: return (int32_t)((uint32_t)il + (uint32_t)ir);
+		case OP_SUB: return (int32_t)((uint32_t)il - (uint32_t)ir);
+		case OP_MUL: return (int32_t)((uint32_t)il * (uint32_t)ir);
+		case OP_MAX: return il > ir ? il : ir;
+		case OP_XOR: return il ^ ir;
+		default:
+			/* floor division, x // 0 == 0 */
+			if (ir == 0)
+				return 0;
+			q = (int64_t)il / ir;
+			if ((int64_t)il % ir != 0 && ((il < 0) != (ir < 0)))
+				q--;
+			return (int32_t)q;
+		}
+	}
+}
+
+static UOp *
+rbuild(const RNode *n, int at, UOp *la, UOp *lb, DType t)
+{
+	const RNode *x = &n[at];
+
+	if (x->op == -1)
+		return la;
+	if (x->op == -2)
+		return lb;
+	if (x->op == -3)
+		return kernel_const(K, t, x->k);
+	return alu((Op)x->op, t, rbuild(n, x->l, la, lb, t), rbuild(n, x->r, la, lb, t));
+}
+
+static void
+test_random(void **state)
+{
+	static const Op fo[] = { OP_ADD, OP_SUB, OP_MUL, OP_MAX, OP_MIN };
+	static const Op io[] = { OP_ADD, OP_SUB, OP_MUL, OP_MAX, OP_XOR, OP_IDIV };
+	int round;
+
+	for (round = 0; round < 40; round++) {
+		DType t = round % 2 ? DT_INT32 : DT_FLOAT32;
+		RNode nd[32];
+		int nn = 0, k, i, rows = 1 + rand() % 5, cols = 1 + rand() % 40, a, b, y, nb;
+		UOp *vi, *vj, *la, *lb;
+		double va[200], vb[200];
+		TBuf bufs[3] = { { 0 } };
+
+		kernel_free(K);
+		K = kernel_new();
+		/* leaves first, then each op over two earlier nodes */
+		nd[nn++] = (RNode){ -1, 0, 0, 0 };
+		nd[nn++] = (RNode){ -2, 0, 0, 0 };
+		nd[nn++] = (RNode){ -3, 0, 0, (double)(rand() % 9 - 4) };
+		for (k = 0; k < 12; k++) {
+			int op = t == DT_FLOAT32 ? fo[rand() % 5] : io[rand() % 6];
+
+			nd[nn] = (RNode){ op, rand() % nn, rand() % nn, 0 };
+			nn++;
+		}
+		a = mkbuf("a", t, AS_GLOBAL, KB_INPUT, 2, (int64_t)rows, (int64_t)cols);
+		b = mkbuf("b", t, AS_GLOBAL, KB_INPUT, 2, (int64_t)cols, (int64_t)rows);   /* read transposed */
+		y = mkbuf("y", t, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)rows, (int64_t)cols);
+		vi = var("i", rows);
+		vj = var("j", cols);
+		la = ld(at(a, 2, vi, vj));
+		lb = ld(at(b, 2, vj, vi));
+		nb = rand() % 3;
+		stage("y", loop(vi, nb == 0 ? HW_BLOCK_X : HW_NONE, 1, loop(vj, nb == 2 ? HW_NONE : HW_THREAD_X, 1,
+		      st(at(y, 2, vi, vj), rbuild(nd, nn - 1, la, lb, t)))));
+		for (i = 0; i < rows * cols; i++) {
+			va[i] = t == DT_FLOAT32 ? (double)(float)(frand() * 4) : (double)(rand() % 41 - 20);
+			vb[i] = t == DT_FLOAT32 ? (double)(float)(frand() * 4) : (double)(rand() % 41 - 20);
+		}
+		input(&bufs[a], a, va);
+		input(&bufs[b], b, vb);
+		if (kernel_run(K, NULL, bufs, NULL, &E) < 0)
+			fail_msg("seed %u round %d: %s", seed, round, E.msg);
+		for (i = 0; i < rows * cols; i++) {
+			int r = i / cols, c = i % cols;
+			double want = reval(nd, nn - 1, va[i], vb[c * rows + r], t), got = tbuf_get(&bufs[y], i);
+
+			if (t == DT_FLOAT32)
+				want = (float)want;
+			if (!(got == want || (isnan(got) && isnan(want))))
+				fail_msg("seed %u round %d: y[%d, %d] = %.9g, want %.9g", seed, round, r, c, got, want);
+		}
+		freebufs(bufs, 3);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_row_reduce, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_softmax, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matmul_tiled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_matmul_race, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transpose_naive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transpose_padded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transpose_swizzled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swizzle_viz, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transpose_no_barrier, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_race_missing_barrier, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shift_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_race_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_bounds_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uninitialized_tile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uninitialized_global, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_barrier_divergence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warp_lane, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dtypes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dtype_facts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_div_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_programs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layouts_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
