@@ -935,6 +935,10 @@ step(Lower *L, const Key *f, UOp **out)
 		UOp *i0 = f->idx[0], *vals[64], **vs = vals;
 		int64_t lo = i0->vmin < 0 ? 0 : i0->vmin, hi = i0->vmax >= u->nsrc ? u->nsrc - 1 : i0->vmax, j;
 
+		/* under a pad the index may lie wholly in the padding: any source
+		** will do there, the pad's where and gated loads read 0 */
+		if (lo > hi)
+			lo = hi = i0->vmin < 0 ? 0 : u->nsrc - 1;
 		if (hi - lo + 1 > 64 && !(vs = malloc((hi - lo + 1) * sizeof *vs)))
 			return oom(L);
 		for (j = lo; j <= hi; j++) {

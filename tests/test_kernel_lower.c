@@ -666,6 +666,17 @@ count_loads(const UOp *u, const char *name, int gated)
 	return n;
 }
 
+/* the number of gated loads in u (as a tree) */
+static int
+count_gated(const UOp *u)
+{
+	int i, n = u->op == OP_LOAD && u->nsrc > 1;
+
+	for (i = 0; i < u->nsrc; i++)
+		n += count_gated(u->src[i]);
+	return n;
+}
+
 /* the first load of buffer name in u */
 static const UOp *
 find_load(const UOp *u, const char *name)
@@ -1479,9 +1490,10 @@ gen(Gen *g, const int64_t *s, int n, int depth)
 static void
 test_random(void **state)
 {
-	int trial, n, i;
+	int trial, n, i, stages = 0, gated = 0, multi = 0;
 
-	for (trial = 0; trial < 600; trial++) {
+	for (trial = 0; trial < 1000; trial++) {
+		Kernel *k;
 		Gen g;
 		int64_t s[3];
 		UOp *x;
@@ -1493,13 +1505,20 @@ test_random(void **state)
 		n = (int)rint_(0, 3);
 		for (i = 0; i < n; i++)
 			s[i] = rint_(1, 4);
-		x = gen(&g, s, n, (int)rint_(1, 5));
+		x = gen(&g, s, n, (int)rint_(1, 6));
 		o = (TEvalOpts){ 0, g.bind, g.nparams };
-		if (check_graph(x, &o, NULL, msg, sizeof msg) < 0)
+		if (check_graph(x, &o, &k, msg, sizeof msg) < 0)
 			fail_msg("seed %llu, trial %d (generator state %llu): %s", (unsigned long long)seed, trial,
 			         (unsigned long long)at, msg);
+		stages += k->nstage;
+		for (i = 0; i < k->nstage; i++) {
+			gated += count_gated(k->stage[i].body);
+			multi += k->nstage > 1;
+		}
+		kernel_free(k);
 	}
-	printf("# random graphs: %d lowered, run and equal to tensor_realize\n", trial);
+	printf("# random graphs: %d lowered, run and equal to tensor_realize (%d stages, %d gated loads, "
+	       "%d in multi-stage kernels)\n", trial, stages, gated, multi);
 }
 
 int
