@@ -419,9 +419,9 @@ has_block(const UOp *s, int depth)
 {
 	int i;
 
-	if (depth > 1000 || s->op != OP_END)
+	if (depth > 1000 || (s->op != OP_END && s->op != OP_IF))
 		return 0;
-	if (hwaxis_is_block(krange_hw(s->src[0])))
+	if (s->op == OP_END && hwaxis_is_block(krange_hw(s->src[0])))
 		return 1;
 	for (i = 1; i < s->nsrc; i++)
 		if (has_block(s->src[i], depth + 1))

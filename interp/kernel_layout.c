@@ -11,6 +11,14 @@
 ** the storage, and in the simplifier, which keeps the offsets readable.
 */
 
+/* free the description after the message that quotes it is written */
+static int
+freed(Buf *d, int rc)
+{
+	buf_free(d);
+	return rc;
+}
+
 static int
 finish(Kernel *k, int bi, UOp *x, int64_t size, Buf *desc, Err *e)
 {
@@ -73,29 +81,29 @@ kernel_layout_cute(Kernel *k, int bi, const Layout *l, const Composed *cl, Err *
 	if (b->ndim == 1 || b->ndim == 0) {
 		x = b->ndim ? b->lvar[0] : uop_int(k->c, 0);
 		if (cl ? lower_composed_idx(k->c, cl, x, &x, e) : lower_cute_idx(k->c, l, x, &x, e))
-			return buf_free(&d), -1;
+			return freed(&d, -1);
 	} else {
 		if (cute_rank(l) != b->ndim)
-			return buf_free(&d), err_set(e, "set_layout: %s has %d dimensions, the layout %s has "
-			                             "rank %d", b->name, b->ndim, d.s ? d.s : "", cute_rank(l));
+			return freed(&d, err_set(e, "set_layout: %s has %d dimensions, the layout %s has "
+			                             "rank %d", b->name, b->ndim, d.s ? d.s : "", cute_rank(l)));
 		for (i = 0; i < b->ndim; i++) {
 			Layout m;
 
 			if (cute_mode(l, i, &m, e) < 0 || lower_cute_modes(&m, shape, stride, &n, e) < 0)
-				return buf_free(&d), -1;
+				return freed(&d, -1);
 			if (cute_size(&m) != b->shape[i])
-				return buf_free(&d), err_set(e, "set_layout: mode %d of %s has size %lld, dimension "
+				return freed(&d, err_set(e, "set_layout: mode %d of %s has size %lld, dimension "
 				                             "%d of %s has %lld", i, d.s ? d.s : "",
-				                             (long long)cute_size(&m), i, b->name, (long long)b->shape[i]);
+				                             (long long)cute_size(&m), i, b->name, (long long)b->shape[i]));
 			if (nl + n > LOWER_MAXDIM)
-				return buf_free(&d), err_set(e, "set_layout: %s has too many modes", d.s ? d.s : "");
+				return freed(&d, err_set(e, "set_layout: %s has too many modes", d.s ? d.s : ""));
 			if (lower_split(k->c, b->lvar[i], shape, n, 1, 0, leaves + nl, e) < 0)
-				return buf_free(&d), -1;
+				return freed(&d, -1);
 			nl += n;
 		}
 		if (cl ? lower_composed_crd(k->c, cl, leaves, nl, &x, e)
 		       : lower_cute_crd(k->c, l, leaves, nl, &x, e))
-			return buf_free(&d), -1;
+			return freed(&d, -1);
 	}
 	return finish(k, bi, x, cl ? (cute_cosize(l) + cl->offset) : cute_cosize(l), &d, e);
 }
@@ -115,15 +123,15 @@ kernel_layout_lego(Kernel *k, int bi, const Lego *g, Err *e)
 	buf_init(&d);
 	lego_print(&d, g);
 	if (g->rank != b->ndim)
-		return buf_free(&d), err_set(e, "set_layout: %s has %d dimensions, the LEGO layout %s has %d",
-		                             b->name, b->ndim, d.s ? d.s : "", g->rank);
+		return freed(&d, err_set(e, "set_layout: %s has %d dimensions, the LEGO layout %s has %d",
+		                             b->name, b->ndim, d.s ? d.s : "", g->rank));
 	for (i = 0; i < b->ndim; i++)
 		if (g->dim[i] != b->shape[i])
-			return buf_free(&d), err_set(e, "set_layout: dimension %d of %s has size %lld, of the LEGO "
+			return freed(&d, err_set(e, "set_layout: dimension %d of %s has size %lld, of the LEGO "
 			                             "layout %lld", i, b->name, (long long)b->shape[i],
-			                             (long long)g->dim[i]);
+			                             (long long)g->dim[i]));
 	if (lower_lego(k->c, g, 0, b->lvar, &x, NULL, NULL, e) < 0)
-		return buf_free(&d), -1;
+		return freed(&d, -1);
 	return finish(k, bi, x, lego_cosize(g), &d, e);
 }
 
@@ -145,20 +153,20 @@ kernel_layout_axe(Kernel *k, int bi, const AxeLayout *l, Err *e)
 	axe_print(&d, l);
 	axe_axes(l, &ax);
 	if (ax.n != 1 || strcmp(ax.name[0], "m") != 0)
-		return buf_free(&d), err_set(e, "set_layout: the Axe layout %s places elements on %d axes; "
-		                             "a buffer's layout uses only the memory axis m", d.s ? d.s : "", ax.n);
+		return freed(&d, err_set(e, "set_layout: the Axe layout %s places elements on %d axes; "
+		                             "a buffer's layout uses only the memory axis m", d.s ? d.s : "", ax.n));
 	if (l->nr)
-		return buf_free(&d), err_set(e, "set_layout: the Axe layout %s has replicas; a buffer holds "
-		                             "each element once", d.s ? d.s : "");
+		return freed(&d, err_set(e, "set_layout: the Axe layout %s has replicas; a buffer holds "
+		                             "each element once", d.s ? d.s : ""));
 	if (check_size(b, axe_size(l), "Axe", e) < 0)
-		return buf_free(&d), -1;
+		return freed(&d, -1);
 	for (i = 0; i < b->ndim; i++)
 		shape[i] = b->shape[i];
 	x = b->ndim ? lower_join(k->c, b->lvar, shape, b->ndim, 0) : uop_int(k->c, 0);
 	if (!x || lower_axe(k->c, l, x, NULL, &ax, out, e) < 0)
-		return buf_free(&d), -1;
+		return freed(&d, -1);
 	if (out[0]->vmin < 0)
-		return buf_free(&d), err_set(e, "set_layout: the Axe layout %s reaches offset %lld",
-		                             d.s ? d.s : "", (long long)out[0]->vmin);
+		return freed(&d, err_set(e, "set_layout: the Axe layout %s reaches offset %lld",
+		                             d.s ? d.s : "", (long long)out[0]->vmin));
 	return finish(k, bi, out[0], out[0]->vmax + 1, &d, e);
 }
