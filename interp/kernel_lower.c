@@ -189,6 +189,8 @@ refuse(const UOp *u, Err *e)
 {
 	Buf b;
 
+	if (u->dtype == DT_INDEX)
+		return err_set(e, "kernel.lower: %s of dtype index is index arithmetic, not a tensor", opname(u));
 	if (u->device && tensor_ndev(u->device) > 1)
 		return err_set(e, "kernel.lower: %s is on devices %s; lower one device's program",
 		               opname(u), u->device);

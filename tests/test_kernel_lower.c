@@ -98,7 +98,7 @@ offset(Run *r, const UOp *ix)
 		bind[i].value = v;
 	}
 	if (uop_eval(b->layout, bind, b->ndim, &off, &e) < 0) {
-		snprintf(r->err, sizeof r->err, "layout: %s", e.msg);
+		snprintf(r->err, sizeof r->err, "layout: %.200s", e.msg);
 		return -1;
 	}
 	return off;
@@ -350,7 +350,7 @@ run_kernel(const Kernel *k, const TEvalOpts *o, double **out, int64_t *nout, cha
 			Err e = { "" };
 
 			if (tensor_realize(b->tensor, o, &t, &e) < 0) {
-				snprintf(msg, nmsg, "input %s: %s", b->name, e.msg);
+				snprintf(msg, nmsg, "input %s: %.300s", b->name, e.msg);
 				goto done;
 			}
 			if (t.numel != b->size || t.dtype != b->dtype) {
@@ -367,7 +367,7 @@ run_kernel(const Kernel *k, const TEvalOpts *o, double **out, int64_t *nout, cha
 	for (i = 0; i < k->nstage && !r.err[0]; i++)
 		exec(&r, k->stage[i].body);
 	if (r.err[0]) {
-		snprintf(msg, nmsg, "run: %s", r.err);
+		snprintf(msg, nmsg, "run: %.250s", r.err);
 		goto done;
 	}
 	if (ob < 0) {
@@ -558,11 +558,11 @@ check_graph(const UOp *root, const TEvalOpts *o, Kernel **kout, char *msg, size_
 	if (kout)
 		*kout = NULL;
 	if (!k) {
-		snprintf(msg, n, "lower: %s", e.msg);
+		snprintf(msg, n, "lower: %.500s", e.msg);
 		return -1;
 	}
 	if (tensor_realize(root, o, &want, &e) < 0) {
-		snprintf(m, sizeof m, "realize: %s", e.msg);
+		snprintf(m, sizeof m, "realize: %.480s", e.msg);
 		goto done;
 	}
 	for (s = 0; s < k->nstage; s++)
@@ -1263,6 +1263,10 @@ test_errors(void **state)
 	assert_non_null(strstr(e.msg, "not a name"));
 	assert_null(kernel_lower(uop_var(C, "i", 0, 3), NULL, &e));
 	assert_non_null(strstr(e.msg, "kernel.lower"));
+	assert_null(kernel_lower(uop_add(C, uop_var(C, "i", 0, 3), uop_int(C, 1)), NULL, &e));
+	assert_non_null(strstr(e.msg, "kernel.lower"));
+	assert_null(kernel_lower(uop_int(C, 1), NULL, &e));
+	assert_non_null(strstr(e.msg, "kernel.lower"));
 	{
 		UOp *b[1] = { a }, *f = ok(tensor_function(C, b, 1, NULL, 0, &e), &e);
 
@@ -1276,21 +1280,28 @@ static void
 test_deep(void **state)
 {
 	Err e = { "" };
-	UOp *x = data(2, 2, 0, 2), *one = tensor_const(C, DT_FLOAT32, 0.5);
+	UOp *x = data(2, 2, 0, 2), *one = tensor_const(C, DT_FLOAT32, 0.5), *y;
 	Kernel *k;
 	int i;
 
 	for (i = 0; i < 4000; i++)
 		x = ok(tensor_alu(C, i % 2 ? OP_ADD : OP_MUL, x, one, &e), &e);
 	CHECK(x, NULL);
-	for (; x && i < UOP_MAXDEPTH + 10; i++)
-		x = tensor_alu(C, OP_ADD, x, one, &e);
-	if (x) {
-		k = kernel_lower(x, NULL, &e);
-		if (!k)
-			assert_non_null(strstr(e.msg, "kernel.lower"));
-		kernel_free(k);
-	}
+	/* as deep as a graph may be: the kernel would nest deeper than the bound */
+	while ((y = tensor_alu(C, OP_ADD, x, one, &e)))
+		x = y;
+	assert_true(x->depth >= UOP_MAXDEPTH - 2);
+	k = kernel_lower(x, NULL, &e);
+	assert_null(k);
+	assert_non_null(strstr(e.msg, "kernel.lower"));
+	/* deep, with a reduce every 100 nodes: many stages, each shallow */
+	x = data(2, 2, 0, 2);
+	for (i = 0; i < 3000; i++)
+		x = i % 100 == 99 ? ok(tensor_reduce(C, OP_ADD, x, (int64_t[]){ 1 }, 1, 1, &e), &e)
+		                  : ok(tensor_alu(C, OP_ADD, x, one, &e), &e);
+	k = lowered(x, NULL);
+	assert_int_equal(k->nstage, 30);   /* the root is the last reduce */
+	kernel_free(k);
 }
 
 /* ---- random graphs ---- */
