@@ -179,6 +179,8 @@ run_fail(TBuf *b, const KRunOpts *o, const char *prefix)
 		fail_msg("kernel_run succeeded, expected \"%s...\"", prefix);
 	if (strncmp(E.msg, prefix, strlen(prefix)) != 0)
 		fail_msg("expected \"%s...\", got: %s", prefix, E.msg);
+	if (getenv("TESSEL_SHOW"))
+		print_message("%s\n", E.msg);
 }
 
 static void
@@ -418,6 +420,8 @@ test_matmul_race(void **state)
 	** shared tile and it is not silent. */
 	if (kernel_run(K, NULL, bufs, NULL, &E) == 0)
 		fail_msg("a matmul without its first barrier ran clean");
+	if (getenv("TESSEL_SHOW"))
+		print_message("%s\n", E.msg);
 	assert_true(strncmp(E.msg, "race:", 5) == 0 || strncmp(E.msg, "uninitialized:", 14) == 0);
 	has("stage C");
 	freebufs(bufs, 6);
