@@ -1554,7 +1554,8 @@ lay_slots(Run *r, RBuf *B)
 		return NULL;
 	}
 	memset(s, 0, (size_t)B->lay.nstack * sizeof *s);
-	memcpy(s + B->lay.nstack, B->lay.cval, (size_t)B->lay.nconst * sizeof *s);
+	if (B->lay.nconst)
+		memcpy(s + B->lay.nstack, B->lay.cval, (size_t)B->lay.nconst * sizeof *s);
 	return s;
 }
 
@@ -1640,7 +1641,8 @@ run_stage(Run *r, const Prog *P, int si)
 			th[t].kc = kc ? kc + t * (P->naux + 1) : NULL;
 			coords(t, P->blk, th[t].tc);
 			memset(v, 0, (size_t)P->nstack * sizeof *v);
-			memcpy(v + P->nstack, P->cval, (size_t)P->nconst * sizeof *v);
+			if (P->nconst)
+				memcpy(v + P->nstack, P->cval, (size_t)P->nconst * sizeof *v);
 		}
 		for (r->phase = 0;; r->phase++) {
 			if (kc)

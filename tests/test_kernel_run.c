@@ -984,6 +984,37 @@ test_bad_programs(void **state)
 	freebufs(bufs, 1);
 }
 
+/* deep programs: a long expression chain runs (compiled without recursion);
+** statements nested past the limit are refused with a message */
+static void
+test_deep(void **state)
+{
+	int a = mkbuf("a", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)1);
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	UOp *i = var("i", 1), *x = kernel_const(K, DT_INT32, 0), *s, *g;
+	TBuf bufs[2] = { { 0 } };
+	int k;
+
+	/* loads are not folded: a chain 5000 deep */
+	for (k = 0; k < 5000; k++)
+		x = alu(OP_ADD, DT_INT32, x, ld(at(a, 1, I(0))));
+	assert_true(x->depth > 5000);
+	stage("deep", loop(i, HW_NONE, 1, st(at(y, 1, I(0)), x)));
+	input(&bufs[a], a, (double[]){ 1 });
+	run_ok(bufs, NULL, NULL);
+	assert_int_equal(((int32_t *)bufs[y].data)[0], 5000);
+	freebufs(bufs, 2);
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	g = uop_alu(K->c, OP_CMPLT, var("j", 2), I(5));
+	s = st(at(y, 1, I(0)), I(1));
+	for (k = 0; k < 3000; k++)
+		s = when(g, 1, s);
+	stage("nest", loop(var("j", 2), HW_NONE, 1, s));
+	run_fail(bufs, NULL, "kernel.run: stage nest: statements nest deeper than");
+}
+
 /* ---- layouts, inputs ---- */
 
 /* an input stored column-major and an output stored with padding: the
@@ -1198,6 +1229,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_dtype_facts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_div_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_programs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layouts_io, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
