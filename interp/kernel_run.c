@@ -1021,8 +1021,9 @@ fail_oob(Run *r, Thr *th, const Ins *in, int64_t off, int dim)
 	where(r, th, in, w, sizeof w);
 	element(r, th, in, el, sizeof el);
 	if (dim >= 0)
-		return err_set(r->e, "out of bounds: %s: %s %s: index %d is outside [0, %lld)", w,
-		               in->op == I_LOAD ? "load" : "store", el, dim, (long long)kb->shape[dim]);
+		return err_set(r->e, "out of bounds: %s: %s %s (physical offset %lld): coordinate %d is "
+		               "outside [0, %lld)", w, in->op == I_LOAD ? "load" : "store", el, (long long)off,
+		               dim, (long long)kb->shape[dim]);
 	return err_set(r->e, "out of bounds: %s: %s %s: physical offset %lld is outside the storage "
 	               "[0, %lld)", w, in->op == I_LOAD ? "load" : "store", el, (long long)off,
 	               (long long)B->size);
@@ -1553,7 +1554,8 @@ lay_slots(Run *r, RBuf *B)
 		return NULL;
 	}
 	memset(s, 0, (size_t)B->lay.nstack * sizeof *s);
-	memcpy(s + B->lay.nstack, B->lay.cval, (size_t)B->lay.nconst * sizeof *s);
+	if (B->lay.nconst)
+		memcpy(s + B->lay.nstack, B->lay.cval, (size_t)B->lay.nconst * sizeof *s);
 	return s;
 }
 
@@ -1568,6 +1570,7 @@ run_stage(Run *r, const Prog *P, int si)
 	Val *slots = NULL;
 	uint32_t *kc = NULL;
 	uint64_t before = r->used;
+	char what[K_NAME + 32];
 
 	for (i = 1; i < 3; i++) {
 		if (uck_mul(nthr, P->blk[i], &nthr) < 0)
@@ -1599,11 +1602,13 @@ run_stage(Run *r, const Prog *P, int si)
 		if (B->scope == AS_GLOBAL)
 			continue;
 		B->tstride = B->scope == AS_REG ? B->size * B->bytes : 0;
-		if (!(B->p = rmalloc(r, n * B->bytes, 0, k->buf[i].name)))
+		snprintf(what, sizeof what, "%s buffer %s", kscope_name(B->scope), k->buf[i].name);
+		if (!(B->p = rmalloc(r, n * B->bytes, 0, what)))
 			goto out;
-		if (r->checks && B->scope == AS_LOCAL && !(B->sh = rmalloc(r, n * sizeof *B->sh, 0, "shadow memory")))
+		snprintf(what, sizeof what, "the shadow state of %s", k->buf[i].name);
+		if (r->checks && B->scope == AS_LOCAL && !(B->sh = rmalloc(r, n * sizeof *B->sh, 0, what)))
 			goto out;
-		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, "shadow memory")))
+		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, what)))
 			goto out;
 	}
 	if (r->cnt) {
@@ -1636,7 +1641,8 @@ run_stage(Run *r, const Prog *P, int si)
 			th[t].kc = kc ? kc + t * (P->naux + 1) : NULL;
 			coords(t, P->blk, th[t].tc);
 			memset(v, 0, (size_t)P->nstack * sizeof *v);
-			memcpy(v + P->nstack, P->cval, (size_t)P->nconst * sizeof *v);
+			if (P->nconst)
+				memcpy(v + P->nstack, P->cval, (size_t)P->nconst * sizeof *v);
 		}
 		for (r->phase = 0;; r->phase++) {
 			if (kc)
@@ -1788,6 +1794,7 @@ kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err 
 	Run r;
 	Prog *progs = NULL;
 	TBuf *outs = NULL;
+	char what[K_NAME + 32];
 	int i, rc = -1;
 
 	if (!o)
@@ -1849,9 +1856,11 @@ kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err 
 			goto out;
 		if (kb->scope != AS_GLOBAL)
 			continue;
-		if (!(B->p = rmalloc(&r, (uint64_t)B->size * B->bytes, 1, kb->name)))
+		snprintf(what, sizeof what, "buffer %s", kb->name);
+		if (!(B->p = rmalloc(&r, (uint64_t)B->size * B->bytes, 1, what)))
 			goto out;
-		if (r.checks && !(B->sh = rmalloc(&r, (uint64_t)B->size * sizeof *B->sh, 1, "shadow memory")))
+		snprintf(what, sizeof what, "the shadow state of %s", kb->name);
+		if (r.checks && !(B->sh = rmalloc(&r, (uint64_t)B->size * sizeof *B->sh, 1, what)))
 			goto out;
 		if (kb->role == KB_INPUT && place(&r, i, &bufs[i]) < 0)
 			goto out;
