@@ -174,11 +174,56 @@ info(const Lower *L, const UOp *u)
 	return pmap_get(&L->info, u);
 }
 
+/* Whether no PARAM is reachable from u: data the reference evaluator can
+** realize before the kernel runs (tensor.rand's bits, say). */
+static int
+param_free(const UOp *u)
+{
+	PMap seen = { 0 };
+	const UOp **st = NULL;
+	size_t n = 0, cap = 0;
+	int ok = 1, i;
+
+	for (;;) {
+		if (u->op == OP_PARAM) {
+			ok = 0;
+			break;
+		}
+		if (!pmap_get(&seen, u)) {
+			if (pmap_put(&seen, u, (void *)u) < 0) {
+				ok = 0;
+				break;
+			}
+			for (i = 0; i < u->nsrc; i++) {
+				if (n == cap) {
+					const UOp **ns = realloc(st, (cap = cap ? 2 * cap : 64) * sizeof *ns);
+
+					if (!ns) {
+						ok = 0;
+						goto out;
+					}
+					st = ns;
+				}
+				st[n++] = u->src[i];
+			}
+		}
+		if (!n)
+			break;
+		u = st[--n];
+	}
+out:
+	free(st);
+	pmap_free(&seen);
+	return ok;
+}
+
+/* Inputs: params, data, and bitcasts of data (tensor.from's, or any value
+** computed without params: the kernel has no bitcast of its own values). */
 static int
 is_input(const UOp *u)
 {
 	return u->op == OP_PARAM || u->op == OP_BINARY
-	|| (u->op == OP_BITCAST && u->src[0]->op == OP_BINARY);
+	|| (u->op == OP_BITCAST && (u->src[0]->op == OP_BINARY || param_free(u->src[0])));
 }
 
 /* ---- pass 1: flatten ---- */
@@ -201,9 +246,10 @@ refuse(const UOp *u, Err *e)
 	case OP_REPLICATED:
 		return err_set(e, "kernel.lower: replicated is a multi-device op; lower one device's program");
 	case OP_BITCAST:
-		if (u->src[0]->op != OP_BINARY)
-			return err_set(e, "kernel.lower: bitcast of a computed %s to %s is not supported (only "
-			               "the data of tensor.from)", opname(u->src[0]), dtype_name((DType)u->dtype));
+		if (u->src[0]->op != OP_BINARY && !param_free(u->src[0]))
+			return err_set(e, "kernel.lower: bitcast of a %s computed from params to %s is not "
+			               "supported (a kernel cannot reinterpret its own values; realize it first)",
+			               opname(u->src[0]), dtype_name((DType)u->dtype));
 		break;
 	case OP_VAR:
 		return err_set(e, "kernel.lower: the index variable %s is not a tensor", u->name ? u->name : "?");
@@ -486,17 +532,22 @@ times(const UOp *u, double c)
 	return u->op == OP_MUL && (is_fconst(u->src[0], c) || is_fconst(u->src[1], c));
 }
 
-/* A temporary's name when nobody named it: what the user wrote, by op. */
+/* A temporary's name when nobody named it: what the user wrote, by op, with
+** Neptune's x prefix (xmax, xexp, xsum), so that a buffer never reads like the
+** function that fills it (xmax[i] = max(xmax[i], ...)). */
 static const char *
-default_name(const UOp *u)
+default_name(const UOp *u, char *out, size_t n)
 {
+	const char *op = opname(u);
+
 	if (u->op == OP_REDUCE)
-		return u->arg[0] == OP_ADD ? "sum" : u->arg[0] == OP_MAX ? "max" : "prod";
-	if (u->op == OP_EXP2 && times(u->src[0], 1.4426950408889634))
-		return "exp";
-	if (times(u, 0.6931471805599453) && (u->src[0]->op == OP_LOG2 || u->src[1]->op == OP_LOG2))
-		return "log";
-	return opname(u);
+		op = u->arg[0] == OP_ADD ? "sum" : u->arg[0] == OP_MAX ? "max" : "prod";
+	else if (u->op == OP_EXP2 && times(u->src[0], 1.4426950408889634))
+		op = "exp";
+	else if (times(u, 0.6931471805599453) && (u->src[0]->op == OP_LOG2 || u->src[1]->op == OP_LOG2))
+		op = "log";
+	snprintf(out, n, "x%s", op);
+	return out;
 }
 
 typedef struct Names {
@@ -601,8 +652,12 @@ buffers(Lower *L, const UOp *root, const KLowerOpts *o)
 	for (i = 0; i < L->nnodes; i++) {
 		Node *x = L->nodes[i];
 
-		if (x->realized && !x->out)
-			fresh(L, &nm, x->cname ? x->cname : x->u->name ? x->u->name : default_name(x->u), x->name);
+		if (x->realized && !x->out) {
+			char dn[K_NAME];
+
+			fresh(L, &nm, x->cname ? x->cname : x->u->name ? x->u->name : default_name(x->u, dn, sizeof dn),
+			      x->name);
+		}
 	}
 	free(nm.s);
 	/* buffers: inputs, then realized nodes in topological order */

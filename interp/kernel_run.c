@@ -928,6 +928,12 @@ typedef struct Run {
 	LogE *log;
 	size_t nlog, caplog;
 	int64_t ops;
+	/* A read of memory nothing wrote yet is held back until its phase (shared
+	** memory) or launch (global) ends: if another thread writes the element
+	** first, the fault is the race between them (a missing barrier), not the
+	** read. pending: 0, AS_LOCAL or AS_GLOBAL; pend the message to give. */
+	int pending;
+	char pend[sizeof ((Err *)0)->msg];
 } Run;
 
 static int
@@ -1113,9 +1119,13 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 		s->init = 1;
 		return 0;
 	}
-	if (!s->init)
-		return fail_uninit(r, th, in, off);
-	if (conflict(&s->w, &cur))
+	if (!s->init) {
+		if (!r->pending) {
+			fail_uninit(r, th, in, off);
+			memcpy(r->pend, r->e->msg, sizeof r->pend);
+			r->pending = B->scope;
+		}
+	} else if (conflict(&s->w, &cur))
 		return fail_race(r, th, in, off, &s->w, 1);
 	/* keep the two most recent distinct readers */
 	if (s->r[0].thread == cur.thread && s->r[0].block == cur.block)
@@ -1655,6 +1665,10 @@ run_stage(Run *r, const Prog *P, int si)
 			}
 			if (r->counting)
 				flush(r);
+			if (r->pending == AS_LOCAL) {
+				memcpy(r->e->msg, r->pend, sizeof r->pend);
+				goto out;
+			}
 			for (t = 0, all_done = 1, u = -1; t < nthr; t++) {
 				all_done &= th[t].done;
 				if (u < 0 && !th[t].done)
@@ -1683,6 +1697,10 @@ run_stage(Run *r, const Prog *P, int si)
 			if (r->cnt)
 				r->cnt->barriers++;
 		}
+	}
+	if (r->pending) {
+		memcpy(r->e->msg, r->pend, sizeof r->pend);
+		goto out;
 	}
 	rc = 0;
 out:

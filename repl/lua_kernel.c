@@ -1073,7 +1073,7 @@ int3(lua_State *L, int t, const char *f, int64_t *v)
 	lua_pop(L, 1);
 	for (i = 0; i < 3; i++)
 		if (v[i] < 0 || v[i] > (1 << 30) || (f[0] == 'b' && v[i] > 1024))
-			luaL_error(L, "kernel.new: %s[%d] = %lld is out of range", f, i + 1, (long long)v[i]);
+			luaL_error(L, "kernel.new: %s[%d] = %I is out of range", f, i + 1, (lua_Integer)v[i]);
 }
 
 /* kernel.new{grid = {gx, gy}, block = {bx, by}} */
@@ -1402,7 +1402,7 @@ bind_inputs(lua_State *L, LKernel *x, int binds, RunBox *r, int random)
 			luaL_error(L, "k:run: %s is a %s buffer, its binding a %s tensor (cast it)", kb->name,
 			           dtype_name(kb->dtype), dtype_name(t->dtype));
 		if (t->numel != numel(kb))
-			luaL_error(L, "k:run: %s has %d elements, its binding %lld", kb->name, numel(kb), (long long)t->numel);
+			luaL_error(L, "k:run: %s has %d elements, its binding %I", kb->name, numel(kb), (lua_Integer)t->numel);
 		memcpy(t->shape, kb->shape, kb->ndim * sizeof *kb->shape);
 		t->ndim = kb->ndim;
 	}

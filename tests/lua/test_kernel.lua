@@ -1,0 +1,209 @@
+-- test_kernel.lua - kernels from Lua: lowering, the staged DSL, checks, counts, operators, errors.
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
+
+local function near(a, b, tol, path)
+  path = path or "value"
+  if type(a) == "table" then
+    assert(#a == #b, path .. ": length " .. #a .. " ~= " .. #b)
+    for i = 1, #a do near(a[i], b[i], tol, path .. "[" .. i .. "]") end
+    return
+  end
+  if math.abs(a - b) > tol * (1 + math.abs(b)) then
+    error(path .. ": got " .. a .. ", want " .. b, 2)
+  end
+end
+
+check("lowered softmax: Figure 1(a)'s three stages, run equals realize", function()
+  local x = tensor.param("inp", {2, 4})
+  local k = kernel.lower(x:softmax(1), "out")
+  eq(#k:stages(), 3, "stages")
+  local text = tostring(k)
+  assert(text:find("for i in range(2):\n  xmax[i] = -inf\n  for j in range(4):  # REDUCE\n    xmax[i] = max(xmax[i], inp[i, j])", 1, true), text)
+  assert(text:find("xsum[i] += exp(inp[i, j] - xmax[i])", 1, true), text)
+  assert(k:check())
+  for seed = 1, 5 do
+    local t = tensor.rand({2, 4}, {seed = seed})
+    near(k:run{inp = t}:tolist(), x:softmax(1):realize{inp = t}:tolist(), 1e-6)
+  end
+end)
+
+check("Figure 4: transpose + exp with a contiguous mark, then a row max", function()
+  local x = tensor.param("inp", {8, 4})
+  local e = x:permute{1, 0}:exp():contiguous()
+  local k = kernel.lower(e:max(1))
+  local text = tostring(k)
+  assert(text:find("xexp[i, j] = exp(inp[j, i])", 1, true), text)
+  eq(#k:stages(), 2, "stages")
+  local t = tensor.rand({8, 4}, {seed = 7})
+  near(k:run{inp = t}:tolist(), e:max(1):realize{inp = t}:tolist(), 1e-6)
+end)
+
+check("lowered programs: matmul, pad, data inputs", function()
+  local a = tensor.rand({5, 7}, {seed = 1})
+  local b = tensor.param("b", {7, 3})
+  local bv = tensor.rand({7, 3}, {seed = 2})
+  local m = a:matmul(b)
+  near(kernel.lower(m):run{b = bv}:tolist(), m:realize{b = bv}:tolist(), 1e-5)
+  local p = b:pad{{1, 1}, {0, 2}}:sum(0)
+  local k = kernel.lower(p)
+  assert(tostring(k):find(" if ", 1, true), "padding is a guarded load")
+  near(k:run{b = bv}:tolist(), p:realize{b = bv}:tolist(), 1e-5)
+  raises(function() kernel.lower(b):run() end, "input b is not bound")
+  raises(function() kernel.lower(b):run{b = tensor.ones{7, 2}} end, "b has 21 elements, its binding 14")
+end)
+
+-- the tiled transpose of the tour, with a layout for the shared tile
+local function transpose(layout, barrier)
+  local k = kernel.new{grid = {2, 2}, block = {32, 32}}
+  local A = k:input("A", "float32", {64, 64})
+  local B = k:output("B", "float32", {64, 64})
+  local tile = k:shared("tile", "float32", {32, 32}, layout)
+  k:stage("transpose", function()
+    tile[{k.ty, k.tx}] = A[{k.by * 32 + k.ty, k.bx * 32 + k.tx}]
+    if barrier ~= false then kernel.barrier() end
+    B[{k.bx * 32 + k.ty, k.by * 32 + k.tx}] = tile[{k.tx, k.ty}]
+  end)
+  return k
+end
+
+check("staged transpose: values, bank conflicts plain / padded / swizzled", function()
+  local t = tensor.rand({64, 64}, {seed = 3})
+  local want = t:permute{1, 0}:tolist()
+  local conflicts = {}
+  for _, L in ipairs{"(32,32):(32,1)", "(32,32):(33,1)", "Sw<5,0,5> o 0 o (32,32):(32,1)"} do
+    local k = transpose(L)
+    eq(k:run{A = t}:tolist()[7][2], want[7][2], L)
+    near(k:run{A = t}:tolist(), want, 0)
+    local c = k:counts{A = t}
+    conflicts[#conflicts + 1] = c.bank_conflicts
+    -- 4 blocks of 32 warps, one store and one load each; 32 sectors of 32 bytes per warp
+    eq(c.shared_loads, 128, "shared loads")
+    eq(c.shared_stores, 128, "shared stores")
+    eq(c.global_loads, 128, "global loads")
+    eq(c.global_sectors, 4 * 32 * 4 * 2, "global sectors")
+    eq(c.barriers, 4, "barriers")
+    eq(c.blocks, 4, "blocks")
+    eq(c.threads, 4096, "threads")
+  end
+  -- the column read of a plain 32x32 float tile is 32-way: 31 extra wavefronts a warp
+  eq(conflicts[1], 128 * 31, "plain")
+  eq(conflicts[2], 0, "padded")
+  eq(conflicts[3], 0, "swizzled")
+end)
+
+check("checks: a missing barrier, an off-by-one guard, an uninitialized tile", function()
+  local t = tensor.rand({64, 64}, {seed = 3})
+  local k = transpose(nil, false)
+  raises(function() k:run{A = t} end, "stage transpose", "block (0,0,0)", "tile[")
+  -- off by one
+  local k2 = kernel.new{block = {32}}
+  local A = k2:input("A", "float32", {32})
+  local B = k2:output("B", "float32", {32})
+  k2:stage("shift", function()
+    kernel.when(kernel.le(k2.tx, 31), function() B[k2.tx] = A[k2.tx + 1] end)
+  end)
+  raises(function() k2:check() end, "A[tx + 1]: index 0 is 32 at tx=31")
+  -- the checks can be off, and the correct guard passes
+  local k3 = kernel.new{block = {32}}
+  A = k3:input("A", "float32", {32})
+  B = k3:output("B", "float32", {32})
+  local s = k3:shared("s", "float32", {32})
+  k3:stage("rev", function()
+    kernel.when(kernel.lt(k3.tx, 31), function() s[k3.tx] = A[k3.tx] end)
+    kernel.barrier()
+    B[k3.tx] = s[31 - k3.tx]
+  end)
+  raises(function() k3:run{A = tensor.arange(32):cast("float32")} end,
+         "uninitialized:", "s[31]", "thread (0,0,0)")
+end)
+
+check("kernel.new: hardware indices, loops with axis types and bindings", function()
+  local k = kernel.new()
+  local A = k:input("A", "float32", {4, 8})
+  local R = k:output("R", "float32", {4})
+  k:stage("rowsum", function()
+    for i in kernel.range(4) do
+      R[i] = 0
+      for j in kernel.range(8, {type = "reduce"}) do R[i] = R[i] + A[{i, j}] end
+    end
+  end)
+  local text = tostring(k)
+  assert(text:find("R[i] += A[i, j]", 1, true), text)
+  local t = tensor.rand({4, 8}, {seed = 9})
+  near(k:run{A = t}:tolist(), t:sum(1):tolist(), 1e-6)
+  raises(function() return k.bx end, "no grid dimension")
+  raises(function() kernel.range(4) end, "inside k:stage")
+  raises(function() k:stage("bad", function() for i in kernel.range(4) do break end end) end,
+         "a loop was left open")
+  raises(function() k:stage("rowsum", function() R[0] = 1 end) end, "stage: the name rowsum is taken")
+  raises(function() k:stage("e", function() error("boom") end) end, "boom")
+  -- after errors the kernel still works
+  near(k:run{A = t}:tolist(), t:sum(1):tolist(), 1e-6)
+end)
+
+check("collective operators: dispatch by layout, values", function()
+  local k = kernel.new{grid = {4}, block = {128}}
+  local A = k:input("A", "float32", {64, 256})
+  local B = k:output("B", "float32", {64, 256})
+  local S = k:output("S", "float32", {64})
+  local T = k:output("T", "float32", {4})
+  local tile = k:shared("tile", "float32", {16, 256})
+  local impls = {}
+  k:stage("rows", function()
+    impls[1] = kernel.copy(tile, A:tile({k.bx * 16, 0}, {16, 256}))
+    kernel.barrier()
+    impls[2] = kernel.copy(B:tile({k.bx * 16, 0}, {16, 256}), tile)
+    impls[3] = kernel.reduce(S:tile({k.bx * 16}, {16}), tile)
+    impls[4] = kernel.reduce(T:tile({k.bx}, {1}), tile, {op = "max"})
+  end)
+  eq(table.concat(impls, " "), "vector4 vector4 rows tree")
+  assert(tostring(k):find("# copy tile[:, :] <- A[bx*16:+16, :] at cta (128 threads): vector4", 1, true))
+  local t = tensor.rand({64, 256}, {seed = 5})
+  local b, s, m = k:run{A = t}
+  near(b:tolist(), t:tolist(), 0)
+  near(s:tolist(), t:sum(1):tolist(), 1e-5)
+  near(m:tolist(), t:reshape{4, 16 * 256}:max(1):tolist(), 0)
+  -- a padded tile allows no vector; forcing one names the element that breaks it
+  local k2 = kernel.new{block = {64}}
+  local X = k2:input("X", "float32", {32, 32})
+  local P = k2:shared("P", "float32", {32, 32}, "(32,32):(33,1)")
+  k2:stage("x", function()
+    local impl, why = kernel.copy(P, X)
+    eq(impl, "scalar")
+    assert(why:find("P element 32 of the region (offset 33) is not 4-aligned", 1, true), why)
+    raises(function() kernel.copy(P, X, {impl = "vector2"}) end, "vector2 is not possible")
+    raises(function() kernel.reduce(P, X, {impl = "tree"}) end, "reduces nothing")
+    raises(function() kernel.gemm(P, X, X, {impl = "mma"}) end, "no MMA instruction")
+  end)
+end)
+
+check("gemm at cta scope and warp subsets", function()
+  local k = kernel.new{block = {128}}
+  local A = k:input("A", "float32", {16, 8})
+  local B = k:input("B", "float32", {8, 12})
+  local C = k:output("C", "float32", {16, 12})
+  k:stage("mm", function()
+    kernel.fill(C, 0, {warps = {0, 2}})
+    kernel.barrier()
+    eq(kernel.gemm(C, A, B, {warps = {2, 4}}), "fma")
+  end)
+  local a, b = tensor.rand({16, 8}, {seed = 1}), tensor.rand({8, 12}, {seed = 2})
+  near(k:run{A = a, B = b}:tolist(), a:matmul(b):tolist(), 1e-5)
+  raises(function() k:stage("w", function() kernel.fill(C, 0, {warps = {3, 5}}) end) end, "warps [3, 5)")
+end)
+
+check("pictures, listings and help", function()
+  local k = transpose("(32,32):(33,1)")
+  assert(k:uops():find("define   float32  tile shared", 1, true), k:uops())
+  assert(k:buffers():find("tile  temp    shared  float32   (32, 32)          (32,32):(33,1)", 1, true), k:buffers())
+  local dot = viz.dot(k)
+  assert(dot:find("for tx in range(32)", 1, true) and dot:find("barrier()", 1, true), dot)
+  for _, f in ipairs{"lower", "new", "range", "when", "barrier", "copy", "fill", "reduce", "gemm"} do
+    assert(kernel[f], f)
+  end
+  for _, m in ipairs{"run", "check", "counts", "uops", "stage", "input", "shared"} do
+    assert(kernel.methods[m], m)
+  end
+end)
+
+finish()
