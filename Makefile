@@ -129,6 +129,7 @@ bench: all $(B)/bench/ptytime
 	@./tessel bench/index_ops.lua
 	@./tessel bench/viz_bench.lua
 	@./tessel bench/tensor_eval.lua
+	@./tessel bench/kernel_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)
