@@ -121,17 +121,9 @@ has_load(const UOp *u)
 }
 
 static void
-desc_access(Buf *b, const UOp *ix)
+desc_access(Buf *b, const Kernel *k, const UOp *ix)
 {
-	int i;
-
-	emit(b, "%s[", ix->src[0]->name);
-	for (i = 1; i < ix->nsrc; i++) {
-		if (i > 1)
-			emit(b, ", ");
-		uop_print(b, ix->src[i], D_INFIX);
-	}
-	emit(b, "]");
+	kernel_print_expr(b, k, ix);
 }
 
 /*
@@ -158,7 +150,7 @@ bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 		if (!has_load(c->cond[i]))
 			gate = gate ? uop_alu(c->k->c, OP_AND, (UOp *)gate, (UOp *)c->cond[i]) : c->cond[i];
 	buf_init(&d);
-	desc_access(&d, ix);
+	desc_access(&d, c->k, ix);
 	if (!gate && (x->vmax < 0 || x->vmin >= n)) {
 		fail(c, "%s: index %d ranges over [%lld, %lld], always outside [0, %lld)", d.s ? d.s : "",
 		     dim, (long long)x->vmin, (long long)x->vmax, (long long)n);

@@ -380,7 +380,7 @@ choose_vector(Kernel *k, const KRegion *dst, const Sq *qd, const KRegion *src, c
 {
 	int bytes = dtype_bytes(k->buf[dst->buf].dtype);
 	int64_t w, fw = 0;
-	char why[240] = "", first[240] = "";
+	char why[240] = "", first[300] = "";
 	int ok;
 
 	if (force) {

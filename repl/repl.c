@@ -248,15 +248,23 @@ addfields(lua_State *L, Matches *m, size_t plen, int methods)
 
 /*
 ** Replace the value on top by the table its field reads fall back to, its
-** metatable's __index, and return 1. When that is not a table, pop the
-** value and return 0: a function there could do anything, and completion
-** must run no code.
+** metatable's __index, and return 1. When that is a function (a type whose
+** fields are computed, as a kernel's buffers are), its metatable's methods
+** table stands in; otherwise pop the value and return 0: a function could do
+** anything, and completion must run no code.
 */
 static int
 fallback(lua_State *L)
 {
 	if (lua_getmetatable(L, -1)) {
 		lua_pushliteral(L, "__index");
+		if (lua_rawget(L, -2) == LUA_TTABLE) {
+			lua_replace(L, -3);
+			lua_pop(L, 1);
+			return 1;
+		}
+		lua_pop(L, 1);
+		lua_pushliteral(L, "methods");
 		if (lua_rawget(L, -2) == LUA_TTABLE) {
 			lua_replace(L, -3);
 			lua_pop(L, 1);

@@ -97,6 +97,25 @@ say('tensor.from{{1, 2, 3}, {4, 5, 6}}:matmul(tensor.from{{1, 0}, {0, 1}, {1, 1}
 say('tensor.rand({2, 4}, {seed = 1}):softmax()')
 say('tensor.arange(8):copy(4):shards()[3]')
 print("-- more: scripts/tensor_tour.lua, docs/tensors.md, help(tensor)")
+
+title("Kernels: a tensor program lowered to loop nests, run on the CPU as a GPU runs it")
+x = tensor.param("inp", {2, 4})
+k = kernel.lower(x:softmax(1), "out")
+print(k)
+say('k:run{inp = tensor.rand({2, 4}, {seed = 1})}')
+print("-- a 32x32 shared-memory tile read by columns: bank conflicts per layout of the tile")
+for _, L in ipairs{"(32,32):(32,1)", "(32,32):(33,1)"} do
+  local t = kernel.new{block = {32, 32}}
+  local A, B = t:input("A", "float32", {32, 32}), t:output("B", "float32", {32, 32})
+  local s = t:shared("s", "float32", {32, 32}, L)
+  t:stage("transpose", function()
+    s[{t.ty, t.tx}] = A[{t.ty, t.tx}]
+    kernel.barrier()
+    B[{t.ty, t.tx}] = s[{t.tx, t.ty}]
+  end)
+  print(("   %-16s %5d bank conflicts"):format(L, t:counts().bank_conflicts))
+end
+print("-- more: scripts/kernel_tour.lua, docs/kernels.md, help(kernel)")
 print()
 print("More: scripts/cute_basics.lua, scripts/uop_tour.lua, scripts/pictures.lua (Graphviz")
 print("pictures of all of the above), docs/*.md, and help() in the REPL.")

@@ -183,6 +183,14 @@ check 'i // 0' 'stdin:1: uop //: division by zero (the divisor 0 is always 0)'
 check '(i * 4 + 3) % 4' '(i*4 + 3)%4'
 complete 'uop.equiv' 'uop.equivalent' '(i % 8, i & 7)' 'true'
 
+# Kernels: a failed stage or run keeps the kernel; completion knows kernel and its methods.
+enter 'K = kernel.lower(tensor.param("inp", {2, 4}):softmax(1))'
+check 'K:run()' 'stdin:1: k:run: input inp is not bound (k:run{inp = tensor})'
+check 'K:stage("s", function() error("boom") end)' 'stdin:1: boom'
+check '#K:stages(), K:check()' '3       true'
+complete 'kernel.redu' 'kernel.reduce' ' ~= nil' 'true'
+complete 'K:coun' 'K:counts' '().threads' '3'
+
 # Ctrl-C stops a running loop; the state stays.
 enter 'print("spin") while true do end'
 expect_after 'print("spin") while true do end' 'spin'
