@@ -42,7 +42,7 @@ else
 endif
 
 # One line per area. The core needs libc and Graphviz (viz/gv.c only); the Lua files need Lua.
-CORE_SRC = util/buf.c \
+CORE_SRC = util/buf.c util/pmap.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c \
            interp/dtype.c interp/tensor.c interp/tensor_eval.c \

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/pmap.h"
 #include "kernel.h"
 
 static const char *const axnames[AX_COUNT] = {
@@ -567,61 +568,6 @@ kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err 
 ** float arithmetic is never folded as integers. An explicit stack keeps deep
 ** statement trees off the C stack.
 */
-typedef struct Memo {
-	const UOp **key;
-	UOp **val;
-	size_t n, cap;
-} Memo;
-
-static UOp *
-memo_get(const Memo *m, const UOp *u)
-{
-	size_t h;
-
-	if (!m->cap)
-		return NULL;
-	for (h = ((uintptr_t)u >> 4) & (m->cap - 1); m->key[h]; h = (h + 1) & (m->cap - 1))
-		if (m->key[h] == u)
-			return m->val[h];
-	return NULL;
-}
-
-static int
-memo_put(Memo *m, const UOp *u, UOp *v)
-{
-	size_t h, i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		const UOp **nk = calloc(cap, sizeof *nk);
-		UOp **nv = calloc(cap, sizeof *nv);
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->key[i]) {
-				for (h = ((uintptr_t)m->key[i] >> 4) & (cap - 1); nk[h]; h = (h + 1) & (cap - 1))
-					;
-				nk[h] = m->key[i];
-				nv[h] = m->val[i];
-			}
-		free(m->key);
-		free(m->val);
-		m->key = nk;
-		m->val = nv;
-		m->cap = cap;
-	}
-	for (h = ((uintptr_t)u >> 4) & (m->cap - 1); m->key[h]; h = (h + 1) & (m->cap - 1))
-		;
-	m->key[h] = u;
-	m->val[h] = v;
-	m->n++;
-	return 0;
-}
-
 static int
 is_index_arith(const UOp *u)
 {
@@ -633,7 +579,7 @@ is_index_arith(const UOp *u)
 UOp *
 kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n)
 {
-	Memo m = { 0 };
+	PMap m = { 0 };
 	const UOp **stack = NULL;
 	size_t sp = 0, cap = 0;
 	UOp *r = NULL;
@@ -642,7 +588,7 @@ kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n)
 	if (!u)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (memo_put(&m, vars[i], vals[i]) < 0)
+		if (pmap_put(&m, vars[i], vals[i]) < 0)
 			goto out;
 	/* post-order: a node is rebuilt once all its sources are */
 	if (!(stack = malloc((cap = 256) * sizeof *stack)))
@@ -653,12 +599,12 @@ kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n)
 		UOp *src[64], **s = src, *y;
 		int pending = 0, changed = 0;
 
-		if (memo_get(&m, x)) {
+		if (pmap_get(&m, x)) {
 			sp--;
 			continue;
 		}
 		for (i = 0; i < x->nsrc; i++)
-			if (!memo_get(&m, x->src[i]) && x->src[i]->nsrc > 0) {
+			if (!pmap_get(&m, x->src[i]) && x->src[i]->nsrc > 0) {
 				if (sp == cap) {
 					const UOp **ns = realloc(stack, 2 * cap * sizeof *ns);
 
@@ -676,7 +622,7 @@ kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n)
 		if (x->nsrc > 64 && !(s = malloc(x->nsrc * sizeof *s)))
 			goto out;
 		for (i = 0; i < x->nsrc; i++) {
-			UOp *v = memo_get(&m, x->src[i]);
+			UOp *v = pmap_get(&m, x->src[i]);
 
 			s[i] = v ? v : x->src[i];
 			changed |= s[i] != x->src[i];
@@ -690,15 +636,14 @@ kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n)
 			            x->name, x->data, x->ndata);
 		if (s != src)
 			free(s);
-		if (!y || memo_put(&m, x, y) < 0)
+		if (!y || pmap_put(&m, x, y) < 0)
 			goto out;
 	}
-	r = memo_get(&m, u);
+	r = pmap_get(&m, u);
 	if (!r)
 		r = u;
 out:
 	free(stack);
-	free(m.key);
-	free(m.val);
+	pmap_free(&m);
 	return r;
 }

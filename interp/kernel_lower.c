@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/pmap.h"
 #include "kernel.h"
 
 /*
@@ -28,80 +29,6 @@
 
 #define E_DEEP "kernel.lower: out of memory, or the kernel nests deeper than %d", UOP_MAXDEPTH
 
-/* ---- pointer maps ---- */
-
-typedef struct PMap {
-	const UOp **k;
-	void **v;
-	size_t n, cap;
-} PMap;
-
-static size_t
-phash(const void *p, size_t m)
-{
-	return ((uintptr_t)p * 0x9E3779B97F4A7C15ull >> 17) & m;
-}
-
-static void *
-pmap_get(const PMap *m, const UOp *u)
-{
-	size_t h;
-
-	if (!m->cap)
-		return NULL;
-	for (h = phash(u, m->cap - 1); m->k[h]; h = (h + 1) & (m->cap - 1))
-		if (m->k[h] == u)
-			return m->v[h];
-	return NULL;
-}
-
-/* v must not be NULL (NULL means absent) */
-static int
-pmap_put(PMap *m, const UOp *u, void *v)
-{
-	size_t h, i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		const UOp **nk = calloc(cap, sizeof *nk);
-		void **nv = calloc(cap, sizeof *nv);
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->k[i]) {
-				for (h = phash(m->k[i], cap - 1); nk[h]; h = (h + 1) & (cap - 1))
-					;
-				nk[h] = m->k[i];
-				nv[h] = m->v[i];
-			}
-		free(m->k);
-		free(m->v);
-		m->k = nk;
-		m->v = nv;
-		m->cap = cap;
-	}
-	for (h = phash(u, m->cap - 1); m->k[h]; h = (h + 1) & (m->cap - 1))
-		if (m->k[h] == u) {
-			m->v[h] = v;
-			return 0;
-		}
-	m->k[h] = u;
-	m->v[h] = v;
-	m->n++;
-	return 0;
-}
-
-static void
-pmap_free(PMap *m)
-{
-	free(m->k);
-	free(m->v);
-	memset(m, 0, sizeof *m);
-}
 
 /* ---- the lowering's state ---- */
 
