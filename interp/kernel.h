@@ -172,7 +172,10 @@ UOp *kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int 
 ** with the element that breaks it.
 **   copy, fill  vectorN (the widest runs both layouts keep consecutive and
 **               aligned, at most 16 bytes) or scalar; units spread over the
-**               scope's threads, consecutive threads on consecutive units
+**               scope's threads, consecutive threads on consecutive units;
+**               copy: staged (global to global at cta scope when the two
+**               sides are contiguous along different dimensions: through a
+**               padded shared tile, each side along its own dimension)
 **   reduce      rows (each thread owns whole outputs) or tree (one output
 **               for a power-of-two cta: strided partials, then halving steps
 **               in a shared scratch buffer between barriers)

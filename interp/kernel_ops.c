@@ -198,25 +198,21 @@ coords(Kernel *k, const KRegion *r, const Sq *q, UOp *const *d, UOp **idx)
 }
 
 /*
-** Whether region r is made of runs of w elements along its innermost
-** squeezed dimension that are consecutive and w-aligned in memory, at every
-** element and every value of the variables its start depends on. On failure,
-** why[] names the first element that breaks it.
+** The physical offsets of every element of region r (row-major over its
+** squeezed extents), at every value of the variables its start depends on:
+** *npts rows of q->total offsets. NULL when there are too many to list (why
+** says so, *npts = 0) or on an error (e filled, *npts = -1).
 */
-static int
-vector_ok(Kernel *k, const KRegion *r, const Sq *q, int64_t w, char *why, size_t nwhy, Err *e)
+static int64_t *
+region_offsets(Kernel *k, const KRegion *r, const Sq *q, int64_t *npts, char *why, size_t nwhy, Err *e)
 {
 	const KBuf *b = &k->buf[r->buf];
 	const UOp *vars[16];
-	int nv = 0, i, j, rc = 1;
-	int64_t pts = 1, p, el, coord[T_MAXDIM], off0, off;
+	int nv = 0, i, j;
+	int64_t pts = 1, p, el, *off, base[T_MAXDIM];
 	UBind bind[16 + T_MAXDIM];
 
-	if (q->n == 0 || q->ext[q->n - 1] % w != 0) {
-		snprintf(why, nwhy, "the innermost extent %lld of %s is not a multiple of %lld",
-		         (long long)(q->n ? q->ext[q->n - 1] : 1), b->name, (long long)w);
-		return 0;
-	}
+	*npts = 0;
 	for (i = 0; i < b->ndim; i++) {
 		const UOp *v[16];
 		int n = uop_vars(r->begin[i], v, 16), a, c;
@@ -231,59 +227,108 @@ vector_ok(Kernel *k, const KRegion *r, const Sq *q, int64_t w, char *why, size_t
 	for (i = 0; i < nv; i++)
 		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts * q->total > ENUM_LIMIT) {
 			snprintf(why, nwhy, "%s's region is too large to check", b->name);
-			return 0;
+			return NULL;
 		}
+	if (!(off = malloc((size_t)(pts * q->total) * sizeof *off))) {
+		*npts = -1;
+		err_set(e, "kernel: out of memory");
+		return NULL;
+	}
 	for (i = 0; i < nv; i++) {
 		bind[i].name = vars[i]->name;
 		bind[i].value = vars[i]->arg[0];
 	}
 	for (i = 0; i < b->ndim; i++)
 		bind[nv + i].name = b->lvar[i]->name;
-	for (p = 0; p < pts && rc == 1; p++) {
-		int64_t base[T_MAXDIM];
-
+	for (p = 0; p < pts; p++) {
 		for (i = 0; i < b->ndim; i++)
 			if (uop_eval(r->begin[i], bind, nv, &base[i], e) < 0)
-				return -1;
-		for (el = 0; el < q->total && rc == 1; el += w) {
+				goto fail;
+		for (el = 0; el < q->total; el++) {
 			int64_t x = el;
 
 			for (i = 0; i < b->ndim; i++)
-				coord[i] = base[i];
+				bind[nv + i].value = base[i];
 			for (j = q->n - 1; j >= 0; j--) {
-				coord[q->dim[j]] += x % q->ext[j];
+				bind[nv + q->dim[j]].value += x % q->ext[j];
 				x /= q->ext[j];
 			}
-			for (i = 0; i < b->ndim; i++)
-				bind[nv + i].value = coord[i];
-			if (uop_eval(b->layout, bind + nv, b->ndim, &off0, e) < 0)
-				return -1;
-			if (off0 % w) {
-				snprintf(why, nwhy, "%s element %lld of the region (offset %lld) is not %lld-aligned",
-				         b->name, (long long)el, (long long)off0, (long long)w);
-				rc = 0;
-				break;
-			}
-			for (j = 1; j < w; j++) {
-				bind[nv + b->ndim - 1].value = 0;   /* placeholder, set below */
-				for (i = 0; i < b->ndim; i++)
-					bind[nv + i].value = coord[i];
-				bind[nv + q->dim[q->n - 1]].value += j;
-				if (uop_eval(b->layout, bind + nv, b->ndim, &off, e) < 0)
-					return -1;
-				if (off != off0 + j) {
-					snprintf(why, nwhy, "%s element %lld of the region is at offset %lld, not %lld "
-					         "after element %lld at %lld", b->name, (long long)(el + j), (long long)off,
-					         (long long)j, (long long)el, (long long)off0);
-					rc = 0;
-					break;
-				}
-			}
+			if (uop_eval(b->layout, bind + nv, b->ndim, &off[p * q->total + el], e) < 0)
+				goto fail;
 		}
 		for (i = nv - 1; i >= 0 && ++bind[i].value > vars[i]->arg[1]; i--)
 			bind[i].value = vars[i]->arg[0];
 	}
+	*npts = pts;
+	return off;
+fail:
+	*npts = -1;
+	free(off);
+	return NULL;
+}
+
+/*
+** Whether region r is made of runs of w elements along its innermost
+** squeezed dimension that are consecutive and w-aligned in memory, at every
+** element and every value of the variables its start depends on. On failure,
+** why[] names the first element that breaks it.
+*/
+static int
+vector_ok(Kernel *k, const KRegion *r, const Sq *q, int64_t w, char *why, size_t nwhy, Err *e)
+{
+	const char *name = k->buf[r->buf].name;
+	int64_t pts, p, el, j, *off, *o;
+	int rc = 1;
+
+	if (q->n == 0 || q->ext[q->n - 1] % w != 0) {
+		snprintf(why, nwhy, "the innermost extent %lld of %s is not a multiple of %lld",
+		         (long long)(q->n ? q->ext[q->n - 1] : 1), name, (long long)w);
+		return 0;
+	}
+	if (!(off = region_offsets(k, r, q, &pts, why, nwhy, e)))
+		return pts < 0 ? -1 : 0;
+	for (p = 0; p < pts && rc == 1; p++)
+		for (o = off + p * q->total, el = 0; el < q->total && rc == 1; el += w) {
+			if (o[el] % w) {
+				snprintf(why, nwhy, "%s element %lld of the region (offset %lld) is not %lld-aligned",
+				         name, (long long)el, (long long)o[el], (long long)w);
+				rc = 0;
+			}
+			for (j = 1; j < w && rc == 1; j++)
+				if (o[el + j] != o[el] + j) {
+					snprintf(why, nwhy, "%s element %lld of the region is at offset %lld, not %lld "
+					         "after element %lld at %lld", name, (long long)(el + j), (long long)o[el + j],
+					         (long long)j, (long long)el, (long long)o[el]);
+					rc = 0;
+				}
+		}
+	free(off);
 	return rc;
+}
+
+/* The squeezed dimension along which r's elements are consecutive in memory
+** (offset + 1 per step, everywhere), or -1. */
+static int
+contiguous_dim(Kernel *k, const KRegion *r, const Sq *q, Err *e)
+{
+	char why[200];
+	int64_t pts, p, el, stride = 1, *off;
+	int j, best = -1;
+
+	if (!(off = region_offsets(k, r, q, &pts, why, sizeof why, e)))
+		return pts < 0 ? -2 : -1;
+	for (j = q->n - 1; j >= 0 && best < 0; stride *= q->ext[j--]) {
+		int ok = 1;
+
+		for (p = 0; p < pts && ok; p++)
+			for (el = 0; el < q->total && ok; el++)
+				if ((el / stride) % q->ext[j] + 1 < q->ext[j])
+					ok = off[p * q->total + el + stride] == off[p * q->total + el] + 1;
+		if (ok)
+			best = j;
+	}
+	free(off);
+	return best;
 }
 
 /* A sequence named by what was dispatched and why: kernel_print shows the name. */
@@ -474,10 +519,147 @@ elementwise(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, 
 	return body;
 }
 
+/* The digits of unit u over the squeezed extents, walked with dimension
+** `inner` fastest and the others row-major: a partition that runs along one
+** side's contiguous dimension. */
+static int
+digits_along(Kernel *k, UOp *u, const Sq *q, int inner, UOp **dig, Err *e)
+{
+	UOp *x = u;
+	int i, order[T_MAXDIM], n = 0;
+
+	for (i = 0; i < q->n; i++)
+		if (i != inner)
+			order[n++] = i;
+	order[n++] = inner;
+	for (i = n - 1; i >= 0; i--) {
+		UOp *d = i ? uop_mod(k->c, x, uop_int(k->c, q->ext[order[i]])) : x, *sd;
+
+		if (uop_simplify(k->c, d, &sd, e) < 0)
+			return -1;
+		dig[order[i]] = sd;
+		x = uop_idiv(k->c, x, uop_int(k->c, q->ext[order[i]]));
+	}
+	return 0;
+}
+
+/* One side of a staged copy: every unit of the scope's threads moves tile <-> side. */
+static UOp *
+stage_side(Kernel *k, const KScope *s, const Sq *q, int inner, int tile, const KRegion *side,
+           int to_tile, Err *e)
+{
+	int64_t iters = (q->total + s->n - 1) / s->n;
+	UOp *it = iters > 1 ? kernel_var(k, to_tile ? "it" : "jt", iters) : NULL;
+	UOp *u = it ? uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, s->n)), s->id) : s->id;
+	UOp *dig[T_MAXDIM], *ti[T_MAXDIM], *si[T_MAXDIM], *a, *b, *body;
+	int i;
+
+	if (digits_along(k, u, q, inner, dig, e) < 0)
+		return NULL;
+	coords(k, side, q, dig, si);
+	for (i = 0; i < q->n; i++)
+		ti[i] = dig[i];
+	a = kernel_index(k, tile, ti, q->n);
+	b = kernel_index(k, side->buf, si, k->buf[side->buf].ndim);
+	body = to_tile ? kernel_store(k, a, kernel_load(k, b, NULL), NULL) : kernel_store(k, b, kernel_load(k, a, NULL), NULL);
+	body = guarded(k, s, u, q->total, iters, body);
+	return it ? kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1) : body;
+}
+
+/*
+** A copy whose two sides are contiguous along different dimensions (a
+** transpose) moves through a shared tile: the cta reads the source along its
+** contiguous dimension, waits at a barrier, and writes the destination along
+** its own; both sides coalesce. The tile's rows are padded by one element so
+** that its column accesses spread over the banks. Returns NULL with *why set
+** when the copy does not call for it (or cannot have it).
+*/
+static UOp *
+staged_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, int forced,
+            KDispatch *d, char *why, size_t nwhy, Err *e)
+{
+	Sq qd, qs;
+	int cd, cs, tile, i;
+	int64_t shape[T_MAXDIM], bytes;
+	char name[K_NAME];
+	UOp *x, *st[3];
+
+	if (squeeze(k, dst, &qd, "copy", e) < 0 || squeeze(k, src, &qs, "copy", e) < 0)
+		return NULL;
+	if (qd.n != 2 || !same_shape(&qd, &qs)) {
+		snprintf(why, nwhy, "staging takes a 2-D region");
+		return NULL;
+	}
+	if (s->kind != KS_CTA || s->guard || s->n < 2) {
+		snprintf(why, nwhy, "staging needs a whole cta (a barrier), not %s", s->desc);
+		return NULL;
+	}
+	if (k->buf[dst->buf].scope == AS_LOCAL || k->buf[src->buf].scope == AS_LOCAL) {
+		snprintf(why, nwhy, "one side is in shared memory already");
+		return NULL;
+	}
+	if ((cd = contiguous_dim(k, dst, &qd, e)) < -1 || (cs = contiguous_dim(k, src, &qs, e)) < -1)
+		return NULL;
+	if (!forced && (cd < 0 || cs < 0 || cd == cs)) {
+		snprintf(why, nwhy, "both sides run along the same dimension");
+		return NULL;
+	}
+	bytes = qd.ext[0] * (qd.ext[1] + 1) * dtype_bytes(k->buf[dst->buf].dtype);
+	if (bytes > 48 * 1024) {
+		snprintf(why, nwhy, "a %lldx%lld tile needs %lld bytes of shared memory (48 KB at most)",
+		         (long long)qd.ext[0], (long long)qd.ext[1], (long long)bytes);
+		return NULL;
+	}
+	for (i = 0; i < 2; i++)
+		shape[i] = qd.ext[i];
+	kernel_fresh_name(k, "stage", name, sizeof name);
+	if ((tile = kernel_add_buffer(k, name, k->buf[dst->buf].dtype, AS_LOCAL, KB_TEMP, shape, 2, e)) < 0)
+		return NULL;
+	x = uop_add(k->c, uop_mul(k->c, k->buf[tile].lvar[0], uop_int(k->c, shape[1] + 1)), k->buf[tile].lvar[1]);
+	{
+		char desc[64];
+
+		snprintf(desc, sizeof desc, "(%lld,%lld):(%lld,1)", (long long)shape[0], (long long)shape[1],
+		         (long long)(shape[1] + 1));
+		if (kernel_set_layout(k, tile, x, k->buf[tile].lvar, 2, shape[0] * (shape[1] + 1), desc, e) < 0)
+			return NULL;
+	}
+	st[0] = stage_side(k, s, &qs, cs < 0 ? 1 : cs, tile, src, 1, e);
+	st[1] = kernel_barrier(k);
+	st[2] = st[0] ? stage_side(k, s, &qd, cd < 0 ? 1 : cd, tile, dst, 0, e) : NULL;
+	if (!st[0] || !st[2])
+		return NULL;
+	snprintf(d->impl, sizeof d->impl, "staged");
+	snprintf(d->reason, sizeof d->reason, "%s%s runs along dimension %d, %s along dimension %d: each "
+	         "side moves along its own through a shared %lldx%lld tile padded to %lld",
+	         forced ? "forced; " : "", k->buf[src->buf].name, cs, k->buf[dst->buf].name, cd,
+	         (long long)shape[0], (long long)shape[1], (long long)(shape[1] + 1));
+	return kernel_if(k, kernel_const(k, DT_BOOL, 1), st, 3);
+}
+
 UOp *
 kernel_op_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, const char *force,
                KDispatch *d, Err *e)
 {
+	char why[200] = "", rd[160], rs[160], head[1200];
+	UOp *body;
+	Err ee = { "" };
+
+	if (!force || strcmp(force, "staged") == 0) {
+		body = staged_copy(k, s, dst, src, force != NULL, d, why, sizeof why, &ee);
+		if (ee.msg[0])
+			return err_set(e, "copy: %s", ee.msg), NULL;
+		if (force && !body)
+			return err_set(e, "copy: staged is not possible: %s", why), NULL;
+		if (body) {
+			region_str(rd, sizeof rd, k, dst);
+			region_str(rs, sizeof rs, k, src);
+			snprintf(head, sizeof head, "copy %s <- %s at %s: %s (%s)", rd, rs, s->desc, d->impl, d->reason);
+			if (!(body = named(k, head, body)))
+				err_set(e, "copy: out of memory");
+			return body;
+		}
+	}
 	return elementwise(k, s, dst, src, NULL, force, d, "copy", e);
 }
 
