@@ -577,14 +577,14 @@ kernel_mma_atom(const Kernel *k, const char *atom, const int *buf, MmaAtom *out,
 	if (!atom || cute_mma_atom(atom, &at, &ee) < 0)
 		return err_set(e, "mma: unknown atom '%s' (cute.mma_atoms() lists them)", atom ? atom : "");
 	if (cute_size(&at.thr_id) > 32)
-		return err_set(e, "mma %s: a warpgroup MMA (%lld threads); only warp-wide atoms run in "
+		return err_set(e, "mma: %s: a warpgroup MMA (%lld threads); only warp-wide atoms run in "
 		               "kernels", at.name, (long long)cute_size(&at.thr_id));
 	/* "D = A * B + C": four type names between the separators */
 	for (i = 0, p = at.types; i < 4; i++) {
 		size_t n = strcspn(p, " =*+");
 
 		if (atom_dtype(p, n, &want[i], &t32) < 0)
-			return err_set(e, "mma %s: the atom's types \"%s\" are not supported", at.name, at.types);
+			return err_set(e, "mma: %s: the atom's types \"%s\" are not supported", at.name, at.types);
 		p += n;
 		p += strspn(p, " =*+");
 	}
@@ -596,13 +596,13 @@ kernel_mma_atom(const Kernel *k, const char *atom, const int *buf, MmaAtom *out,
 		int j;
 
 		if (buf[i] < 0 || buf[i] >= k->nbuf)
-			return err_set(e, "mma %s: operand %s: no buffer %d", at.name, role[i], buf[i]);
+			return err_set(e, "mma: %s: operand %s: no buffer %d", at.name, role[i], buf[i]);
 		b = &k->buf[buf[i]];
 		if (b->scope != AS_REG)
-			return err_set(e, "mma %s: operand %s is %s, a %s buffer; MMA operands are registers "
+			return err_set(e, "mma: %s: operand %s is %s, a %s buffer; MMA operands are registers "
 			               "(local)", at.name, role[i], b->name, kscope_name(b->scope));
 		if (cute_mode(l, 1, &m, &ee) < 0)
-			return err_set(e, "mma %s: %s", at.name, ee.msg);
+			return err_set(e, "mma: %s: %s", at.name, ee.msg);
 		nv = cute_size(&m);
 		for (j = 0; j < b->ndim; j++)
 			numel *= b->shape[j];
@@ -611,14 +611,14 @@ kernel_mma_atom(const Kernel *k, const char *atom, const int *buf, MmaAtom *out,
 
 			buf_init(&lb);
 			cute_print(&lb, l);
-			err_set(e, "mma %s: operand %s is %s, of %lld elements; a thread holds %lld values of %s "
+			err_set(e, "mma: %s: operand %s is %s, of %lld elements; a thread holds %lld values of %s "
 			        "(mode 1 of %s)", at.name, role[i], b->name, (long long)numel, (long long)nv,
 			        i == 0 ? "D (C's layout)" : role[i], lb.s ? lb.s : "?");
 			buf_free(&lb);
 			return -1;
 		}
 		if (b->dtype != want[i])
-			return err_set(e, "mma %s: operand %s is %s, of %s; the atom takes %s (%s%s)", at.name,
+			return err_set(e, "mma: %s: operand %s is %s, of %s; the atom takes %s (%s%s)", at.name,
 			               role[i], b->name, dtype_name(b->dtype), dtype_name(want[i]), at.types,
 			               t32 && (i == 1 || i == 2) ? "; tf32 lives in float32 registers" : "");
 	}
