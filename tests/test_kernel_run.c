@@ -1190,6 +1190,15 @@ test_mma_errors(void **state)
 	has("a warpgroup MMA (128 threads)");
 	assert_null(kernel_mma(K, at_, cr, ar, br, 99, &E));
 	has("operand C: no buffer 99");
+	/* under `if lane < 16` the verifier refuses it, as a barrier */
+	{
+		UOp *l = var("l", 32);
+
+		stage("div", loop(l, HW_LANE, 2, st(at(ar, 1, I(0)), fc(DT_FLOAT16, 1)),
+		      when(ix(OP_CMPLT, l, I(16)), 1, kernel_mma(K, at_, cr, ar, br, cr, &E))));
+		assert_int_equal(kernel_check(K, NULL, &E), -1);
+		has("check: stage div: an mma under thread-divergent control flow");
+	}
 	/* tf32 lives in float32 registers; f16 accumulators for the f16 atoms */
 	{
 		int ta = mkbuf("ta", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)4);
