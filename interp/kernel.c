@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../layout/layout.h"
 #include "../util/pmap.h"
 #include "kernel.h"
 
@@ -530,6 +531,118 @@ kernel_cast(Kernel *k, DType t, UOp *v)
 	if (v->op == OP_CONST)
 		return tensor_const(k->c, t, tensor_const_value(v));
 	return uop_new(k->c, OP_CAST, t, &v, 1, 0, 0, NULL, NULL, 0);
+}
+
+UOp *
+kernel_shuffle(Kernel *k, UOp *value, UOp *lane)
+{
+	UOp *src[2] = { value, lane };
+
+	if (!value || !lane || value->dtype == DT_VOID || dtype_is_float(lane->dtype)
+	|| lane->dtype == DT_VOID)
+		return NULL;
+	return uop_new(k->c, OP_SHUFFLE, value->dtype, src, 2, 0, 0, NULL, NULL, 0);
+}
+
+/* One operand type of an atom's "f32 = f16 * f16 + f32"; tf32 is float32 in registers. */
+static int
+atom_dtype(const char *s, size_t n, DType *t, int *tf32)
+{
+	static const struct { const char *name; DType t; } tab[] = {
+		{ "f16", DT_FLOAT16 }, { "bf16", DT_BFLOAT16 }, { "tf32", DT_FLOAT32 },
+		{ "f32", DT_FLOAT32 }, { "f64", DT_FLOAT64 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof tab / sizeof *tab; i++)
+		if (strlen(tab[i].name) == n && strncmp(s, tab[i].name, n) == 0) {
+			*t = tab[i].t;
+			if (strcmp(tab[i].name, "tf32") == 0)
+				*tf32 = 1;
+			return 0;
+		}
+	return -1;
+}
+
+int
+kernel_mma_atom(const Kernel *k, const char *atom, const int *buf, MmaAtom *out, int *tf32, Err *e)
+{
+	static const char *const role[4] = { "D", "A", "B", "C" };
+	MmaAtom at;
+	DType want[4];
+	const char *p;
+	int i, t32 = 0;
+	Err ee;
+
+	if (!atom || cute_mma_atom(atom, &at, &ee) < 0)
+		return err_set(e, "mma: unknown atom '%s' (cute.mma_atoms() lists them)", atom ? atom : "");
+	if (cute_size(&at.thr_id) > 32)
+		return err_set(e, "mma: %s: a warpgroup MMA (%lld threads); only warp-wide atoms run in "
+		               "kernels", at.name, (long long)cute_size(&at.thr_id));
+	/* "D = A * B + C": four type names between the separators */
+	for (i = 0, p = at.types; i < 4; i++) {
+		size_t n = strcspn(p, " =*+");
+
+		if (atom_dtype(p, n, &want[i], &t32) < 0)
+			return err_set(e, "mma: %s: the atom's types \"%s\" are not supported", at.name, at.types);
+		p += n;
+		p += strspn(p, " =*+");
+	}
+	for (i = 0; i < 4; i++) {
+		const Layout *l = i == 1 ? &at.a : i == 2 ? &at.b : &at.c;
+		const KBuf *b;
+		Layout m;
+		int64_t nv, numel = 1;
+		int j;
+
+		if (buf[i] < 0 || buf[i] >= k->nbuf)
+			return err_set(e, "mma: %s: operand %s: no buffer %d", at.name, role[i], buf[i]);
+		b = &k->buf[buf[i]];
+		if (b->scope != AS_REG)
+			return err_set(e, "mma: %s: operand %s is %s, a %s buffer; MMA operands are registers "
+			               "(local)", at.name, role[i], b->name, kscope_name(b->scope));
+		if (cute_mode(l, 1, &m, &ee) < 0)
+			return err_set(e, "mma: %s: %s", at.name, ee.msg);
+		nv = cute_size(&m);
+		for (j = 0; j < b->ndim; j++)
+			numel *= b->shape[j];
+		if (numel != nv) {
+			Buf lb;
+
+			buf_init(&lb);
+			cute_print(&lb, l);
+			err_set(e, "mma: %s: operand %s is %s, of %lld elements; a thread holds %lld values of %s "
+			        "(mode 1 of %s)", at.name, role[i], b->name, (long long)numel, (long long)nv,
+			        i == 0 ? "D (C's layout)" : role[i], lb.s ? lb.s : "?");
+			buf_free(&lb);
+			return -1;
+		}
+		if (b->dtype != want[i])
+			return err_set(e, "mma: %s: operand %s is %s, of %s; the atom takes %s (%s%s)", at.name,
+			               role[i], b->name, dtype_name(b->dtype), dtype_name(want[i]), at.types,
+			               t32 && (i == 1 || i == 2) ? "; tf32 lives in float32 registers" : "");
+	}
+	if (out)
+		*out = at;
+	if (tf32)
+		*tf32 = t32;
+	return 0;
+}
+
+UOp *
+kernel_mma(Kernel *k, const char *atom, int d, int a, int b, int c, Err *e)
+{
+	int buf[4] = { d, a, b, c }, i;
+	MmaAtom at;
+	UOp *src[4], *u;
+
+	if (kernel_mma_atom(k, atom, buf, &at, NULL, e) < 0)
+		return NULL;
+	for (i = 0; i < 4; i++)
+		src[i] = k->buf[buf[i]].def;
+	if (!(u = uop_new(k->c, OP_MMA, DT_VOID, src, 4, 0, 0, at.name, NULL, 0)))
+		err_set(e, "mma: out of memory");
+	return u;
 }
 
 int

@@ -8,7 +8,8 @@
 ** A kernel is a program of stages, each one loop nest written in UOps of the
 ** one IR (ops.h, "kernels"): loops are END(RANGE(var), body...), conditionals
 ** IF(gate, body...) (a sequence of statements is IF(true, ...), printed
-** without its header), barriers BARRIER, and every memory access goes through
+** without its header), barriers BARRIER, warp-synchronous MMA statements
+** and SHUFFLE values (below), and every memory access goes through
 ** INDEX(DEFINE, i0, i1, ...) by logical coordinates, read by LOAD and written
 ** by STORE. Loop variables are ordinary index variables (OP_VAR with the
 ** range [0, n-1]), so the simplifier, the printers, the evaluator and the
@@ -37,6 +38,16 @@
 ** another; within a block each thread runs until it reaches a barrier (or its
 ** end), then the next thread; when all have arrived the next phase starts.
 ** Shared buffers live per block, register buffers per thread.
+**
+** Warps are 32 consecutive thread linear ids of a block (x fastest; the last
+** warp of a block may be short). Warp-synchronous ops (SHUFFLE, MMA) stop a
+** thread as a barrier does, but only its warp gathers: once every lane of
+** the warp waits at the same one, they exchange and go on, within the same
+** phase (phases, which the race detector uses, advance only at barriers).
+** Lanes of a warp waiting at different places (a barrier, another warp op,
+** their end) can never meet: an error. A phase runs every thread to its next
+** stop, lets the warps that gathered exchange and resume, and repeats until
+** every thread waits at a barrier or has finished.
 */
 
 typedef enum AxisType {
@@ -87,7 +98,7 @@ typedef struct KBuf {
 
 typedef struct KStage {
 	char name[K_NAME];
-	UOp *body;          /* one statement: END, IF, STORE or BARRIER */
+	UOp *body;          /* one statement: END, IF, STORE, BARRIER or MMA */
 	const UOp *tensor;  /* the tensor node it computes (lowering), or NULL */
 } KStage;
 
@@ -149,6 +160,23 @@ UOp *kernel_store(Kernel *k, UOp *index, UOp *value, UOp *gate);    /* gate may 
 UOp *kernel_alu(Kernel *k, Op op, DType t, UOp *const *src, int n);
 UOp *kernel_const(Kernel *k, DType t, double v);
 UOp *kernel_cast(Kernel *k, DType t, UOp *v);
+/* SHUFFLE: value as lane `lane` (an index expression, 0..31) of the same warp
+** holds it (__shfl_sync with a full mask); dtype the value's. */
+UOp *kernel_shuffle(Kernel *k, UOp *value, UOp *lane);
+/* MMA: D = A B + C by CuTe's MMA atom `atom` (cute_mma_atom; warp-wide atoms
+** only), over the warp. d, a, b, c: register buffers holding a thread's
+** values of the atom's TV layouts (mode 1 of the A, B and C layouts: for
+** m16n8k16, 8, 4 and 4 elements, in row-major logical order), of the atom's
+** dtypes (tf32: float32 registers); lane t's register v of A holds
+** A[m, k] with m + k*M = A_layout(t, v), B holds B[n, k] (n + k*N), C and D
+** hold C[m, n] (m + n*M). The statement, or NULL with e saying why. */
+UOp *kernel_mma(Kernel *k, const char *atom, int d, int a, int b, int c, Err *e);
+/* kernel_mma's checks of an atom and its buffers buf[0..3] = D, A, B, C,
+** shared by the verifier and the interpreter; out (may be NULL) gets the
+** atom, tf32 whether its inputs are tf32. */
+struct MmaAtom;
+int kernel_mma_atom(const Kernel *k, const char *atom, const int *buf, struct MmaAtom *out,
+                    int *tf32, Err *e);
 int kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e);
 /* Accessors of loop nodes. */
 static inline UOp *krange_var(const UOp *r) { return r->src[0]; }
@@ -224,11 +252,12 @@ UOp *kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion 
 ** loop that is not block-bound, a thread-bound loop in a stage with block
 ** loops that is not under them, loops bound to one hardware axis with
 ** different extents (block axes; a thread-bound loop shorter than its block
-** dimension is a guard), a barrier under thread-divergent control flow (inside a
-** thread-bound loop's guard, or an if or loop whose condition or extent
-** depends on a thread index), thread.* and warp/lane bindings mixed, a lane
-** extent over 32, an access with the wrong number of indices, an index that
-** can leave its dimension (proved from ranges). Indices not proved inside
+** dimension is a guard), a barrier, shuffle or MMA under thread-divergent
+** control flow (inside a thread-bound loop's guard, or an if or loop whose
+** condition or extent depends on a thread index), an MMA on buffers that are
+** not registers, thread.* and warp/lane bindings mixed, a lane extent over
+** 32, an access with the wrong number of indices, an index that can leave
+** its dimension (proved from ranges). Indices not proved inside
 ** (data-dependent, or ranges too loose) are notes, not errors: one line each
 ** in notes (may be NULL).
 */
@@ -273,6 +302,8 @@ typedef struct KCounts {
 	int64_t bank_conflicts;                /* extra wavefronts from bank conflicts */
 	int64_t ops;                           /* arithmetic operations (per thread) */
 	int64_t barriers;                      /* barriers passed (per block) */
+	int64_t shuffles;                      /* warp-level shuffles */
+	int64_t mmas;                          /* warp-level MMAs (ops += 2MNK each) */
 	int64_t blocks, threads;               /* launched */
 } KCounts;
 typedef struct KRunOpts {
@@ -288,7 +319,9 @@ typedef struct KRunOpts {
 ** (row-major, logical order) and leaves temporaries empty. Free every entry
 ** with tbuf_free. Errors: `race: ...`, `out of bounds: ...`, `uninitialized:
 ** ...` (with stage, block, thread, buffer and element), `barrier: ...`
-** (threads of a block reach different barriers), limits.
+** (threads of a block reach different barriers), `shuffle: ...` and `mma:
+** ...` (lanes of a warp at different places, a source lane outside the warp,
+** blocks of partial warps for an MMA), limits.
 */
 int kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err *e);
 /* Realize the inputs of a lowered kernel (their `tensor` nodes) into bufs,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../layout/layout.h"
 #include "kernel.h"
 
 /*
@@ -261,8 +262,18 @@ expr(Ck *c, const UOp *u, int depth)
 	case OP_LOAD:
 		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
-	case OP_INDEX:
+	case OP_INDEX: case OP_MMA:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
+	case OP_SHUFFLE:
+		if (c->divergent)
+			return fail(c, "a shuffle under thread-divergent control flow (%s): lanes that skip "
+			            "it leave their warp waiting", c->why);
+		if (u->nsrc != 2 || dtype_is_float(u->src[1]->dtype) || u->src[1]->dtype == DT_VOID)
+			return fail(c, "a shuffle that is not (value, integer lane)");
+		for (i = 0; i < u->nsrc; i++)
+			if (expr(c, u->src[i], depth + 1) < 0)
+				return -1;
+		return 0;
 	default:
 		if (uop_info[u->op].flags & (U_MOVE | U_KERNEL) || (uop_info[u->op].flags & U_TENSOR
 		&& !(uop_info[u->op].flags & U_ALU)))
@@ -382,6 +393,31 @@ stmt(Ck *c, const UOp *s, int depth)
 			return fail(c, "a barrier under thread-divergent control flow (%s): threads that skip "
 			            "it would deadlock", c->why);
 		return 0;
+	case OP_MMA: {
+		int buf[4];
+		Err ee;
+
+		if (c->divergent)
+			return fail(c, "an mma under thread-divergent control flow (%s): lanes that skip it "
+			            "leave their warp waiting", c->why);
+		for (i = 0; i < 4 && i < s->nsrc; i++) {
+			const UOp *d = s->src[i];
+
+			if (d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= c->k->nbuf
+			|| c->k->buf[d->arg[0]].def != d)
+				return fail(c, "an mma whose operand %d is not a buffer of this kernel", i);
+			buf[i] = (int)d->arg[0];
+		}
+		if (s->nsrc != 4)
+			return fail(c, "an mma with %d operands, not (D, A, B, C)", s->nsrc);
+		if (kernel_mma_atom(c->k, s->name, buf, NULL, NULL, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		for (i = 1; i < 4; i++)
+			if (!c->written[buf[i]])
+				return fail(c, "an mma reads %s, which no stage before it writes", c->k->buf[buf[i]].name);
+		c->written[buf[0]] = 1;
+		return 0;
+	}
 	case OP_STORE: {
 		const UOp *ix = s->src[0];
 		const KBuf *b;
@@ -434,6 +470,11 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 
 		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
 			w[d->arg[0]] = 1;
+		return;
+	}
+	if (s->op == OP_MMA && s->nsrc == 4) {
+		if (s->src[0]->op == OP_DEFINE && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < n)
+			w[s->src[0]->arg[0]] = 1;
 		return;
 	}
 	if (s->op == OP_END || s->op == OP_IF)

@@ -370,6 +370,8 @@ store(Pr *p, const UOp *s, int ind)
 static void
 stmt(Pr *p, const UOp *s, int ind, int depth)
 {
+	int i;
+
 	if (depth > 200) {
 		indent(p, ind);
 		emit(p->b, "...\n");
@@ -400,6 +402,13 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		break;
 	case OP_STORE:
 		store(p, s, ind);
+		break;
+	case OP_MMA:
+		indent(p, ind);
+		emit(p->b, "mma.%s(", s->name ? s->name : "?");
+		for (i = 0; i < s->nsrc; i++)
+			emit(p->b, "%s%s", i ? ", " : "", s->src[i]->name ? s->src[i]->name : "?");
+		emit(p->b, ")\n");
 		break;
 	default:
 		indent(p, ind);
@@ -518,6 +527,9 @@ list(Lst *l, const UOp *u, int depth)
 		break;
 	case OP_DEFINE:
 		emit(l->b, " %s %s", u->name, kscope_name((int)u->arg[1]));
+		break;
+	case OP_MMA:
+		emit(l->b, " %s", u->name ? u->name : "?");
 		break;
 	default:
 		break;

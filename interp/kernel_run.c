@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../layout/layout.h"
 #include "kernel.h"
 
 /*
@@ -13,8 +14,11 @@
 ** hardware coordinate and a guard, accesses an offset computed by the
 ** buffer's layout expression (compiled with the logical indices as inputs)
 ** and a load or store on a resolved buffer. Then every block of the grid
-** runs, one after another; within a block each thread runs until a barrier
-** or its end, then the next thread, phase after phase (kernel.h).
+** runs, one after another; within a block each thread runs until a barrier,
+** a warp-synchronous op (SHUFFLE, MMA) or its end, then the next thread;
+** warps whose lanes all wait at the same warp op exchange and run on, until
+** every thread waits at a barrier or has finished; phase after phase
+** (kernel.h).
 **
 ** Value semantics are tensor_eval.c's: floats are computed in double and
 ** rounded to the node's dtype after each operation; integers in int64 and
@@ -37,6 +41,8 @@ enum {
 	KR_MAXNEST = 2000,          /* nested statements (the C stack bounds the compiler) */
 	KR_MAXTHREADS = 1 << 16,    /* threads per block */
 	WARP = 32,
+	MMA_MAXV = 16,              /* values per thread of a warp-wide atom's operand */
+	MMA_MAXTILE = 256,          /* elements of an atom's A, B or C tile */
 	NOLEAF = INT32_MIN
 };
 
@@ -47,7 +53,7 @@ typedef union Val {
 
 enum {
 	/* control */
-	I_EXIT, I_BAR, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	I_EXIT, I_BAR, I_SHFL, I_MMA, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
 	/* memory */
 	I_LOAD, I_STORE,
 	/* conversions */
@@ -78,6 +84,22 @@ typedef struct MemAux {
 	int idx[T_MAXDIM];
 } MemAux;
 
+/*
+** One MMA statement, resolved at compile time: for each hardware lane its
+** atom instance (group: SM70's quadpairs are four atoms per warp) and, per
+** value v of each operand, the element of the operand's tile (A: m + k*M,
+** B: n + k*N, C and D: m + n*M) and the register's physical offset.
+*/
+typedef struct MmaProg {
+	const char *name;
+	int buf[4];               /* D, A, B, C */
+	int m, n, k, tf32, ngroup;
+	int nv[4];
+	int8_t group[WARP];
+	int16_t crd[4][WARP][MMA_MAXV];
+	int64_t off[4][MMA_MAXV];
+} MmaProg;
+
 typedef struct Prog {
 	const char *name;
 	Ins *code;
@@ -90,7 +112,9 @@ typedef struct Prog {
 	int *lslot;
 	int nl, capl, capl2;
 	int nslot, nstack;        /* slots in use while compiling; the most used */
-	int nbar;
+	int nbar, nshfl;
+	MmaProg *mma;
+	int nmma, capmma;
 	int64_t grid[3], blk[3];
 	int res;                  /* layout programs: the slot of the offset */
 } Prog;
@@ -558,6 +582,20 @@ cnode(Comp *C, const UOp *x, int lay)
 				return err_set(C->e, "kernel.run: internal: index source not compiled");
 		return cindex(C, x, s);
 	}
+	if (x->op == OP_SHUFFLE) {
+		/* stops the thread until its warp gathers (run_stage) */
+		if (lay)
+			return err_set(C->e, "kernel.run: a layout expression shuffles");
+		if (x->nsrc != 2 || isf(x->src[1]->dtype) || x->dtype != x->src[0]->dtype)
+			return err_set(C->e, "kernel.run: stage %s: a shuffle that is not (value, integer lane)",
+			               C->p->name);
+		if (!map_get(m, x->src[0], &s[0]) || !map_get(m, x->src[1], &s[1]))
+			return err_set(C->e, "kernel.run: internal: shuffle source not compiled");
+		r = newslot(C);
+		if (r < 0 || emit_ins(C, I_SHFL, x->dtype, 0, r, s[0], s[1], -1, C->p->nshfl++) < 0)
+			return -1;
+		return r;
+	}
 	if (!(uop_info[x->op].flags & U_ALU) || x->nsrc > 3)
 		return err_set(C->e, "kernel.run: stage %s: %s is not a value the interpreter runs%s",
 		               C->p->name, uop_info[x->op].name,
@@ -624,7 +662,8 @@ cexpr(Comp *C, const UOp *root, int lay)
 			sp--;
 			continue;
 		}
-		if (x->op != OP_INDEX && x->op != OP_LOAD && !(uop_info[x->op].flags & U_ALU)) {
+		if (x->op != OP_INDEX && x->op != OP_LOAD && x->op != OP_SHUFFLE
+		&& !(uop_info[x->op].flags & U_ALU)) {
 			cnode(C, x, lay);   /* says why, before its sources say something less to the point */
 			goto out;
 		}
@@ -677,6 +716,111 @@ dims(Prog *p, int hw, int64_t ext)
 
 static int cstmts(Comp *C, UOp *const *s, int n, int depth);
 
+/* The physical offset of logical element v (row-major) of buffer b. */
+static int
+reg_offset(Comp *C, int b, int64_t v, int64_t *off)
+{
+	const KBuf *kb = &C->k->buf[b];
+	UBind bind[T_MAXDIM];
+	int i;
+
+	for (i = kb->ndim - 1; i >= 0; i--) {
+		bind[i].name = kb->lvar[i]->name;
+		bind[i].value = v % kb->shape[i];
+		v /= kb->shape[i];
+	}
+	return uop_eval(kb->layout, bind, kb->ndim, off, C->e);
+}
+
+/*
+** An MMA: the atom checked against its buffers (kernel_mma_atom), then its
+** lanes resolved. Logical thread t of an atom is hardware lane thr_id(t);
+** atoms of fewer than 32 threads repeat across the warp, each instance at
+** the lowest lane no earlier one took (SM70: quadpairs at lanes +0, +4, +8, +12).
+*/
+static int
+cmma(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	const Kernel *k = C->k;
+	MmaAtom at;
+	MmaProg *M;
+	int buf[4], i, j, L, v, tf32 = 0;
+	int64_t nthr, x, o;
+	char m[sizeof C->e->msg];
+
+	if (s->nsrc != 4 || !s->name)
+		return err_set(C->e, "mma: stage %s: an MMA without (D, A, B, C) and an atom", p->name);
+	for (i = 0; i < 4; i++) {
+		const UOp *d = s->src[i];
+
+		if (d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= k->nbuf || k->buf[d->arg[0]].def != d)
+			return err_set(C->e, "mma: stage %s: operand %d is not a buffer of this kernel", p->name, i);
+		buf[i] = (int)d->arg[0];
+	}
+	if (kernel_mma_atom(k, s->name, buf, &at, &tf32, C->e) < 0) {
+		snprintf(m, sizeof m, "%s", C->e->msg + 5);
+		return err_set(C->e, "mma: stage %s: %s", p->name, m);
+	}
+	if (grow((void **)&p->mma, &p->capmma, p->nmma + 1, sizeof *p->mma) < 0)
+		return oom(C);
+	M = &p->mma[p->nmma];
+	memset(M, 0, sizeof *M);
+	M->name = s->name;
+	memcpy(M->buf, buf, sizeof buf);
+	M->m = at.m;
+	M->n = at.n;
+	M->k = at.k;
+	M->tf32 = tf32;
+	nthr = cute_size(&at.thr_id);
+	if (at.m * at.k > MMA_MAXTILE || at.n * at.k > MMA_MAXTILE || at.m * at.n > MMA_MAXTILE)
+		return err_set(C->e, "mma: stage %s: %s: tiles over %d elements", p->name, at.name, MMA_MAXTILE);
+	for (i = 0; i < 4; i++) {
+		const Layout *l = i == 1 ? &at.a : i == 2 ? &at.b : &at.c;
+		Layout m0, m1;
+
+		if (cute_mode(l, 0, &m0, C->e) < 0 || cute_mode(l, 1, &m1, C->e) < 0)
+			return -1;
+		M->nv[i] = (int)cute_size(&m1);
+		if (cute_size(&m0) != nthr || M->nv[i] > MMA_MAXV)
+			return err_set(C->e, "mma: stage %s: %s: a TV layout of %lld threads and %d values",
+			               p->name, at.name, (long long)cute_size(&m0), M->nv[i]);
+		for (v = 0; v < M->nv[i]; v++)
+			if (reg_offset(C, buf[i], v, &M->off[i][v]) < 0)
+				return -1;
+	}
+	memset(M->group, -1, sizeof M->group);
+	for (o = 0; o < WARP; o++) {
+		if (M->group[o] >= 0)
+			continue;
+		for (j = 0; j < nthr; j++) {
+			if (cute_eval_idx(&at.thr_id, j, &x, C->e) < 0)
+				return -1;
+			L = (int)(x + o);
+			if (x < 0 || L >= WARP || M->group[L] >= 0)
+				return err_set(C->e, "mma: stage %s: %s: the atom's threads do not tile a warp "
+				               "(logical thread %d of the instance at lane %lld is lane %lld)", p->name,
+				               at.name, j, (long long)o, (long long)(x + o));
+			M->group[L] = (int8_t)M->ngroup;
+			for (i = 0; i < 4; i++) {
+				const Layout *l = i == 1 ? &at.a : i == 2 ? &at.b : &at.c;
+				int64_t lim = i == 1 ? at.m * at.k : i == 2 ? at.n * at.k : at.m * at.n;
+
+				for (v = 0; v < M->nv[i]; v++) {
+					if (cute_eval_idx(l, j + v * nthr, &x, C->e) < 0)
+						return -1;
+					if (x < 0 || x >= lim)
+						return err_set(C->e, "mma: stage %s: %s: (thread %d, value %d) maps outside "
+						               "its tile", p->name, at.name, j, v);
+					M->crd[i][L][v] = (int16_t)x;
+				}
+			}
+		}
+		M->ngroup++;
+	}
+	return emit_ins(C, I_MMA, 0, 0, -1, -1, -1, -1, p->nmma++) < 0 ? -1 : 0;
+}
+
 static int
 cstmt(Comp *C, const UOp *s, int depth)
 {
@@ -703,6 +847,8 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return 0;
 	case OP_BARRIER:
 		return emit_ins(C, I_BAR, 0, 0, -1, -1, -1, -1, p->nbar++) < 0 ? -1 : 0;
+	case OP_MMA:
+		return cmma(C, s);
 	case OP_IF:
 		if (s->nsrc < 1)
 			return err_set(C->e, "kernel.run: stage %s: an if without a condition", p->name);
@@ -760,7 +906,7 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return 0;
 	}
 	default:
-		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier)",
+		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma)",
 		               p->name, uop_info[s->op].name);
 	}
 }
@@ -812,6 +958,7 @@ prog_free(Prog *p)
 	free(p->aux);
 	free(p->lvar);
 	free(p->lslot);
+	free(p->mma);
 	memset(p, 0, sizeof *p);
 }
 
@@ -899,8 +1046,11 @@ typedef struct RBuf {
 	Prog lay;
 } RBuf;
 
+/* wait: what a thread that has not finished stopped at in this phase */
+enum { W_RUN, W_BAR, W_WARP };
+
 typedef struct Thr {
-	int pc, done, bar, tid;
+	int pc, done, bar, tid, wait;
 	int64_t tc[3];
 	Val *v;
 	uint32_t *kc;       /* counts: executions of each memory instruction this phase */
@@ -1262,7 +1412,8 @@ fail_steps(Run *r, Thr *th, const Ins *in)
 	               (long long)r->max_steps, w);
 }
 
-/* Run thread th from its pc to a barrier (1), its end (0) or an error (-1). */
+/* Run thread th from its pc to a barrier (W_BAR), a warp op (W_WARP, pc at
+** it), its end (0) or an error (-1). */
 static int
 exec(Run *r, const Prog *P, Thr *th)
 {
@@ -1299,7 +1450,12 @@ exec(Run *r, const Prog *P, Thr *th)
 			th->pc = pc;
 			r->left = left;
 			r->ops += ops;
-			return 1;
+			return W_BAR;
+		case I_SHFL: case I_MMA:
+			th->pc = pc - 1;
+			r->left = left;
+			r->ops += ops;
+			return W_WARP;
 		case I_JZ: if (!A.i) pc = in->b; break;
 		case I_SET0: D.i = 0; break;
 		case I_LOOP: if (++A.i < in->imm) pc = in->b; break;
@@ -1569,13 +1725,214 @@ lay_slots(Run *r, RBuf *B)
 	return s;
 }
 
+/* ---- warps ---- */
+
+/* "stage s, block (x,y,z), warp w" */
+static void
+where_warp(const Run *r, int w, char *out, size_t n)
+{
+	snprintf(out, n, "stage %s, block (%lld,%lld,%lld), warp %d", r->P->name, (long long)r->bc[0],
+	         (long long)r->bc[1], (long long)r->bc[2], w);
+}
+
+/* "waits at shuffle #2", "waits at barrier #0", "has finished" */
+static void
+stop_desc(const Prog *P, const Thr *t, char *out, size_t n)
+{
+	const Ins *in = &P->code[t->pc];
+
+	if (t->done)
+		snprintf(out, n, "has finished");
+	else if (t->wait == W_BAR)
+		snprintf(out, n, "waits at barrier #%d", t->bar);
+	else if (in->op == I_SHFL)
+		snprintf(out, n, "waits at shuffle #%lld", (long long)in->imm);
+	else
+		snprintf(out, n, "waits at mma #%lld (%s)", (long long)in->imm, P->mma[in->imm].name);
+}
+
+/* Lane a waits at a warp op, lane b somewhere else: they never meet. */
+static int
+fail_warp(Run *r, int w, const Thr *l, int a, int b)
+{
+	const Prog *P = r->P;
+	char wh[200], da[120], db[120];
+
+	where_warp(r, w, wh, sizeof wh);
+	stop_desc(P, &l[a], da, sizeof da);
+	stop_desc(P, &l[b], db, sizeof db);
+	return err_set(r->e, "%s: %s: lane %d %s while lane %d %s (every lane of a warp must reach the "
+	               "same %s)", P->code[l[a].pc].op == I_SHFL ? "shuffle" : "mma", wh, a, da, b, db,
+	               P->code[l[a].pc].op == I_SHFL ? "shuffle" : "mma");
+}
+
+/* SHUFFLE over the nl lanes of warp w: each reads its source lane's value. */
+static int
+shuffle(Run *r, int w, Thr *l, int nl, const Ins *in)
+{
+	int i;
+
+	for (i = 0; i < nl; i++) {
+		int64_t src = l[i].v[in->b].i;
+
+		if (src < 0 || src >= nl) {
+			char wh[200];
+
+			where_warp(r, w, wh, sizeof wh);
+			return err_set(r->e, "shuffle: %s: lane %d reads lane %lld at shuffle #%lld, outside "
+			               "the warp's lanes [0, %d)%s", wh, i, (long long)src, (long long)in->imm, nl,
+			               nl < WARP ? " (a short warp: the block ends there)" : "");
+		}
+	}
+	/* the destination slot is not the value's: one pass reads every source first */
+	for (i = 0; i < nl; i++)
+		l[i].v[in->d] = l[l[i].v[in->b].i].v[in->a];
+	if (r->cnt)
+		r->cnt->shuffles++;
+	return 0;
+}
+
+static double
+tf32(double x)
+{
+	/* the tensor cores read the top 19 bits of a float32: 13 mantissa bits dropped */
+	float f = (float)x;
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	u &= ~(uint32_t)0x1fff;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static int
+fail_mma_uninit(Run *r, const Thr *t, const MmaProg *M, int op, int v)
+{
+	static const char *const role[4] = { "D", "A", "B", "C" };
+	const KBuf *kb = &r->k->buf[M->buf[op]];
+	char w[256], el[160];
+	int64_t c[T_MAXDIM], x = v;
+	size_t at;
+	int j;
+
+	where(r, t, NULL, w, sizeof w);
+	for (j = kb->ndim - 1; j >= 0; j--) {
+		c[j] = x % kb->shape[j];
+		x /= kb->shape[j];
+	}
+	at = snprintf(el, sizeof el, "%s[", kb->name);
+	for (j = 0; j < kb->ndim && at < sizeof el; j++)
+		at += snprintf(el + at, sizeof el - at, "%s%lld", j ? ", " : "", (long long)c[j]);
+	if (at < sizeof el)
+		snprintf(el + at, sizeof el - at, "]");
+	return err_set(r->e, "uninitialized: %s: mma.%s reads %s register %s (offset %lld), which nothing "
+	               "wrote in this thread", w, M->name, role[op], el, (long long)M->off[op][v]);
+}
+
+/* MMA over warp w (whole: run_stage refuses blocks of partial warps). */
+static int
+mma(Run *r, int w, Thr *l, const Ins *in)
+{
+	const MmaProg *M = &r->P->mma[in->imm];
+	double ta[MMA_MAXTILE], tb[MMA_MAXTILE], tc[MMA_MAXTILE];
+	int g, i, L, v, m, n, kk;
+	RBuf *D = &r->rb[M->buf[0]];
+
+	for (g = 0; g < M->ngroup; g++) {
+		memset(ta, 0, sizeof ta);
+		memset(tb, 0, sizeof tb);
+		memset(tc, 0, sizeof tc);
+		/* gather the operands: every register read is checked */
+		for (L = 0; L < WARP; L++) {
+			if (M->group[L] != g)
+				continue;
+			for (i = 1; i < 4; i++) {
+				const RBuf *B = &r->rb[M->buf[i]];
+				double *t = i == 1 ? ta : i == 2 ? tb : tc;
+
+				for (v = 0; v < M->nv[i]; v++) {
+					int64_t off = M->off[i][v];
+					double x;
+
+					if (B->init && !B->init[(int64_t)l[L].tid * B->size + off])
+						return fail_mma_uninit(r, &l[L], M, i, v);
+					x = dtype_load_f(B->t, B->p + l[L].tid * B->tstride + off * B->bytes);
+					t[M->crd[i][L][v]] = M->tf32 && i < 3 ? tf32(x) : x;
+				}
+			}
+		}
+		/* D = A B + C in float64, into tc */
+		for (m = 0; m < M->m; m++)
+			for (n = 0; n < M->n; n++) {
+				double acc = tc[m + n * M->m];
+
+				for (kk = 0; kk < M->k; kk++)
+					acc += ta[m + kk * M->m] * tb[n + kk * M->n];
+				tc[m + n * M->m] = acc;
+			}
+		for (L = 0; L < WARP; L++) {
+			if (M->group[L] != g)
+				continue;
+			for (v = 0; v < M->nv[0]; v++) {
+				int64_t off = M->off[0][v];
+
+				dtype_store_f(D->t, D->p + l[L].tid * D->tstride + off * D->bytes,
+				              fround(D->t, tc[M->crd[0][L][v]]));
+				if (D->init)
+					D->init[(int64_t)l[L].tid * D->size + off] = 1;
+			}
+		}
+		r->ops += 2 * (int64_t)M->m * M->n * M->k;
+	}
+	if (r->cnt)
+		r->cnt->mmas++;
+	(void)w;
+	return 0;
+}
+
+/*
+** After a round: every warp whose lanes wait at a warp op exchanges, and its
+** lanes may run on. Returns the number of warps that did, or -1. A warp with
+** some lanes at a warp op and others elsewhere is an error: every thread ran
+** as far as it can, so they would never meet.
+*/
+static int
+warps(Run *r, Thr *th, int nthr)
+{
+	const Prog *P = r->P;
+	int w, i, first, nl, n = 0;
+
+	for (w = 0; w * WARP < nthr; w++) {
+		Thr *l = th + (int64_t)w * WARP;
+		const Ins *in;
+
+		nl = nthr - w * WARP < WARP ? nthr - w * WARP : WARP;
+		for (first = 0; first < nl && (l[first].done || l[first].wait != W_WARP); first++)
+			;
+		if (first == nl)
+			continue;
+		for (i = 0; i < nl; i++)
+			if (l[i].done || l[i].wait != W_WARP || l[i].pc != l[first].pc)
+				return fail_warp(r, w, l, first, i);
+		in = &P->code[l[first].pc];
+		if ((in->op == I_SHFL ? shuffle(r, w, l, nl, in) : mma(r, w, l, in)) < 0)
+			return -1;
+		for (i = 0; i < nl; i++) {
+			l[i].wait = W_RUN;
+			l[i].pc++;
+		}
+		n++;
+	}
+	return n;
+}
+
 /* One stage: every block of the grid, phase by phase. */
 static int
 run_stage(Run *r, const Prog *P, int si)
 {
 	const Kernel *k = r->k;
 	int64_t nthr = P->blk[0], nblk = P->grid[0], b, t, u;
-	int nslot = P->nstack + P->nconst, rc = -1, i, all_done;
+	int nslot = P->nstack + P->nconst, rc = -1, i, all_done, gathered = 0;
 	Thr *th = NULL;
 	Val *slots = NULL;
 	uint32_t *kc = NULL;
@@ -1621,6 +1978,11 @@ run_stage(Run *r, const Prog *P, int si)
 		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, what)))
 			goto out;
 	}
+	if (P->nmma && nthr % WARP) {
+		err_set(r->e, "mma: stage %s: blocks of %lld threads; an MMA runs on whole warps (a multiple "
+		        "of %d threads)", P->name, (long long)nthr, WARP);
+		goto out;
+	}
 	if (r->cnt) {
 		r->cnt->blocks += nblk;
 		r->cnt->threads += nblk * nthr;
@@ -1657,14 +2019,21 @@ run_stage(Run *r, const Prog *P, int si)
 		for (r->phase = 0;; r->phase++) {
 			if (kc)
 				memset(kc, 0, (size_t)nthr * (P->naux + 1) * sizeof *kc);
-			for (t = 0; t < nthr; t++) {
-				if (r->counting && t % WARP == 0)
+			for (t = 0; t < nthr; t++)
+				th[t].wait = W_RUN;
+			/* rounds: every thread to its next stop; warps that gathered exchange */
+			do {
+				for (t = 0; t < nthr; t++) {
+					if (r->counting && t % WARP == 0)
+						flush(r);
+					if (!th[t].done && th[t].wait == W_RUN && (th[t].wait = exec(r, P, &th[t])) < 0)
+						goto out;
+				}
+				if (r->counting)
 					flush(r);
-				if (!th[t].done && exec(r, P, &th[t]) < 0)
-					goto out;
-			}
-			if (r->counting)
-				flush(r);
+			} while (P->nshfl + P->nmma && (gathered = warps(r, th, (int)nthr)) > 0);
+			if (gathered < 0)
+				goto out;
 			if (r->pending == AS_LOCAL) {
 				memcpy(r->e->msg, r->pend, sizeof r->pend);
 				goto out;

@@ -217,7 +217,7 @@ uop_minmax(Op op, DType t, UOp *const *s, int n, const int64_t *arg, int64_t *lo
 	/* the spec's table: views, markers and copies keep their source's range */
 	case OP_PERMUTE: case OP_FLIP: case OP_RESHAPE: case OP_EXPAND: case OP_SHRINK:
 	case OP_INDEX: case OP_COPY: case OP_REPLICATED: case OP_CONTIGUOUS: case OP_DETACH:
-	case OP_AFTER: case OP_LOAD: case OP_RANGE:
+	case OP_AFTER: case OP_LOAD: case OP_RANGE: case OP_SHUFFLE:
 		*lo = a;
 		*hi = A;
 		return;

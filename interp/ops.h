@@ -92,9 +92,16 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 **         UAddrSpace; name its name; dtype its element type
 ** Accesses reuse INDEX, LOAD and STORE: INDEX(define, i0, i1, ...) is one
 ** element by its logical coordinates, LOAD(index [, gate]) its value (0 where
-** gate is false, without touching memory), STORE(index, value [, gate]). */
+** gate is false, without touching memory), STORE(index, value [, gate]).
+** Warp-synchronous ops (appended, so that no op is renumbered):
+** SHUFFLE src (value, lane): the value `value` has in lane `lane` (0..31) of
+**         the same warp (__shfl_sync with a full mask); dtype the value's
+** MMA     src (D, A, B, C): DEFINEs of register buffers; D = A B + C by a
+**         CuTe MMA atom over the warp; name the atom's name; dtype void */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(BARRIER, "barrier", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(DEFINE, "define", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(SHUFFLE, "shuffle", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MMA,   "mma",   4, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

@@ -806,6 +806,52 @@ l_barrier(lua_State *L)
 	return 0;
 }
 
+/* ---- warp-synchronous operations ---- */
+
+/* kernel.shuffle(value, lane): value as lane `lane` of the warp holds it */
+static int
+l_shuffle(lua_State *L)
+{
+	int ki;
+	LKernel *K;
+	UOp *v, *lane;
+
+	lua_settop(L, 2);
+	ki = find_kernel(L, 2, "kernel.shuffle");
+	K = lua_touserdata(L, ki);
+	v = operand(L, 1, ki, DT_FLOAT32, "kernel.shuffle");
+	lane = operand(L, 2, ki, DT_INDEX, "kernel.shuffle");
+	if (dtype_is_float(lane->dtype) || lane->dtype == DT_BOOL)
+		return luaL_error(L, "kernel.shuffle: the lane is a %s, not an integer", dtype_name(lane->dtype));
+	pushvalue(L, kernel_shuffle(K->k, v, lane), ki);
+	return 1;
+}
+
+/* kernel.mma(atom, D, A, B, C): D = A B + C over the warp, by a CuTe MMA atom */
+static int
+l_mma(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.mma");
+	const char *atom = luaL_checkstring(L, 1);
+	int b[4], i;
+	Err e = { "" };
+	UOp *u;
+
+	for (i = 0; i < 4; i++) {
+		LBuf *lb = luaL_checkudata(L, i + 2, KBUFFER);
+
+		if (owner(L, i + 2) != x)
+			return luaL_error(L, "kernel.mma: operand %d belongs to another kernel than the stage "
+			                  "being recorded", i + 1);
+		lua_pop(L, 1);
+		b[i] = lb->b;
+	}
+	if (!(u = kernel_mma(x->k, atom, b[0], b[1], b[2], b[3], &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
 /* ---- collective operators ---- */
 
 typedef struct LRegion {
@@ -1485,11 +1531,11 @@ k_counts(lua_State *L)
 	o.counts = 1;
 	memset(&c, 0, sizeof c);
 	run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, &c, 1);
-	lua_createtable(L, 0, 12);
+	lua_createtable(L, 0, 14);
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
 	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(blocks); F(threads);
+	F(ops); F(barriers); F(shuffles); F(mmas); F(blocks); F(threads);
 #undef F
 	return 1;
 }
@@ -1591,6 +1637,13 @@ static const HelpReg kfuncs[] = {
 	  "kernel.when(cond, function() ... end): statements that run where cond holds" },
 	{ "barrier", l_barrier,
 	  "kernel.barrier(): every thread of the block waits here (__syncthreads)" },
+	{ "shuffle", l_shuffle,
+	  "kernel.shuffle(value, lane): value as lane `lane` (0..31) of the same warp holds it\n"
+	  "(__shfl_sync over the full warp: every lane of the warp must reach it)" },
+	{ "mma", l_mma,
+	  "kernel.mma(atom, D, A, B, C): D = A B + C by a CuTe MMA atom over the warp\n"
+	  "(cute.mma_atoms() lists them; SM70/SM80 atoms). D, A, B, C are register buffers of\n"
+	  "the atom's values per thread; lane t's A register v holds A[m, k], m + k*M = A(t, v)" },
 	{ "exp", l_exp, "kernel.exp(x): e^x (exp2(x * log2 e), as tensor programs write it)" },
 	{ "exp2", l_exp2, "kernel.exp2(x): 2^x" },
 	{ "log", l_log, "kernel.log(x): the natural logarithm (log2(x) * ln 2)" },
@@ -1652,7 +1705,7 @@ static const HelpReg kmeths[] = {
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
-	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, blocks,\n"
+	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "buffers", k_buffers, "k:buffers(): the buffers as a table (name, role, scope, dtype, shape, layout)" },

@@ -817,6 +817,399 @@ test_warp_lane(void **state)
 	freebufs(bufs, 1);
 }
 
+/* ---- warp-synchronous ops ---- */
+
+static UOp *ix(Op op, UOp *a, UOp *b) { return uop_alu(K->c, op, a, b); }
+
+static void
+check_ok(void)
+{
+	if (kernel_check(K, NULL, &E) < 0)
+		fail_msg("kernel_check: %s", E.msg);
+}
+
+/* A butterfly sum over 2 warps: acc += shuffle(acc, lane ^ (16 >> i)) for i in 0..4. */
+static void
+test_shuffle_butterfly(void **state)
+{
+	int x = mkbuf("x", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	int acc = mkbuf("acc", DT_INT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	UOp *t = var("t", 64), *i = var("i", 5), *lane = ix(OP_MOD, t, I(32)), *a;
+	double vx[64];
+	int64_t sum[2] = { 0, 0 };
+	TBuf bufs[3] = { { 0 } };
+	KCounts c;
+	Buf b;
+	int k;
+
+	for (k = 0; k < 64; k++) {
+		vx[k] = rand() % 2001 - 1000;
+		sum[k / 32] += (int64_t)vx[k];
+	}
+	a = ld(at(acc, 1, I(0)));
+	stage("bfly", loop(t, HW_THREAD_X, 3, st(at(acc, 1, I(0)), ld(at(x, 1, t))),
+	      loop(i, HW_NONE, 1, st(at(acc, 1, I(0)), alu(OP_ADD, DT_INT32, a,
+	           kernel_shuffle(K, a, ix(OP_XOR, lane, ix(OP_SHR, I(16), i)))))),
+	      st(at(y, 1, t), a)));
+	check_ok();
+	input(&bufs[x], x, vx);
+	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	for (k = 0; k < 64; k++)
+		assert_int_equal(((int32_t *)bufs[y].data)[k], sum[k / 32]);
+	assert_int_equal(c.shuffles, 2 * 5);
+	assert_int_equal(c.barriers, 0);
+	assert_int_equal(c.mmas, 0);
+	/* checks off: the same values */
+	freebufs(bufs + y, 1);
+	run_ok(bufs, &(KRunOpts){ 0, 0, 0, 0 }, NULL);
+	for (k = 0; k < 64; k++)
+		assert_int_equal(((int32_t *)bufs[y].data)[k], sum[k / 32]);
+	buf_init(&b);
+	kernel_print(&b, K, 0);
+	if (!strstr(b.s, "acc[0] += shuffle(acc[0], "))
+		fail_msg("print: %s", b.s);
+	buf_free(&b);
+	freebufs(bufs, 3);
+}
+
+/* A shuffle-down reduction in one float32 expression: v += shuffle(v, lane + d
+** if lane + d < 32 else lane) for d = 16 .. 1, as __shfl_down_sync. */
+static void
+test_shuffle_down(void **state)
+{
+	int x = mkbuf("x", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	UOp *t = var("t", 64), *lane = ix(OP_MOD, t, I(32)), *v;
+	double vx[64];
+	float want[64];
+	TBuf bufs[2] = { { 0 } };
+	KCounts c;
+	int k, d, w, l;
+
+	for (k = 0; k < 64; k++)
+		want[k] = (float)(vx[k] = frand());
+	v = ld(at(x, 1, t));
+	for (d = 16; d >= 1; d /= 2)
+		v = alu(OP_ADD, DT_FLOAT32, v, kernel_shuffle(K, v, uop_where(K->c,
+		        ix(OP_CMPLT, add(lane, I(d)), I(32)), add(lane, I(d)), lane)));
+	stage("down", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), v)));
+	check_ok();
+	/* plain C: the same additions in the same order */
+	for (w = 0; w < 2; w++)
+		for (d = 16; d >= 1; d /= 2) {
+			float nv[32];
+
+			for (l = 0; l < 32; l++)
+				nv[l] = want[w * 32 + l] + want[w * 32 + (l + d < 32 ? l + d : l)];
+			memcpy(want + w * 32, nv, sizeof nv);
+		}
+	input(&bufs[x], x, vx);
+	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	for (k = 0; k < 64; k++)
+		assert_true(getf(&bufs[y], k) == want[k]);
+	/* lane 0 holds the warp's sum */
+	assert_true(fabs(getf(&bufs[y], 0) - (want[0])) == 0);
+	assert_int_equal(c.shuffles, 2 * 5);
+	freebufs(bufs, 2);
+}
+
+/* Lanes that do not meet at one shuffle, and sources outside the warp. */
+static void
+test_shuffle_errors(void **state)
+{
+	int y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)32);
+	UOp *t = var("t", 32), *v = kernel_cast(K, DT_INT32, t);
+	TBuf bufs[1] = { { 0 } };
+
+	/* lane 0 waits at a barrier while its warp-mates wait at the shuffle */
+	stage("s", loop(t, HW_THREAD_X, 2, when(ix(OP_CMPLT, t, I(1)), 1, kernel_barrier(K)),
+	      st(at(y, 1, t), kernel_shuffle(K, v, ix(OP_XOR, t, I(1))))));
+	run_fail(bufs, NULL, "shuffle:");
+	has("stage s, block (0,0,0), warp 0: lane 1 waits at shuffle #0 while lane 0 waits at barrier #0");
+	/* under `if lane < 16`: refused by the verifier; at run time lanes 16.. finish */
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)32);
+	t = var("t", 32);
+	v = kernel_cast(K, DT_INT32, t);
+	stage("s", loop(t, HW_THREAD_X, 1, when(ix(OP_CMPLT, t, I(16)), 1,
+	      st(at(y, 1, t), kernel_shuffle(K, v, ix(OP_XOR, t, I(1)))))));
+	assert_int_equal(kernel_check(K, NULL, &E), -1);
+	has("a shuffle under thread-divergent control flow");
+	run_fail(bufs, NULL, "shuffle:");
+	has("lane 0 waits at shuffle #0 while lane 16 has finished");
+	/* two different shuffles */
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)32);
+	t = var("t", 32);
+	v = kernel_cast(K, DT_INT32, t);
+	stage("s", loop(t, HW_THREAD_X, 2, when(ix(OP_CMPLT, t, I(16)), 1,
+	      st(at(y, 1, t), kernel_shuffle(K, v, I(0)))), when(ix(OP_CMPLT, I(15), t), 1,
+	      st(at(y, 1, t), kernel_shuffle(K, v, I(31))))));
+	run_fail(bufs, NULL, "shuffle:");
+	has("lane 0 waits at shuffle #0 while lane 16 waits at shuffle #1");
+	/* a source lane past 31 */
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)32);
+	t = var("t", 32);
+	stage("s", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), kernel_shuffle(K, kernel_cast(K, DT_INT32, t),
+	      add(t, I(1))))));
+	check_ok();
+	run_fail(bufs, NULL, "shuffle:");
+	has("lane 31 reads lane 32 at shuffle #0, outside the warp's lanes [0, 32)");
+	/* a short warp: 40 threads, the second warp has 8 lanes */
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)40);
+	t = var("t", 40);
+	stage("s", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), kernel_shuffle(K, kernel_cast(K, DT_INT32, t),
+	      ix(OP_XOR, ix(OP_MOD, t, I(32)), I(16))))));
+	run_fail(bufs, NULL, "shuffle:");
+	has("warp 1: lane 0 reads lane 16");
+	has("short warp");
+	/* lane ^ 4 within the short warp is fine */
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)40);
+	t = var("t", 40);
+	stage("s", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), kernel_shuffle(K, kernel_cast(K, DT_INT32, t),
+	      ix(OP_XOR, ix(OP_MOD, t, I(32)), I(4))))));
+	run_ok(bufs, NULL, NULL);
+	for (int k = 0; k < 40; k++)
+		assert_int_equal(((int32_t *)bufs[0].data)[k], (k / 32) * 32 + ((k % 32) ^ 4));
+	freebufs(bufs, 1);
+}
+
+/*
+** One warp, m16n8k16 (f32 = f16 * f16 + f32): A (M, K), B stored (N, K) and
+** C (M, N) loaded into registers through the atom's TV layouts, the MMA, D
+** stored back by C's layout; against a plain C matmul of the half inputs.
+*/
+enum { MM = 16, MN = 8, MK = 16 };
+
+/* buffer[x % rows, x // rows] for x = L(lane + v*32): a tile element by the TV layout */
+static UOp *
+tv_at(const Layout *l, int b, int64_t rows, UOp *lane, UOp *v)
+{
+	UOp *x = NULL;
+
+	if (lower_cute_idx(K->c, l, add(lane, mul(v, I(32))), &x, &E) < 0)
+		fail_msg("lower_cute_idx: %s", E.msg);
+	return at(b, 2, ix(OP_MOD, x, I(rows)), ix(OP_IDIV, x, I(rows)));
+}
+
+static void
+mma_kernel(const char *atom, int64_t nthreads, int load_c)
+{
+	int A = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)MM, (int64_t)MK);
+	int B = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)MN, (int64_t)MK);
+	int C = mkbuf("C", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)MM, (int64_t)MN);
+	int D = mkbuf("D", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)MM, (int64_t)MN);
+	int ar = mkbuf("a_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)8);
+	int br = mkbuf("b_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int cr = mkbuf("c_r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int dr = mkbuf("d_r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)4);
+	UOp *lane = var("lane", nthreads), *va = var("va", 8), *vb = var("vb", 4), *vc = var("vc", 4);
+	UOp *vd = var("vd", 4), *m;
+	MmaAtom at_;
+
+	assert_int_equal(cute_mma_atom(atom, &at_, &E), 0);
+	m = kernel_mma(K, atom, dr, ar, br, cr, &E);
+	if (!m)
+		fail_msg("kernel_mma: %s", E.msg);
+	stage("mma", loop(lane, HW_THREAD_X, 5,
+	      loop(va, HW_NONE, 1, st(at(ar, 1, va), ld(tv_at(&at_.a, A, MM, lane, va)))),
+	      loop(vb, HW_NONE, 1, st(at(br, 1, vb), ld(tv_at(&at_.b, B, MN, lane, vb)))),
+	      load_c ? loop(vc, HW_NONE, 1, st(at(cr, 1, vc), ld(tv_at(&at_.c, C, MM, lane, vc))))
+	             : kernel_if(K, kernel_const(K, DT_BOOL, 1), NULL, 0),
+	      m,
+	      loop(vd, HW_NONE, 1, st(tv_at(&at_.c, D, MM, lane, vd), ld(at(dr, 1, vd))))));
+}
+
+static void
+test_mma_m16n8k16(void **state)
+{
+	double va[MM * MK], vb[MN * MK], vc[MM * MN];
+	TBuf bufs[8] = { { 0 } };
+	KCounts c;
+	MmaAtom at_;
+	int64_t x;
+	Buf b;
+	int i, j, k;
+
+	/* the convention, pinned to PTX's fragment tables: lane 0 holds A[0,0], A[0,1],
+	** A[8,0], ...; lane 1 A[0,2]; lane 4 A[1,0] (m + k*16 = A(lane + v*32)) */
+	assert_int_equal(cute_mma_atom("SM80_16x8x16_F32F16F16F32_TN", &at_, &E), 0);
+	assert_int_equal(cute_eval_idx(&at_.a, 0 + 1 * 32, &x, &E), 0);
+	assert_int_equal(x, 0 + 1 * 16);
+	assert_int_equal(cute_eval_idx(&at_.a, 0 + 2 * 32, &x, &E), 0);
+	assert_int_equal(x, 8);
+	assert_int_equal(cute_eval_idx(&at_.a, 1, &x, &E), 0);
+	assert_int_equal(x, 2 * 16);
+	assert_int_equal(cute_eval_idx(&at_.a, 4, &x, &E), 0);
+	assert_int_equal(x, 1);
+	mma_kernel("SM80_16x8x16_F32F16F16F32_TN", 32, 1);
+	check_ok();
+	for (i = 0; i < MM * MK; i++)
+		va[i] = frand();
+	for (i = 0; i < MN * MK; i++)
+		vb[i] = frand();
+	for (i = 0; i < MM * MN; i++)
+		vc[i] = frand();
+	input(&bufs[0], 0, va);
+	input(&bufs[1], 1, vb);
+	input(&bufs[2], 2, vc);
+	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	for (i = 0; i < MM; i++)
+		for (j = 0; j < MN; j++) {
+			double acc = (float)vc[i * MN + j];
+
+			for (k = 0; k < MK; k++)
+				acc += dtype_from_half(dtype_to_half(va[i * MK + k]))
+				     * dtype_from_half(dtype_to_half(vb[j * MK + k]));
+			if (getf(&bufs[3], i * MN + j) != (float)acc)
+				fail_msg("D[%d, %d] = %g, plain C %g", i, j, getf(&bufs[3], i * MN + j), (float)acc);
+		}
+	assert_int_equal(c.mmas, 1);
+	assert_int_equal(c.shuffles, 0);
+	assert_true(c.ops >= 2 * MM * MN * MK);
+	buf_init(&b);
+	kernel_print(&b, K, 0);
+	if (!strstr(b.s, "mma.SM80_16x8x16_F32F16F16F32_TN(d_r, a_r, b_r, c_r)\n"))
+		fail_msg("print: %s", b.s);
+	buf_free(&b);
+	freebufs(bufs, 8);
+
+	/* the C registers never loaded: the MMA reads them uninitialized */
+	kernel_free(K);
+	K = kernel_new();
+	mma_kernel("SM80_16x8x16_F32F16F16F32_TN", 32, 0);
+	input(&bufs[0], 0, va);
+	input(&bufs[1], 1, vb);
+	input(&bufs[2], 2, vc);
+	run_fail(bufs, NULL, "uninitialized:");
+	has("mma.SM80_16x8x16_F32F16F16F32_TN reads C register c_r[0]");
+	/* a block of 48 threads: partial warps */
+	kernel_free(K);
+	K = kernel_new();
+	mma_kernel("SM80_16x8x16_F32F16F16F32_TN", 48, 1);
+	run_fail(bufs, NULL, "mma:");
+	has("blocks of 48 threads");
+	freebufs(bufs, 8);
+}
+
+/*
+** SM70's m8n8k4 runs as four quadpairs per warp (thr_id (4,2):(1,16)): lane L
+** is logical thread L%4 + 4*(L/16) of quadpair (L/4)%4, and each quadpair
+** multiplies its own tiles.
+*/
+static void
+test_mma_quadpair(void **state)
+{
+	int A = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 3, (int64_t)4, (int64_t)8, (int64_t)4);
+	int B = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 3, (int64_t)4, (int64_t)8, (int64_t)4);
+	int D = mkbuf("D", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 3, (int64_t)4, (int64_t)8, (int64_t)8);
+	int ar = mkbuf("a_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int br = mkbuf("b_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int cr = mkbuf("c_r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)8);
+	UOp *l = var("l", 32), *v4 = var("v", 4), *v8 = var("w", 8), *v8b = var("u", 8);
+	UOp *qp = ix(OP_MOD, ix(OP_IDIV, l, I(4)), I(4));
+	UOp *t = add(ix(OP_MOD, l, I(4)), mul(ix(OP_IDIV, l, I(16)), I(4)));
+	UOp *xa, *xb, *xc, *m;
+	MmaAtom at_;
+	double va[128], vb[128];
+	TBuf bufs[6] = { { 0 } };
+	int q, i, j, k;
+
+	assert_int_equal(cute_mma_atom("SM70_8x8x4_F32F16F16F32_TN", &at_, &E), 0);
+	assert_int_equal(lower_cute_idx(K->c, &at_.a, add(t, mul(v4, I(8))), &xa, &E), 0);
+	assert_int_equal(lower_cute_idx(K->c, &at_.b, add(t, mul(v4, I(8))), &xb, &E), 0);
+	assert_int_equal(lower_cute_idx(K->c, &at_.c, add(t, mul(v8b, I(8))), &xc, &E), 0);
+	/* C = 0, D = A B + C accumulated in place (D and C one buffer) */
+	m = kernel_mma(K, "SM70_8x8x4_F32F16F16F32_TN", cr, ar, br, cr, &E);
+	if (!m)
+		fail_msg("kernel_mma: %s", E.msg);
+	stage("qp", loop(l, HW_LANE, 4,
+	      loop(v4, HW_NONE, 2, st(at(ar, 1, v4), ld(at(A, 3, qp, ix(OP_MOD, xa, I(8)), ix(OP_IDIV, xa, I(8))))),
+	           st(at(br, 1, v4), ld(at(B, 3, qp, ix(OP_MOD, xb, I(8)), ix(OP_IDIV, xb, I(8)))))),
+	      loop(v8, HW_NONE, 1, st(at(cr, 1, v8), fc(DT_FLOAT32, 0))),
+	      m,
+	      loop(v8b, HW_NONE, 1, st(at(D, 3, qp, ix(OP_MOD, xc, I(8)), ix(OP_IDIV, xc, I(8))),
+	           ld(at(cr, 1, v8b))))));
+	check_ok();
+	for (i = 0; i < 128; i++) {
+		va[i] = frand();
+		vb[i] = frand();
+	}
+	input(&bufs[A], A, va);
+	input(&bufs[B], B, vb);
+	run_ok(bufs, NULL, NULL);
+	for (q = 0; q < 4; q++)
+		for (i = 0; i < 8; i++)
+			for (j = 0; j < 8; j++) {
+				double acc = 0;
+
+				for (k = 0; k < 4; k++)
+					acc += dtype_from_half(dtype_to_half(va[q * 32 + i * 4 + k]))
+					     * dtype_from_half(dtype_to_half(vb[q * 32 + j * 4 + k]));
+				assert_true(getf(&bufs[D], q * 64 + i * 8 + j) == (float)acc);
+			}
+	freebufs(bufs, 6);
+}
+
+/* kernel_mma refuses what the atom does not take. */
+static void
+test_mma_errors(void **state)
+{
+	int ar = mkbuf("a_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)8);
+	int br = mkbuf("b_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int cr = mkbuf("c_r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int a4 = mkbuf("a4", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int af = mkbuf("af", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)8);
+	int as = mkbuf("as", DT_FLOAT16, AS_LOCAL, KB_TEMP, 1, (int64_t)8);
+	int ch = mkbuf("ch", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	const char *at_ = "SM80_16x8x16_F32F16F16F32_TN";
+
+	assert_non_null(kernel_mma(K, at_, cr, ar, br, cr, &E));
+	assert_non_null(kernel_mma(K, "sm80_16x8x16_f32f16f16f32_tn", cr, ar, br, cr, &E));
+	assert_null(kernel_mma(K, at_, cr, a4, br, cr, &E));
+	has("mma: SM80_16x8x16_F32F16F16F32_TN: operand A is a4, of 4 elements; a thread holds 8 values");
+	assert_null(kernel_mma(K, at_, cr, as, br, cr, &E));
+	has("operand A is as, a shared buffer; MMA operands are registers");
+	assert_null(kernel_mma(K, at_, cr, af, br, cr, &E));
+	has("operand A is af, of float32; the atom takes float16");
+	assert_null(kernel_mma(K, at_, ch, ar, br, cr, &E));
+	has("operand D is ch, of float16; the atom takes float32");
+	assert_null(kernel_mma(K, "SM80_16x8x16_F32F16F16F32_XX", cr, ar, br, cr, &E));
+	has("mma: unknown atom 'SM80_16x8x16_F32F16F16F32_XX'");
+	assert_null(kernel_mma(K, NULL, cr, ar, br, cr, &E));
+	assert_null(kernel_mma(K, "SM90_64x8x16_F32F16F16_SS", cr, ar, br, cr, &E));
+	has("a warpgroup MMA (128 threads)");
+	assert_null(kernel_mma(K, at_, cr, ar, br, 99, &E));
+	has("operand C: no buffer 99");
+	/* under `if lane < 16` the verifier refuses it, as a barrier */
+	{
+		UOp *l = var("l", 32);
+
+		stage("div", loop(l, HW_LANE, 2, st(at(ar, 1, I(0)), fc(DT_FLOAT16, 1)),
+		      when(ix(OP_CMPLT, l, I(16)), 1, kernel_mma(K, at_, cr, ar, br, cr, &E))));
+		assert_int_equal(kernel_check(K, NULL, &E), -1);
+		has("check: stage div: an mma under thread-divergent control flow");
+	}
+	/* tf32 lives in float32 registers; f16 accumulators for the f16 atoms */
+	{
+		int ta = mkbuf("ta", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)4);
+		int tb = mkbuf("tb", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)2);
+		int hc = mkbuf("hc", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+
+		assert_non_null(kernel_mma(K, "SM80_16x8x8_F32TF32TF32F32_TN", cr, ta, tb, cr, &E));
+		assert_non_null(kernel_mma(K, "SM80_16x8x16_F16F16F16F16_TN", hc, ar, br, hc, &E));
+	}
+}
+
 /* ---- limits ---- */
 
 static void
@@ -1222,6 +1615,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_uninitialized_global, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_divergence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warp_lane, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shuffle_butterfly, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shuffle_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shuffle_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mma_m16n8k16, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mma_quadpair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mma_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dtypes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dtype_facts, setup, teardown),

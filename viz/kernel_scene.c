@@ -73,6 +73,16 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 	case OP_BARRIER:
 		n = node(t, "barrier()", 0xe0e0e0, "box");
 		break;
+	case OP_MMA: {
+		int i;
+
+		emit(&b, "mma.%s(", u->name ? u->name : "?");
+		for (i = 0; i < u->nsrc; i++)
+			emit(&b, "%s%s", i ? ", " : "", u->src[i]->name ? u->src[i]->name : "?");
+		emit(&b, ")");
+		n = node(t, b.s ? b.s : "", 0xd1c4e9, "box");
+		break;
+	}
 	case OP_STORE:
 		kernel_print_expr(&b, t->k, u->src[0]);
 		emit(&b, " = ");

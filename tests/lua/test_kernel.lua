@@ -217,13 +217,53 @@ check("gemm at cta scope and warp subsets", function()
   raises(function() k:stage("w", function() kernel.fill(C, 0, {warps = {3, 5}}) end) end, "warps [3, 5)")
 end)
 
+check("warp ops: a shuffle all-reduce over two warps, an m16n8k16 mma, their errors", function()
+  local k = kernel.new{block = {64}}
+  local X = k:input("X", "int32", {64})
+  local Y = k:output("Y", "int32", {64})
+  local acc = k:register("acc", "int32", {1})
+  k:stage("rot", function()
+    acc[0] = X[k.tx]
+    for _, d in ipairs{16, 8, 4, 2, 1} do acc[0] = acc[0] + kernel.shuffle(acc[0], (k.tx + d) % 32) end
+    Y[k.tx] = acc[0]
+  end)
+  assert(tostring(k):find("acc[0] += shuffle(acc[0], (tx + 16)%32)", 1, true), tostring(k))
+  assert(k:check())
+  local x = tensor.arange(64):cast("int32")
+  local y = k:run{X = x}:tolist()
+  for i = 1, 64 do eq(y[i], i <= 32 and 496 or 1520, "lane " .. i) end
+  local c = k:counts{X = x}
+  eq(c.shuffles, 10, "shuffles")
+  eq(c.mmas, 0, "mmas")
+  -- all ones: every element of D is K * 1 * 1 + C
+  local m = kernel.new{block = {32}}
+  local A = m:register("a", "float16", {8})
+  local B = m:register("b", "float16", {4})
+  local C = m:register("c", "float32", {4})
+  local O = m:output("O", "float32", {32, 4})
+  m:stage("mma", function()
+    for v in kernel.range(8) do A[v] = 1 end
+    for v in kernel.range(4) do B[v] = 1; C[v] = 0.5 end
+    kernel.mma("SM80_16x8x16_F32F16F16F32_TN", C, A, B, C)
+    for v in kernel.range(4) do O[{m.tx, v}] = C[v] end
+  end)
+  assert(tostring(m):find("mma.SM80_16x8x16_F32F16F16F32_TN(c, a, b, c)", 1, true), tostring(m))
+  assert(viz.dot(m):find("mma.SM80_16x8x16_F32F16F16F32_TN(c, a, b, c)", 1, true))
+  near(m:run():tolist(), (function() local r = {} for i = 1, 32 do r[i] = {16.5, 16.5, 16.5, 16.5} end return r end)(), 0)
+  eq(m:counts().mmas, 1, "mmas")
+  raises(function() m:stage("bad", function() kernel.mma("SM80_16x8x16_F32F16F16F32_TN", A, A, B, C) end) end,
+         "operand D is a, of 8 elements; a thread holds 4 values")
+  raises(function() m:stage("bad", function() kernel.mma("nope", C, A, B, C) end) end, "mma: unknown atom 'nope'")
+  raises(function() kernel.shuffle(1, 2.5) end, "no kernel value among the arguments")
+end)
+
 check("pictures, listings and help", function()
   local k = transpose("(32,32):(33,1)")
   assert(k:uops():find("define   float32  tile shared", 1, true), k:uops())
   assert(k:buffers():find("tile  temp    shared  float32   (32, 32)          (32,32):(33,1)", 1, true), k:buffers())
   local dot = viz.dot(k)
   assert(dot:find("for tx in range(32)", 1, true) and dot:find("barrier()", 1, true), dot)
-  for _, f in ipairs{"lower", "new", "range", "when", "barrier", "copy", "fill", "reduce", "gemm"} do
+  for _, f in ipairs{"lower", "new", "range", "when", "barrier", "shuffle", "mma", "copy", "fill", "reduce", "gemm"} do
     assert(kernel[f], f)
   end
   for _, m in ipairs{"run", "check", "counts", "uops", "stage", "input", "shared"} do
