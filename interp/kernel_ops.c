@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../layout/layout.h"
+#include "../layout/lower.h"
 #include "kernel.h"
 
 /*
@@ -696,6 +698,73 @@ combine(Kernel *k, Op op, DType t, UOp *a, UOp *b)
 	return kernel_alu(k, op, t, src, 2);
 }
 
+/* The digits of x over the squeezed extents of q, row-major, simplified. */
+static int
+digits(Kernel *k, UOp *x, const Sq *q, UOp **dig, Err *e)
+{
+	int i;
+
+	for (i = q->n - 1; i >= 0; i--) {
+		UOp *d = i > 0 ? uop_mod(k->c, x, uop_int(k->c, q->ext[i])) : x, *sd;
+
+		if (uop_simplify(k->c, d, &sd, e) < 0)
+			return -1;
+		dig[i] = sd;
+		x = uop_idiv(k->c, x, uop_int(k->c, q->ext[i]));
+	}
+	return 0;
+}
+
+/* A per-thread register buffer of n elements named after base. */
+static int
+registers(Kernel *k, const char *base, DType t, int64_t n, Err *e)
+{
+	char name[K_NAME];
+
+	kernel_fresh_name(k, base, name, sizeof name);
+	return kernel_add_buffer(k, name, t, AS_REG, KB_TEMP, &n, 1, e);
+}
+
+/*
+** A warp's reduce: each lane folds elements lane, lane + 32, ... into a
+** register, then five butterfly steps (lane ^ 16, 8, 4, 2, 1) leave the whole
+** warp's result in every lane, and lane 0 stores it (CUB's WarpReduce).
+*/
+static UOp *
+warp_reduce(Kernel *k, const KScope *s, Op op, DType t, const KRegion *dst, const KRegion *src,
+            const Sq *qs, int64_t red, Err *e)
+{
+	int acc, i, n = 0;
+	int64_t iters = (red + 31) / 32, m;
+	UOp *st[12], *zero = uop_int(k->c, 0), *ax, *it, *rr, *dig[T_MAXDIM], *si[T_MAXDIM], *v, *body, *di[T_MAXDIM];
+
+	if ((acc = registers(k, "acc", t, 1, e)) < 0)
+		return NULL;
+	ax = kernel_index(k, acc, &zero, 1);
+	st[n++] = kernel_store(k, ax, identity(k, op, t), NULL);
+	it = iters > 1 ? kernel_var(k, "it", iters) : NULL;
+	rr = it ? uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, 32)), s->id) : s->id;
+	if (digits(k, rr, qs, dig, e) < 0)
+		return NULL;
+	coords(k, src, qs, dig, si);
+	v = kernel_cast(k, t, kernel_load(k, kernel_index(k, src->buf, si, k->buf[src->buf].ndim), NULL));
+	body = kernel_store(k, ax, combine(k, op, t, kernel_load(k, ax, NULL), v), NULL);
+	if (iters * 32 != red)
+		body = kernel_if(k, uop_alu(k->c, OP_CMPLT, rr, uop_int(k->c, red)), &body, 1);
+	st[n++] = it ? kernel_loop(k, kernel_range(k, it, AX_REDUCE, HW_NONE), &body, 1) : body;
+	for (m = 16; m >= 1; m /= 2) {
+		UOp *x = kernel_load(k, ax, NULL);
+
+		st[n++] = kernel_store(k, ax, combine(k, op, t, x, kernel_shuffle(k, x,
+		                       uop_alu(k->c, OP_XOR, s->id, uop_int(k->c, m)))), NULL);
+	}
+	for (i = 0; i < k->buf[dst->buf].ndim; i++)
+		di[i] = dst->begin[i];
+	body = kernel_store(k, kernel_index(k, dst->buf, di, k->buf[dst->buf].ndim), kernel_load(k, ax, NULL), NULL);
+	st[n++] = kernel_if(k, uop_alu(k->c, OP_CMPEQ, s->id, uop_int(k->c, 0)), &body, 1);
+	return kernel_if(k, kernel_const(k, DT_BOOL, 1), st, n);
+}
+
 /*
 ** reduce: dst (the outer dimensions of src, squeezed) = op over the inner
 ** ones. rows: each thread owns whole outputs, a serial loop each. tree: one
@@ -710,7 +779,7 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 	Sq qd, qs, qo;
 	DType t;
 	int64_t outs, red = 1, units, iters;
-	int i, tree;
+	int i, tree, shuffle;
 	UOp *it, *vv, *u, *dig[T_MAXDIM], *sd[T_MAXDIM], *di[T_MAXDIM], *si[T_MAXDIM], *body;
 	char rd[160], rs[160], head[1200];
 
@@ -731,20 +800,27 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 	for (i = qd.n; i < qs.n; i++)
 		red *= qs.ext[i];
 	tree = s->n > 1 && s->kind == KS_CTA && (s->n & (s->n - 1)) == 0 && outs == 1;
+	shuffle = s->kind == KS_WARP && outs == 1;
 	if (force) {
 		if (strcmp(force, "rows") == 0)
-			tree = 0;
+			tree = shuffle = 0;
 		else if (strcmp(force, "tree") == 0) {
 			if (!tree)
 				return err_set(e, "reduce: tree is not possible: it needs one output (%lld here) at cta "
 				               "scope (%s here) with a power-of-two number of threads (%lld)",
 				               (long long)outs, s->desc, (long long)s->n), NULL;
-		} else if (strcmp(force, "shuffle") == 0)
-			return err_set(e, "reduce: shuffle is not possible: the loop IR has no warp shuffle yet"), NULL;
-		else
-			return err_set(e, "reduce: unknown implementation %s (rows, tree)", force), NULL;
+			shuffle = 0;
+		} else if (strcmp(force, "shuffle") == 0) {
+			if (!shuffle)
+				return err_set(e, "reduce: shuffle is not possible: it needs one output (%lld here) for "
+				               "a warp (the scope is %s)", (long long)outs, s->desc), NULL;
+		} else
+			return err_set(e, "reduce: unknown implementation %s (rows, tree, shuffle)", force), NULL;
 		snprintf(d->reason, sizeof d->reason, "forced");
-	} else if (tree)
+	} else if (shuffle)
+		snprintf(d->reason, sizeof d->reason, "one output for a warp: strided partials in a register, "
+		         "then a butterfly of 5 shuffles");
+	else if (tree)
 		snprintf(d->reason, sizeof d->reason, "one output for %lld threads: strided partials, then a "
 		         "shared-memory tree of halving steps", (long long)s->n);
 	else
@@ -752,7 +828,7 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 		         "whole outputs%s", (long long)outs, outs == 1 ? "" : "s", (long long)s->n,
 		         s->n == 1 ? "" : "s", s->n > 1 && outs < s->n ? " (a tree needs one output at cta "
 		         "scope and a power-of-two thread count)" : "");
-	snprintf(d->impl, sizeof d->impl, tree ? "tree" : "rows");
+	snprintf(d->impl, sizeof d->impl, shuffle ? "shuffle" : tree ? "tree" : "rows");
 	/* the output digits: rows partition outputs; a tree has one */
 	qo = qd;
 	if (qo.n == 0) {
@@ -761,7 +837,10 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 		qo.ext[0] = 1;
 		qo.total = 1;
 	}
-	if (!tree) {
+	if (shuffle) {
+		if (!(body = warp_reduce(k, s, op, t, dst, src, &qs, red, e)))
+			return NULL;
+	} else if (!tree) {
 		UOp *r, *rd_[T_MAXDIM], *x, *init, *upd;
 
 		if (partition(k, s, &qo, 1, &it, &vv, &u, dig, &units, &iters, e) < 0)
@@ -868,7 +947,126 @@ matrix(const Kernel *k, const KRegion *r, int *dr, int *dc, const char *what, Er
 	return 0;
 }
 
-/* gemm: C += A B; fma: each thread owns elements of C and loops over K. */
+#define MMA_ATOM "SM80_16x8x16_F32F16F16F32_TN"
+
+/* The (row, col) of register v of `lane` in an atom's TV layout over a rows x
+** cols tile (colexicographic: row + col*rows), simplified. */
+static int
+frag(Kernel *k, const Layout *tv, int64_t rows, UOp *lane, UOp *v, UOp **row, UOp **col, Err *e)
+{
+	UOp *x;
+
+	if (lower_cute_idx(k->c, tv, uop_add(k->c, lane, uop_mul(k->c, v, uop_int(k->c, 32))), &x, e) < 0)
+		return -1;
+	if (uop_simplify(k->c, uop_mod(k->c, x, uop_int(k->c, rows)), row, e) < 0
+	|| uop_simplify(k->c, uop_idiv(k->c, x, uop_int(k->c, rows)), col, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* Why the SM80 m16n8k16 atom cannot serve this gemm, or NULL. */
+static const char *
+mma_unfit(const Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, const KRegion *b,
+          int64_t M, int64_t N, int64_t K, char *why, size_t n)
+{
+	int64_t tiles = (M / 16) * (N / 8), warps = s->n / 32;
+
+	if (k->buf[a->buf].dtype != DT_FLOAT16 || k->buf[b->buf].dtype != DT_FLOAT16
+	|| k->buf[c->buf].dtype != DT_FLOAT32)
+		snprintf(why, n, "%s takes float16 A and B and a float32 C (here %s, %s, %s)", MMA_ATOM,
+		         dtype_name(k->buf[a->buf].dtype), dtype_name(k->buf[b->buf].dtype),
+		         dtype_name(k->buf[c->buf].dtype));
+	else if (M % 16 || N % 8 || K % 16)
+		snprintf(why, n, "(%lld, %lld, %lld) is not a multiple of the atom's (16, 8, 16)", (long long)M,
+		         (long long)N, (long long)K);
+	else if (s->n % 32 || s->n == 0)
+		snprintf(why, n, "the scope (%s) is not whole warps", s->desc);
+	else if (s->guard)
+		snprintf(why, n, "the atom runs on whole blocks' warps; a warp subset's guard would make it divergent");
+	else if (tiles % warps)
+		snprintf(why, n, "%lld tiles of 16x8 do not divide among %lld warps", (long long)tiles, (long long)warps);
+	else
+		return NULL;
+	return why;
+}
+
+/*
+** mma: each warp of the scope takes 16x8 tiles of C; per tile, its lanes load
+** C's fragment into registers by the atom's C layout, and for each 16-wide
+** step of K load A's and B's fragments by theirs, run the atom, and finally
+** store the fragment back: the TV layouts say which element every (lane,
+** register) holds.
+*/
+static UOp *
+mma_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, const KRegion *b, int cr,
+         int cc, int ar, int ac, int br, int bc, int64_t M, int64_t N, int64_t K, Err *e)
+{
+	MmaAtom at;
+	int ra, rb, rcb, i;
+	int64_t warps = s->n / 32, tiles = (M / 16) * (N / 8), iters = tiles / warps;
+	UOp *lane = uop_mod(k->c, s->id, uop_int(k->c, 32)), *warp = uop_idiv(k->c, s->id, uop_int(k->c, 32));
+	UOp *it, *tile, *tm, *tn, *kt, *va, *vb, *vc, *vs, *r0, *r1, *idx[T_MAXDIM], *st[4], *ld[3], *body;
+
+	if (cute_mma_atom(MMA_ATOM, &at, e) < 0)
+		return NULL;
+	if ((ra = registers(k, "a_frag", DT_FLOAT16, 8, e)) < 0 || (rb = registers(k, "b_frag", DT_FLOAT16, 4, e)) < 0
+	|| (rcb = registers(k, "c_frag", DT_FLOAT32, 4, e)) < 0)
+		return NULL;
+	it = iters > 1 ? kernel_var(k, "it", iters) : NULL;
+	tile = it ? uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, warps)), warp) : warp;
+	tm = uop_mul(k->c, uop_idiv(k->c, tile, uop_int(k->c, N / 8)), uop_int(k->c, 16));
+	tn = uop_mul(k->c, uop_mod(k->c, tile, uop_int(k->c, N / 8)), uop_int(k->c, 8));
+	kt = kernel_var(k, "kt", K / 16);
+	va = kernel_var(k, "va", 8);
+	vb = kernel_var(k, "vb", 4);
+	vc = kernel_var(k, "vc", 4);
+	vs = kernel_var(k, "vs", 4);
+	/* C's fragment in and out: (m, n) = C layout (lane, v) */
+	if (frag(k, &at.c, 16, lane, vc, &r0, &r1, e) < 0)
+		return NULL;
+	for (i = 0; i < k->buf[c->buf].ndim; i++)
+		idx[i] = c->begin[i];
+	idx[cr] = uop_add(k->c, uop_add(k->c, c->begin[cr], tm), r0);
+	idx[cc] = uop_add(k->c, uop_add(k->c, c->begin[cc], tn), r1);
+	body = kernel_store(k, kernel_index(k, rcb, &vc, 1),
+	                    kernel_load(k, kernel_index(k, c->buf, idx, k->buf[c->buf].ndim), NULL), NULL);
+	st[0] = kernel_loop(k, kernel_range(k, vc, AX_UPCAST, HW_NONE), &body, 1);
+	/* A's: (m, k) = A layout (lane, v); B's: (n, k) = B layout (lane, v), B stored (K, N) */
+	if (frag(k, &at.a, 16, lane, va, &r0, &r1, e) < 0)
+		return NULL;
+	for (i = 0; i < k->buf[a->buf].ndim; i++)
+		idx[i] = a->begin[i];
+	idx[ar] = uop_add(k->c, uop_add(k->c, a->begin[ar], tm), r0);
+	idx[ac] = uop_add(k->c, uop_add(k->c, a->begin[ac], uop_mul(k->c, kt, uop_int(k->c, 16))), r1);
+	body = kernel_store(k, kernel_index(k, ra, &va, 1),
+	                    kernel_load(k, kernel_index(k, a->buf, idx, k->buf[a->buf].ndim), NULL), NULL);
+	ld[0] = kernel_loop(k, kernel_range(k, va, AX_UPCAST, HW_NONE), &body, 1);
+	if (frag(k, &at.b, 8, lane, vb, &r0, &r1, e) < 0)
+		return NULL;
+	for (i = 0; i < k->buf[b->buf].ndim; i++)
+		idx[i] = b->begin[i];
+	idx[br] = uop_add(k->c, uop_add(k->c, b->begin[br], uop_mul(k->c, kt, uop_int(k->c, 16))), r1);
+	idx[bc] = uop_add(k->c, uop_add(k->c, b->begin[bc], tn), r0);
+	body = kernel_store(k, kernel_index(k, rb, &vb, 1),
+	                    kernel_load(k, kernel_index(k, b->buf, idx, k->buf[b->buf].ndim), NULL), NULL);
+	ld[1] = kernel_loop(k, kernel_range(k, vb, AX_UPCAST, HW_NONE), &body, 1);
+	if (!(ld[2] = kernel_mma(k, MMA_ATOM, rcb, ra, rb, rcb, e)))
+		return NULL;
+	st[1] = kernel_loop(k, kernel_range(k, kt, AX_REDUCE, HW_NONE), ld, 3);
+	if (frag(k, &at.c, 16, lane, vs, &r0, &r1, e) < 0)
+		return NULL;
+	for (i = 0; i < k->buf[c->buf].ndim; i++)
+		idx[i] = c->begin[i];
+	idx[cr] = uop_add(k->c, uop_add(k->c, c->begin[cr], tm), r0);
+	idx[cc] = uop_add(k->c, uop_add(k->c, c->begin[cc], tn), r1);
+	body = kernel_store(k, kernel_index(k, c->buf, idx, k->buf[c->buf].ndim),
+	                    kernel_load(k, kernel_index(k, rcb, &vs, 1), NULL), NULL);
+	st[2] = kernel_loop(k, kernel_range(k, vs, AX_UPCAST, HW_NONE), &body, 1);
+	body = kernel_if(k, kernel_const(k, DT_BOOL, 1), st, 3);
+	return it ? kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1) : body;
+}
+
+/* gemm: C += A B; mma: the SM80 tensor-core atom, fma: each thread owns elements of C and loops over K. */
 UOp *
 kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, const KRegion *b,
                const char *force, KDispatch *d, Err *e)
@@ -899,16 +1097,37 @@ kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, c
 		return err_set(e, "gemm: %s += %s %s: shapes (%lld, %lld) += (%lld, %lld) (%lld, %lld) do not "
 		               "match", rc, ra, rb, (long long)M, (long long)N, (long long)a->extent[ar],
 		               (long long)K, (long long)b->extent[br], (long long)b->extent[bc]), NULL;
-	if (force && strcmp(force, "fma") != 0) {
-		if (strncmp(force, "mma", 3) == 0)
-			return err_set(e, "gemm: %s is not possible: the loop IR has no MMA instruction yet", force), NULL;
-		return err_set(e, "gemm: unknown implementation %s (fma)", force), NULL;
+	if (force && strcmp(force, "fma") != 0 && strcmp(force, "mma") != 0)
+		return err_set(e, "gemm: unknown implementation %s (mma, fma)", force), NULL;
+	{
+		char why[200];
+		const char *unfit = mma_unfit(k, s, c, a, b, M, N, K, why, sizeof why);
+
+		if (force && strcmp(force, "mma") == 0 && unfit)
+			return err_set(e, "gemm: mma is not possible: %s", unfit), NULL;
+		if (!unfit && (!force || strcmp(force, "mma") == 0)) {
+			snprintf(d->impl, sizeof d->impl, "mma");
+			snprintf(d->reason, sizeof d->reason, "%s%s: %lld tiles of 16x8 over %lld warps, K in steps of "
+			         "16; fragments placed by the atom's TV layouts", force ? "forced; " : "", MMA_ATOM,
+			         (long long)((M / 16) * (N / 8)), (long long)(s->n / 32));
+			if (!(body = mma_gemm(k, s, c, a, b, cr, cc, ar, ac, br, bc, M, N, K, e)))
+				return NULL;
+			goto named;
+		}
+		if (!force)
+			snprintf(d->reason, sizeof d->reason, "not mma: %s; ", unfit);
+		else
+			d->reason[0] = 0;
 	}
 	t = k->buf[c->buf].dtype;
 	snprintf(d->impl, sizeof d->impl, "fma");
-	snprintf(d->reason, sizeof d->reason, "%s%lld elements of C over %lld thread%s, a K loop of %lld "
-	         "each (MMA atoms need an MMA instruction in the IR)", force ? "forced; " : "",
-	         (long long)(M * N), (long long)s->n, s->n == 1 ? "" : "s", (long long)K);
+	{
+		size_t l = strlen(d->reason);
+
+		snprintf(d->reason + l, sizeof d->reason - l, "%s%lld elements of C over %lld thread%s, a K loop "
+		         "of %lld each", force ? "forced; " : "", (long long)(M * N), (long long)s->n,
+		         s->n == 1 ? "" : "s", (long long)K);
+	}
 	q.n = 2;
 	q.dim[0] = cr;
 	q.dim[1] = cc;
@@ -938,6 +1157,7 @@ kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, c
 	body = guarded(k, s, u, units, iters, body);
 	if (it)
 		body = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1);
+named:
 	snprintf(head, sizeof head, "gemm %s += %s @ %s at %s: %s (%s)", rc, ra, rb, s->desc, d->impl, d->reason);
 	if (!(body = named(k, head, body)))
 		err_set(e, "gemm: out of memory");

@@ -202,6 +202,47 @@ check("a copy between layouts contiguous along different dimensions is staged", 
   eq(staged:counts{A = t}.bank_conflicts, 0, "the padded tile")
 end)
 
+check("gemm dispatches to the SM80 tensor-core atom; reduce at warp scope to shuffles", function()
+  local k = kernel.new{block = {128}}
+  local A = k:input("A", "float16", {32, 32})
+  local B = k:input("B", "float16", {32, 16})
+  local C = k:output("C", "float32", {32, 16})
+  local impl, why
+  k:stage("mm", function()
+    kernel.fill(C, 0)
+    kernel.barrier()
+    impl, why = kernel.gemm(C, A, B)
+  end)
+  eq(impl, "mma")
+  assert(why:find("SM80_16x8x16_F32F16F16F32_TN: 4 tiles of 16x8 over 4 warps", 1, true), why)
+  local a = tensor.rand({32, 32}, {seed = 1}):cast("float16")
+  local b = tensor.rand({32, 16}, {seed = 2}):cast("float16")
+  near(k:run{A = a, B = b}:tolist(), a:cast("float32"):matmul(b:cast("float32")):tolist(), 1e-5)
+  -- 4 tiles, 2 steps of K each
+  eq(k:counts{A = a, B = b}.mmas, 8, "mmas")
+  -- float32 operands do not fit the atom: fma, and forcing mma says why
+  local k2 = kernel.new{block = {128}}
+  local A2 = k2:input("A", "float32", {32, 32})
+  local C2 = k2:output("C", "float32", {32, 32})
+  k2:stage("mm", function()
+    local i, w = kernel.gemm(C2, A2, A2)
+    eq(i, "fma")
+    assert(w:find("not mma: SM80_16x8x16_F32F16F16F32_TN takes float16 A and B", 1, true), w)
+    raises(function() kernel.gemm(C2, A2, A2, {impl = "mma"}) end, "mma is not possible")
+  end)
+  -- each warp sums its row by shuffles
+  local w = kernel.new{block = {64}}
+  local X = w:input("X", "float32", {2, 100})
+  local S = w:output("S", "float32", {2})
+  w:stage("rowsum", function()
+    local warp = w.tx // 32
+    eq(kernel.reduce(S:tile({warp}, {1}), X:tile({warp, 0}, {1, 100}), {scope = "warp"}), "shuffle")
+  end)
+  local x = tensor.rand({2, 100}, {seed = 3})
+  near(w:run{X = x}:tolist(), x:sum(1):tolist(), 1e-5)
+  eq(w:counts{X = x}.shuffles, 10, "shuffles")
+end)
+
 check("gemm at cta scope and warp subsets", function()
   local k = kernel.new{block = {128}}
   local A = k:input("A", "float32", {16, 8})
