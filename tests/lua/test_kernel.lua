@@ -173,7 +173,7 @@ check("collective operators: dispatch by layout, values", function()
     assert(why:find("P element 32 of the region (offset 33) is not 4-aligned", 1, true), why)
     raises(function() kernel.copy(P, X, {impl = "vector2"}) end, "vector2 is not possible")
     raises(function() kernel.reduce(P, X, {impl = "tree"}) end, "reduces nothing")
-    raises(function() kernel.gemm(P, X, X, {impl = "mma"}) end, "no MMA instruction")
+    raises(function() kernel.gemm(P, X, X, {impl = "mma"}) end, "mma is not possible", "takes float16 A and B")
   end)
 end)
 
