@@ -272,6 +272,8 @@ int kernel_check(const Kernel *k, Buf *notes, Err *e);
 ** axis type (tinygrad's palette).
 */
 void kernel_print(Buf *b, const Kernel *k, int color);
+/* One store as the pseudo-code writes it (x[i] += v), without a newline. */
+void kernel_print_store(Buf *b, const Kernel *k, const UOp *store);
 /* One value or index expression as the pseudo-code writes it. */
 void kernel_print_expr(Buf *b, const Kernel *k, const UOp *u);
 /* The buffers as a table: name, scope, role, dtype, shape, layout. */

@@ -340,7 +340,7 @@ loop(Pr *p, const UOp *s, int ind, int depth)
 }
 
 static void
-store(Pr *p, const UOp *s, int ind)
+store(Pr *p, const UOp *s, int ind, int nl)
 {
 	const UOp *ix = s->src[0], *v = s->src[1];
 	const char *op = NULL;
@@ -364,7 +364,16 @@ store(Pr *p, const UOp *s, int ind)
 	access(p->b, ix, 0);
 	emit(p->b, " %s ", op ? op : "=");
 	value(p->b, v, 0, 0);
-	emit(p->b, "\n");
+	if (nl)
+		emit(p->b, "\n");
+}
+
+void
+kernel_print_store(Buf *b, const Kernel *k, const UOp *s)
+{
+	Pr p = { b, k, 0 };
+
+	store(&p, s, 0, 0);
 }
 
 static void
@@ -401,7 +410,7 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		emit(p->b, "%sbarrier()%s\n", p->color ? "\033[1m" : "", p->color ? RESET : "");
 		break;
 	case OP_STORE:
-		store(p, s, ind);
+		store(p, s, ind, 1);
 		break;
 	case OP_MMA:
 		indent(p, ind);

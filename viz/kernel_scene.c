@@ -84,13 +84,7 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 		break;
 	}
 	case OP_STORE:
-		kernel_print_expr(&b, t->k, u->src[0]);
-		emit(&b, " = ");
-		kernel_print_expr(&b, t->k, u->src[1]);
-		if (u->nsrc > 2) {
-			emit(&b, "\nif ");
-			kernel_print_expr(&b, t->k, u->src[2]);
-		}
+		kernel_print_store(&b, t->k, u);
 		n = node(t, b.s ? b.s : "", -1, "box");
 		break;
 	default:
