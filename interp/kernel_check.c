@@ -198,8 +198,8 @@ bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 
 			buf_init(&w);
 			for (i = 0; i < nv; i++)
-				emit(&w, "%s%s=%lld", i ? ", " : "", bind[i].name, (long long)bind[i].value);
-			fail(c, "%s: index %d is %lld at %s, outside [0, %lld)", d.s ? d.s : "", dim,
+				emit(&w, "%s%s=%lld", i ? ", " : " at ", bind[i].name, (long long)bind[i].value);
+			fail(c, "%s: index %d is %lld%s, outside [0, %lld)", d.s ? d.s : "", dim,
 			     (long long)val, w.s ? w.s : "", (long long)n);
 			buf_free(&w);
 			buf_free(&d);
