@@ -313,6 +313,13 @@ typedef struct KRunOpts {
 	int counts;            /* fill KCounts */
 	uint64_t mem_limit;    /* bytes of buffers and shadow state; 0: 4 GiB */
 	int64_t max_steps;     /* instructions; 0: 1e10 */
+	/* With checks on: watch_msg (watch_len bytes) gets where the last store to
+	** element watch_off (physical) of buffer watch_buf - 1 happened: stage,
+	** block, thread, loop indices ("" when none did). watch_buf 0: no watch. */
+	int watch_buf;
+	int64_t watch_off;
+	char *watch_msg;
+	size_t watch_len;
 } KRunOpts;
 /*
 ** Run k. bufs[0..k->nbuf-1]: the caller fills the inputs (dtype and shape as

@@ -1084,6 +1084,7 @@ typedef struct Run {
 	** read. pending: 0, AS_LOCAL or AS_GLOBAL; pend the message to give. */
 	int pending;
 	char pend[sizeof ((Err *)0)->msg];
+	const KRunOpts *o;  /* the watch */
 } Run;
 
 static int
@@ -1258,6 +1259,8 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 	cur.block = r->blin;
 	cur.phase = r->phase;
 	cur.thread = (uint32_t)th->tid;
+	if (write && r->o->watch_buf == a->buf + 1 && off == r->o->watch_off && r->o->watch_msg)
+		where(r, th, in, r->o->watch_msg, r->o->watch_len);
 	if (write) {
 		if (conflict(&s->w, &cur))
 			return fail_race(r, th, in, off, &s->w, 1);
@@ -2177,7 +2180,7 @@ fail:
 int
 kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err *e)
 {
-	KRunOpts dflt = { 1, 0, 0, 0 };
+	KRunOpts dflt = { .checks = 1 };
 	Run r;
 	Prog *progs = NULL;
 	TBuf *outs = NULL;
@@ -2190,6 +2193,9 @@ kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err 
 	r.k = k;
 	r.e = e;
 	r.checks = o->checks;
+	r.o = o;
+	if (o->watch_msg && o->watch_len)
+		o->watch_msg[0] = 0;
 	r.counting = o->counts && counts;
 	r.cnt = counts;
 	r.limit = o->mem_limit ? o->mem_limit : (uint64_t)4 << 30;

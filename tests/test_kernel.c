@@ -453,7 +453,7 @@ fill_in(TBuf *t, const KBuf *b)
 static void
 run(TBuf *bufs)
 {
-	KRunOpts o = { 1, 0, 0, 0 };
+	KRunOpts o = { .checks = 1 };
 	int i;
 
 	for (i = 0; i < K->nbuf; i++)
@@ -598,6 +598,27 @@ test_ops(void **state)
 	assert_non_null(strstr(E.msg, "vector2 is not possible: pad element 64"));
 }
 
+/* The watch names the thread whose store last wrote an element. */
+static void
+test_watch(void **state)
+{
+	int a = buf1("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 64), b = buf1("B", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 64);
+	UOp *bx = kernel_var(K, "bx", 2), *tx = kernel_var(K, "tx", 32), *i = add(mul(bx, I(32)), tx);
+	TBuf bufs[2] = { 0 };
+	char msg[300];
+	KRunOpts o = { .checks = 1, .watch_buf = 2, .watch_off = 37, .watch_msg = msg, .watch_len = sizeof msg };
+
+	(void)state;
+	kernel_add_stage(K, "copy", loop(bx, AX_GLOBAL, HW_BLOCK_X, loop(tx, AX_LOCAL, HW_THREAD_X,
+	                 st(b, i, NULL, ld(a, i, NULL)))), NULL, &E);
+	fill_in(&bufs[a], &K->buf[a]);
+	if (kernel_run(K, &o, bufs, NULL, &E) < 0)
+		fail_msg("%s", E.msg);
+	if (!strstr(msg, "stage copy, block (1,0,0), thread (5,0,0)"))
+		fail_msg("watch: %s", msg);
+	free_bufs(bufs, 2);
+}
+
 int
 main(void)
 {
@@ -611,6 +632,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_check_bindings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_print, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

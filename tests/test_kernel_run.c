@@ -215,7 +215,7 @@ test_elementwise(void **state)
 	double va[15], vb[15];
 	TBuf bufs[3] = { 0 };
 	KCounts cnt;
-	KRunOpts o = { 1, 1, 0, 0 };
+	KRunOpts o = { .checks = 1, .counts = 1 };
 	int k;
 
 	for (k = 0; k < 15; k++) {
@@ -367,7 +367,7 @@ test_matmul_tiled(void **state)
 	double va[M * KD], vb[KD * N];
 	TBuf bufs[6] = { 0 };
 	KCounts cnt;
-	KRunOpts o = { 1, 1, 0, 0 };
+	KRunOpts o = { .checks = 1, .counts = 1 };
 	int i, j, k;
 
 	build_matmul(M, N, KD, T, 1);
@@ -467,7 +467,7 @@ transpose_run(int layout, KCounts *cnt)
 {
 	double v[64 * 64];
 	TBuf bufs[3] = { 0 };
-	KRunOpts o = { 1, 1, 0, 0 };
+	KRunOpts o = { .checks = 1, .counts = 1 };
 	int i, j;
 
 	build_transpose(layout, 1);
@@ -669,7 +669,7 @@ test_race_blocks(void **state)
 	has("writes out[0]");
 	has("thread (0,0,0) of block (0,0,0) wrote it in the same launch");
 	/* without checks it runs, and the last block wins */
-	run_ok(bufs, &(KRunOpts){ 0, 0, 0, 0 }, NULL);
+	run_ok(bufs, &(KRunOpts){ .checks = 0 }, NULL);
 	assert_int_equal(((int32_t *)bufs[0].data)[0], 1);
 	freebufs(bufs, 1);
 }
@@ -692,7 +692,7 @@ test_out_of_bounds(void **state)
 	has("load a[100]");
 	has("outside [0, 100)");
 	/* without checks the logical index is not checked, the storage still is */
-	run_fail(bufs, &(KRunOpts){ 0, 0, 0, 0 }, "out of bounds:");
+	run_fail(bufs, &(KRunOpts){ .checks = 0 }, "out of bounds:");
 	has("physical offset 100 is outside the storage [0, 100)");
 	freebufs(bufs, 2);
 }
@@ -806,7 +806,7 @@ test_warp_lane(void **state)
 
 	stage("wl", loop(w, HW_WARP, 2, loop(l, HW_LANE, 1, st(at(y, 2, w, l), I(-1))),
 	      loop(l2, HW_LANE, 1, st(at(y, 2, w, l2), kernel_cast(K, DT_INT32, add(mul(w, I(100)), l2))))));
-	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	run_ok(bufs, &(KRunOpts){ .checks = 1, .counts = 1 }, &c);
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < 32; j++)
 			assert_int_equal(((int32_t *)bufs[0].data)[i * 32 + j], j < 20 ? i * 100 + j : -1);
@@ -854,7 +854,7 @@ test_shuffle_butterfly(void **state)
 	      st(at(y, 1, t), a)));
 	check_ok();
 	input(&bufs[x], x, vx);
-	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	run_ok(bufs, &(KRunOpts){ .checks = 1, .counts = 1 }, &c);
 	for (k = 0; k < 64; k++)
 		assert_int_equal(((int32_t *)bufs[y].data)[k], sum[k / 32]);
 	assert_int_equal(c.shuffles, 2 * 5);
@@ -862,7 +862,7 @@ test_shuffle_butterfly(void **state)
 	assert_int_equal(c.mmas, 0);
 	/* checks off: the same values */
 	freebufs(bufs + y, 1);
-	run_ok(bufs, &(KRunOpts){ 0, 0, 0, 0 }, NULL);
+	run_ok(bufs, &(KRunOpts){ .checks = 0 }, NULL);
 	for (k = 0; k < 64; k++)
 		assert_int_equal(((int32_t *)bufs[y].data)[k], sum[k / 32]);
 	buf_init(&b);
@@ -905,7 +905,7 @@ test_shuffle_down(void **state)
 			memcpy(want + w * 32, nv, sizeof nv);
 		}
 	input(&bufs[x], x, vx);
-	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	run_ok(bufs, &(KRunOpts){ .checks = 1, .counts = 1 }, &c);
 	for (k = 0; k < 64; k++)
 		assert_true(getf(&bufs[y], k) == want[k]);
 	/* lane 0 holds the warp's sum */
@@ -1062,7 +1062,7 @@ test_mma_m16n8k16(void **state)
 	input(&bufs[0], 0, va);
 	input(&bufs[1], 1, vb);
 	input(&bufs[2], 2, vc);
-	run_ok(bufs, &(KRunOpts){ 1, 1, 0, 0 }, &c);
+	run_ok(bufs, &(KRunOpts){ .checks = 1, .counts = 1 }, &c);
 	for (i = 0; i < MM; i++)
 		for (j = 0; j < MN; j++) {
 			double acc = (float)vc[i * MN + j];
@@ -1220,13 +1220,13 @@ test_limits(void **state)
 	TBuf bufs[1] = { { 0 } };
 
 	stage("y", loop(i, HW_NONE, 1, st(at(y, 1, i), kernel_cast(K, DT_INT64, i))));
-	run_fail(bufs, &(KRunOpts){ 1, 0, 0, 100 }, "step limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .max_steps = 100 }, "step limit:");
 	has("max_steps");
-	run_fail(bufs, &(KRunOpts){ 1, 0, 4000, 0 }, "memory limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 4000 }, "memory limit:");
 	has("mem_limit");
 	/* 8000 bytes of data and 52 bytes of shadow state per element */
-	run_fail(bufs, &(KRunOpts){ 1, 0, 20000, 0 }, "memory limit:");
-	run_ok(bufs, &(KRunOpts){ 0, 0, 20000, 0 }, NULL);
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 20000 }, "memory limit:");
+	run_ok(bufs, &(KRunOpts){ .mem_limit = 20000 }, NULL);
 	assert_int_equal(((int64_t *)bufs[0].data)[999], 999);
 	freebufs(bufs, 1);
 }
