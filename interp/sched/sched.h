@@ -1,0 +1,71 @@
+/* sched.h - schedules: replayable, verified transforms of kernels with TVM's and tinygrad's primitives. */
+#ifndef TESSEL_SCHED_H
+#define TESSEL_SCHED_H
+
+#include "../kernel.h"
+
+/*
+** A schedule holds the kernel it transforms and the steps so far. Every
+** primitive works on a copy (sched_begin), and the copy becomes current only
+** when the verifier (kernel_check) accepts it (sched_commit): a refusal leaves
+** the schedule as it was. Each step keeps the kernel before it (for undo and
+** for bisecting a wrong result) and the Lua line that replays it. Loops are
+** named by their stage and variable; a primitive that makes new loops names
+** them after the old one (i -> i0, i1), made unique in the stage.
+**
+** One primitive per file (split.c, fuse.c, reorder.c, ...), each with the
+** prototype below; each checks its preconditions and refuses with the reason.
+*/
+typedef struct SStep {
+	char *line;          /* Lua that replays the step: s:split("xsum", "j", {nil, 4}) */
+	Kernel *before;      /* the kernel before the step (owned) */
+} SStep;
+
+typedef struct Schedule {
+	Kernel *k;           /* the current kernel (owned) */
+	Kernel *orig;        /* the kernel as scheduling began (owned) */
+	const UOp *graph;    /* the tensor graph orig was lowered from, or NULL; the caller keeps it alive */
+	SStep *step;
+	int nstep, capstep;
+} Schedule;
+
+/* sched.c */
+Schedule *sched_new(const Kernel *k, const UOp *graph, Err *e);
+void sched_free(Schedule *s);
+Kernel *sched_begin(Schedule *s, Err *e);
+/* Check next; make it current with line as its replay; or free it and refuse:
+** "what: the result fails the verifier: ...". */
+int sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, Err *e);
+int sched_undo(Schedule *s, Err *e);
+/* The Lua lines that replay the schedule, one a line. */
+void sched_trace(Buf *b, const Schedule *s);
+/* The stage named name, or -1 (e names the stages there are). */
+int sched_stage(const Kernel *k, const char *name, Err *e);
+/* The loop (its END node) of stage st whose variable is named var, or NULL. */
+UOp *sched_loop(const Kernel *k, int st, const char *var, Err *e);
+/* The loops (END nodes) of stage st, depth-first, outermost first: at most max; the count. */
+int sched_loops(const Kernel *k, int st, UOp **out, int max);
+/* Stage st's body with every occurrence of the statement old replaced by new
+** (NULL new: removed from its block). */
+int sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e);
+/* A loop variable named after base not used by any loop of stage st
+** (base0, base1, ... when base is taken). */
+UOp *sched_fresh_var(Kernel *k, int st, const char *base, int64_t extent);
+
+/* verify.c */
+typedef struct SVerifyOpts {
+	int trials;          /* random inputs tried (0: 3) */
+	uint64_t seed;       /* of the first trial; trial t uses seed + t */
+	double rtol, atol;   /* 0: per dtype (float32 1e-4, float16 1e-2, bfloat16 2e-2, float64 1e-9; integers exact) */
+} SVerifyOpts;
+/*
+** The current kernel against the reference on random inputs: the tensor
+** graph's evaluator when there is one, else the original kernel run by the
+** interpreter. 0 when every output element agrees; -1 with e saying what
+** differs: the output, the element, got and want, the seed, the store that
+** wrote it (stage, block, thread, loop indices) and the first step after
+** which the schedule goes wrong. report (may be NULL) gets one line per trial.
+*/
+int sched_verify(Schedule *s, const SVerifyOpts *o, Buf *report, Err *e);
+
+#endif
