@@ -56,7 +56,7 @@ CORE_SRC = util/buf.c util/pmap.c \
            viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
-           repl/lua_tensor.c repl/lua_kernel.c
+           repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

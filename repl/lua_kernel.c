@@ -107,6 +107,28 @@ err(lua_State *L, const Err *e)
 	return luaL_error(L, "%s", e->msg[0] ? e->msg : "kernel: out of memory");
 }
 
+/* For lua_sched.c: push a kernel userdata that owns k, anchored to the value
+** at index anchor (a tensor graph, or 0 for none); the Kernel of a userdata. */
+void
+tessel_pushkernel(lua_State *L, Kernel *k, int anchor)
+{
+	LKernel *x;
+
+	anchor = anchor ? lua_absindex(L, anchor) : 0;
+	x = newk(L);
+	x->k = k;
+	if (anchor) {
+		lua_pushvalue(L, anchor);
+		lua_setiuservalue(L, -2, 1);
+	}
+}
+
+Kernel *
+tessel_checkkernel(lua_State *L, int i)
+{
+	return checkk(L, i)->k;
+}
+
 /* ---- values ---- */
 
 static void
@@ -1782,6 +1804,7 @@ luaopen_tessel_kernel(lua_State *L)
 	         "  B = k:output(\"B\", \"float32\", {128})\n"
 	         "  k:stage(\"copy\", function() B[k.bx * 32 + k.tx] = A[k.bx * 32 + k.tx] end)\n"
 	         "show(k) colours axis types; viz.render(k, \"k.svg\") draws the loop tree.\n"
-	         "Methods: help(kernel.methods).");
+	         "Methods: help(kernel.methods). Schedules: k:schedule(), help(kernel.schedule).");
+	tessel_open_sched(L);
 	return 1;
 }

@@ -45,8 +45,15 @@ struct TBuf;
 const struct UOp *tessel_testtensor(lua_State *L, int i);
 void tessel_realize(lua_State *L, int i, int binds, struct TBuf *b);
 void tessel_pushtbuf(lua_State *L, const struct TBuf *b);
-/* lua_kernel.c */
+/* lua_kernel.c: the kernel table; a kernel userdata owning k (anchored to the
+** value at index anchor, 0 for none: a tensor graph it was lowered from); the
+** Kernel of the userdata at i (raises otherwise). */
 int luaopen_tessel_kernel(lua_State *L);
+struct Kernel;
+void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
+struct Kernel *tessel_checkkernel(lua_State *L, int i);
+/* lua_sched.c: k:schedule(), the Schedule type; registered into the kernel table */
+void tessel_open_sched(lua_State *L);
 struct Layout;
 struct Composed;
 /* Push the index expression of a CuTe layout (or of a composed one when cl is

@@ -1,0 +1,277 @@
+/* lua_sched.c - schedules from Lua: k:schedule(), the primitives as TVM spells them, trace, undo, verify. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../interp/sched/sched.h"
+#include "../viz/viz.h"
+#include "help.h"
+#include "tessel.h"
+
+#define SCHED "kernel.Schedule"
+
+/* A schedule userdata; its uservalue 1 is the kernel userdata it started from
+** (which keeps the tensor graph alive). */
+typedef struct LSched {
+	Schedule *s;
+} LSched;
+
+static int
+s_gc(lua_State *L)
+{
+	LSched *x = luaL_checkudata(L, 1, SCHED);
+
+	sched_free(x->s);
+	x->s = NULL;
+	return 0;
+}
+
+static Schedule *
+checks(lua_State *L, int i)
+{
+	LSched *x = luaL_checkudata(L, i, SCHED);
+
+	if (!x->s)
+		luaL_error(L, "schedule: it was freed");
+	return x->s;
+}
+
+static int
+err(lua_State *L, const Err *e)
+{
+	return luaL_error(L, "%s", e->msg[0] ? e->msg : "schedule: out of memory");
+}
+
+/* k:schedule() or kernel.schedule(k) */
+static int
+l_schedule(lua_State *L)
+{
+	Kernel *k = tessel_checkkernel(L, 1);
+	const UOp *graph = NULL;
+	LSched *x;
+	Err e = { "" };
+
+	if (lua_getiuservalue(L, 1, 1) != LUA_TNIL)
+		graph = tessel_testtensor(L, -1);
+	lua_pop(L, 1);
+	x = lua_newuserdatauv(L, sizeof *x, 1);
+	x->s = NULL;
+	luaL_setmetatable(L, SCHED);
+	lua_pushvalue(L, 1);
+	lua_setiuservalue(L, -2, 1);
+	if (!(x->s = sched_new(k, graph, &e)))
+		return err(L, &e);
+	return 1;
+}
+
+/* s:kernel(): the scheduled kernel, as a kernel (a copy) */
+static int
+s_kernel(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Err e = { "" };
+	Kernel *k = kernel_clone(s->k, &e);
+
+	if (!k)
+		return err(L, &e);
+	lua_getiuservalue(L, 1, 1);
+	lua_getiuservalue(L, -1, 1);   /* the graph the original kernel keeps */
+	tessel_pushkernel(L, k, lua_isnil(L, -1) ? 0 : -1);
+	return 1;
+}
+
+/* Forward a method to the current kernel: s:run(...), s:counts(...), s:check() */
+static int
+forward(lua_State *L, const char *m)
+{
+	int n = lua_gettop(L);
+
+	s_kernel(L);
+	lua_replace(L, 1);
+	lua_getfield(L, 1, m);
+	lua_insert(L, 1);
+	lua_call(L, n, LUA_MULTRET);
+	return lua_gettop(L);
+}
+
+static int s_run(lua_State *L) { return forward(L, "run"); }
+static int s_counts(lua_State *L) { return forward(L, "counts"); }
+static int s_check(lua_State *L) { return forward(L, "check"); }
+
+static int
+s_text(lua_State *L, int color)
+{
+	Schedule *s = checks(L, 1);
+	Buf b;
+
+	buf_init(&b);
+	kernel_print(&b, s->k, color);
+	if (b.len && b.s[b.len - 1] == '\n')
+		b.s[--b.len] = 0;
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+static int s_tostring(lua_State *L) { return s_text(L, 0); }
+static int s_show(lua_State *L) { return s_text(L, tessel_want_color(L, 2)); }
+
+static int
+s_scene(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	VizOpts o;
+	Err e = { "" };
+
+	tessel_vizopts(L, 2, 3, &o);
+	if (kernel_scene(tessel_toscene(L, 3), s->k, &o, &e) < 0)
+		return err(L, &e);
+	return 0;
+}
+
+static int
+s_trace(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Buf b;
+
+	buf_init(&b);
+	sched_trace(&b, s);
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+static int
+s_undo(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Err e = { "" };
+
+	if (sched_undo(s, &e) < 0)
+		return err(L, &e);
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* s:verify{trials =, seed =, rtol =, atol =}: true and the report, or an error */
+static int
+s_verify(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	SVerifyOpts o = { 0 };
+	Buf report;
+	Err e = { "" };
+	int rc;
+
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		if (lua_getfield(L, 2, "trials") == LUA_TNUMBER)
+			o.trials = (int)lua_tointeger(L, -1);
+		if (lua_getfield(L, 2, "seed") == LUA_TNUMBER)
+			o.seed = (uint64_t)lua_tointeger(L, -1);
+		if (lua_getfield(L, 2, "rtol") == LUA_TNUMBER)
+			o.rtol = lua_tonumber(L, -1);
+		if (lua_getfield(L, 2, "atol") == LUA_TNUMBER)
+			o.atol = lua_tonumber(L, -1);
+		lua_pop(L, 4);
+		if (o.trials < 0 || o.trials > 1000)
+			return luaL_error(L, "s:verify: trials %d is not in [1, 1000]", o.trials);
+	} else if (!lua_isnoneornil(L, 2))
+		return luaL_typeerror(L, 2, "options table");
+	buf_init(&report);
+	rc = sched_verify(s, &o, &report, &e);
+	if (rc < 0) {
+		buf_free(&report);
+		return err(L, &e);
+	}
+	lua_pushboolean(L, 1);
+	lua_pushstring(L, report.s ? report.s : "");
+	buf_free(&report);
+	return 2;
+}
+
+/* s:get_block(name): the stage's name, checked (TVM's BlockRV) */
+static int
+s_get_block(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *n = luaL_checkstring(L, 2);
+	Err e = { "" };
+
+	if (sched_stage(s->k, n, &e) < 0)
+		return luaL_error(L, "get_block: %s", e.msg);
+	lua_pushvalue(L, 2);
+	return 1;
+}
+
+/* s:get_loops(block): the loop variables of the stage, outermost first */
+static int
+s_get_loops(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Err e = { "" };
+	int st = sched_stage(s->k, luaL_checkstring(L, 2), &e), n, i;
+	UOp *l[256];
+
+	if (st < 0)
+		return luaL_error(L, "get_loops: %s", e.msg);
+	n = sched_loops(s->k, st, l, 256);
+	lua_createtable(L, n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushstring(L, krange_var(l[i]->src[0])->name);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+static const HelpReg smeths[] = {
+	{ "kernel", s_kernel, "s:kernel(): the scheduled kernel (a copy): print, run, count or draw it" },
+	{ "run", s_run, "s:run(bindings [, opts]): the scheduled kernel's outputs (k:run)" },
+	{ "counts", s_counts, "s:counts([bindings]): the scheduled kernel's counts (k:counts)" },
+	{ "check", s_check, "s:check(): the verifier on the scheduled kernel (k:check)" },
+	{ "trace", s_trace, "s:trace(): the Lua that replays the steps, one a line" },
+	{ "undo", s_undo, "s:undo(): the schedule as it was before its last step" },
+	{ "verify", s_verify,
+	  "s:verify{trials = 3, seed = 0, rtol =, atol =}: the scheduled kernel against the reference\n"
+	  "The reference is the tensor graph's evaluator (or the kernel as scheduling began), on\n"
+	  "seeded random inputs; tolerances per dtype. Returns true and a report, or raises with\n"
+	  "the first wrong element, the store that wrote it, and the step after which it went wrong." },
+	{ "get_block", s_get_block, "s:get_block(name): the stage named name (TVM's get_block)" },
+	{ "get_loops", s_get_loops, "s:get_loops(block): the stage's loop variables, outermost first" },
+	{ NULL, NULL, NULL }
+};
+
+void
+tessel_open_sched(lua_State *L)
+{
+	luaL_newmetatable(L, SCHED);
+	lua_pushcfunction(L, s_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, s_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pushcfunction(L, s_show);
+	lua_setfield(L, -2, "__show");
+	lua_pushcfunction(L, s_scene);
+	lua_setfield(L, -2, "__scene");
+	lua_newtable(L);
+	help_setfuncs(L, smeths, "kernel.Schedule:");
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -3, "methods");
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	/* kernel.schedule(k) and k:schedule() */
+	lua_pushcfunction(L, l_schedule);
+	help_add(L, -1, "kernel.schedule",
+	         "kernel.schedule(k) or k:schedule(): a schedule of k (TVM's tir.Schedule)\n"
+	         "s:get_block(\"xsum\"), s:get_loops(block); the primitives as TVM spells them; every\n"
+	         "step checked by the verifier and recorded: s:trace(), s:undo(), s:verify(), s:kernel().");
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -3, "schedule");
+	luaL_getmetatable(L, "kernel.Kernel");
+	lua_getfield(L, -1, "methods");
+	lua_pushvalue(L, -3);
+	lua_setfield(L, -2, "schedule");
+	lua_pop(L, 3);
+}
