@@ -1633,7 +1633,7 @@ k_scene(lua_State *L)
 	Err e = { "" };
 
 	tessel_vizopts(L, 2, 3, &o);
-	if (kernel_scene(tessel_toscene(L, 3), x->k, &o, &e) < 0)
+	if (kernel_scene(tessel_toscene(L, 3), x->k, NULL, &o, &e) < 0)
 		return err(L, &e);
 	return 0;
 }

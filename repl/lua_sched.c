@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../interp/sched/sched.h"
+#include "../layout/layout.h"
 #include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
@@ -79,6 +80,8 @@ s_kernel(lua_State *L)
 	lua_getiuservalue(L, 1, 1);
 	lua_getiuservalue(L, -1, 1);   /* the graph the original kernel keeps */
 	tessel_pushkernel(L, k, lua_isnil(L, -1) ? 0 : -1);
+	lua_replace(L, -3);
+	lua_pop(L, 1);
 	return 1;
 }
 
@@ -118,17 +121,70 @@ s_text(lua_State *L, int color)
 static int s_tostring(lua_State *L) { return s_text(L, 0); }
 static int s_show(lua_State *L) { return s_text(L, tessel_want_color(L, 2)); }
 
+/* viz.render(s, path [, {diff = true}]): the loop tree; with diff, before and after the last step */
 static int
 s_scene(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
+	Scene *sc = tessel_toscene(L, 3);
 	VizOpts o;
 	Err e = { "" };
+	int diff = 0;
 
 	tessel_vizopts(L, 2, 3, &o);
-	if (kernel_scene(tessel_toscene(L, 3), s->k, &o, &e) < 0)
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_getfield(L, 2, "diff");
+		diff = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+	if (diff) {
+		const Kernel *before = s->nstep ? s->step[s->nstep - 1].before : s->orig;
+
+		scene_note(&sc->title, "before and after %s", s->nstep ? s->step[s->nstep - 1].line : "(no step yet)");
+		if (kernel_scene(sc, before, "before", &o, &e) < 0)
+			return err(L, &e);
+	}
+	if (kernel_scene(sc, s->k, diff ? "after" : NULL, &o, &e) < 0)
 		return err(L, &e);
 	return 0;
+}
+
+/* s:diff(): the last step as a line diff of the pseudo-code */
+static int
+s_diff(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Buf b;
+	Err e = { "" };
+
+	buf_init(&b);
+	if (sched_diff(&b, s, &e) < 0) {
+		buf_free(&b);
+		return err(L, &e);
+	}
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+/* s:set_layout(buffer, layout): CuTe (notation or cute.Layout), swizzled, lego.Layout or axe.Layout */
+static int
+s_set_layout(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2);
+	Layout tmp;
+	Composed ctmp;
+	SLayout l = { 0 };
+	Err e = { "" };
+
+	if (!(l.lego = tessel_testlego(L, 3)) && !(l.axe = tessel_testaxe(L, 3))
+	&& !(l.swz = tessel_testcomposed(L, 3, &ctmp)))
+		l.cute = tessel_checklayout(L, 3, &tmp);
+	if (sched_set_layout(s, b, &l, &e) < 0)
+		return err(L, &e);
+	lua_settop(L, 1);
+	return 1;
 }
 
 static int
@@ -232,6 +288,14 @@ static const HelpReg smeths[] = {
 	{ "counts", s_counts, "s:counts([bindings]): the scheduled kernel's counts (k:counts)" },
 	{ "check", s_check, "s:check(): the verifier on the scheduled kernel (k:check)" },
 	{ "trace", s_trace, "s:trace(): the Lua that replays the steps, one a line" },
+	{ "diff", s_diff,
+	  "s:diff(): the last step as a line diff of the pseudo-code (\"- \" before, \"+ \" after)\n"
+	  "viz.render(s, \"d.svg\", {diff = true}) draws the loop trees before and after." },
+	{ "set_layout", s_set_layout,
+	  "s:set_layout(buffer, layout): the buffer's elements placed by another layout\n"
+	  "CuTe (\"(32,32):(33,1)\"), swizzled (\"Sw<3,4,3> o 0 o (8,64):(64,1)\"), a lego.Layout or an\n"
+	  "axe.Layout on m. Accesses are logical, so every one of them follows; s:counts() shows the\n"
+	  "effect on sectors and bank conflicts." },
 	{ "undo", s_undo, "s:undo(): the schedule as it was before its last step" },
 	{ "verify", s_verify,
 	  "s:verify{trials = 3, seed = 0, rtol =, atol =}: the scheduled kernel against the reference\n"

@@ -101,7 +101,7 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 }
 
 int
-kernel_scene(Scene *s, const Kernel *k, const VizOpts *o, Err *e)
+kernel_scene(Scene *s, const Kernel *k, const char *label, const VizOpts *o, Err *e)
 {
 	Tr t = { s, k, e };
 	int root, i;
@@ -109,8 +109,12 @@ kernel_scene(Scene *s, const Kernel *k, const VizOpts *o, Err *e)
 
 	(void)o;
 	buf_init(&b);
-	emit(&b, "kernel: %d stage%s, %d buffer%s", k->nstage, k->nstage == 1 ? "" : "s", k->nbuf,
-	     k->nbuf == 1 ? "" : "s");
+	emit(&b, "%s%skernel: %d stage%s, %d buffer%s", label ? label : "", label ? "\n" : "", k->nstage,
+	     k->nstage == 1 ? "" : "s", k->nbuf, k->nbuf == 1 ? "" : "s");
+	/* the layouts that are not row-major: what a set_layout changes */
+	for (i = 0; i < k->nbuf; i++)
+		if (strcmp(k->buf[i].layout_desc, "row-major") != 0)
+			emit(&b, "\n%s: %s %s", k->buf[i].name, kscope_name(k->buf[i].scope), k->buf[i].layout_desc);
 	root = node(&t, b.s ? b.s : "kernel", 0xeeeeee, "box");
 	buf_free(&b);
 	if (root < 0)

@@ -310,8 +310,10 @@ int uop_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 int tensor_scene(Scene *s, const struct UOp *root, const VizOpts *o, Err *e);
 
 /* kernel_scene.c: a kernel as a loop tree (stages, loops filled by axis
-** type with their hardware binding, if-diamonds, statements as pseudo-code). */
+** type with their hardware binding, if-diamonds, statements as pseudo-code);
+** the root names the buffers' layouts that are not row-major, under label
+** (NULL: none) when several kernels share a picture. */
 struct Kernel;
-int kernel_scene(Scene *s, const struct Kernel *k, const VizOpts *o, Err *e);
+int kernel_scene(Scene *s, const struct Kernel *k, const char *label, const VizOpts *o, Err *e);
 
 #endif

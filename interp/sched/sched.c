@@ -228,3 +228,88 @@ sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e)
 	k->stage[st].body = b;
 	return 0;
 }
+
+/* ---- diff: the previous kernel against the current one, line by line ---- */
+
+typedef struct Lines {
+	char **l;
+	int n;
+	char *text;
+} Lines;
+
+static int
+split_lines(Lines *x, const Kernel *k)
+{
+	Buf b;
+	char *p;
+	int cap = 64;
+
+	buf_init(&b);
+	kernel_print(&b, k, 0);
+	x->text = buf_take(&b);
+	x->n = 0;
+	if (!x->text || !(x->l = malloc(cap * sizeof *x->l)))
+		return -1;
+	for (p = x->text; *p;) {
+		char *nl = strchr(p, '\n');
+
+		if (x->n == cap) {
+			char **nlines = realloc(x->l, (cap *= 2) * sizeof *nlines);
+
+			if (!nlines)
+				return -1;
+			x->l = nlines;
+		}
+		x->l[x->n++] = p;
+		if (!nl)
+			break;
+		*nl = 0;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+int
+sched_diff(Buf *b, const Schedule *s, Err *e)
+{
+	const Kernel *before = s->nstep ? s->step[s->nstep - 1].before : s->orig;
+	Lines x = { 0 }, y = { 0 };
+	int *t = NULL, i, j, rc = -1;
+
+	if (split_lines(&x, before) < 0 || split_lines(&y, s->k) < 0)
+		goto out;
+	if ((int64_t)(x.n + 1) * (y.n + 1) > 4000000) {
+		rc = err_set(e, "diff: the kernels have too many lines (%d and %d)", x.n, y.n);
+		goto out;
+	}
+	/* longest common subsequence from the ends: t[i][j] for x[i..], y[j..] */
+	if (!(t = calloc((size_t)(x.n + 1) * (y.n + 1), sizeof *t)))
+		goto out;
+#define T(i, j) t[(size_t)(i) * (y.n + 1) + (j)]
+	for (i = x.n - 1; i >= 0; i--)
+		for (j = y.n - 1; j >= 0; j--)
+			T(i, j) = strcmp(x.l[i], y.l[j]) == 0 ? T(i + 1, j + 1) + 1
+			        : T(i + 1, j) > T(i, j + 1) ? T(i + 1, j) : T(i, j + 1);
+	emit(b, "--- before%s%s\n+++ after\n", s->nstep ? ": " : " (no step yet)",
+	     s->nstep ? s->step[s->nstep - 1].line : "");
+	for (i = j = 0; i < x.n || j < y.n;) {
+		if (i < x.n && j < y.n && strcmp(x.l[i], y.l[j]) == 0) {
+			emit(b, "  %s\n", x.l[i]);
+			i++, j++;
+		} else if (i < x.n && (j == y.n || T(i + 1, j) >= T(i, j + 1)))
+			emit(b, "- %s\n", x.l[i++]);
+		else
+			emit(b, "+ %s\n", y.l[j++]);
+	}
+#undef T
+	rc = 0;
+out:
+	if (rc < 0 && !e->msg[0])
+		err_set(e, "diff: out of memory");
+	free(t);
+	free(x.l);
+	free(x.text);
+	free(y.l);
+	free(y.text);
+	return rc;
+}

@@ -39,6 +39,8 @@ int sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, 
 int sched_undo(Schedule *s, Err *e);
 /* The Lua lines that replay the schedule, one a line. */
 void sched_trace(Buf *b, const Schedule *s);
+/* The last step as a line diff of the pseudo-code ("- " before, "+ " after). */
+int sched_diff(Buf *b, const Schedule *s, Err *e);
 /* The stage named name, or -1 (e names the stages there are). */
 int sched_stage(const Kernel *k, const char *name, Err *e);
 /* The loop (its END node) of stage st whose variable is named var, or NULL. */
@@ -51,6 +53,20 @@ int sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e);
 /* A loop variable named after base not used by any loop of stage st
 ** (base0, base1, ... when base is taken). */
 UOp *sched_fresh_var(Kernel *k, int st, const char *base, int64_t extent);
+
+/* set_layout.c: buffer takes the layout l (one of its members set); the
+** accesses are logical, so only the offsets change. */
+struct Layout;
+struct Composed;
+struct Lego;
+struct AxeLayout;
+typedef struct SLayout {
+	const struct Layout *cute;
+	const struct Composed *swz;
+	const struct Lego *lego;
+	const struct AxeLayout *axe;
+} SLayout;
+int sched_set_layout(Schedule *s, const char *buffer, const SLayout *l, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {
