@@ -51,6 +51,35 @@ int sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e);
 /* A loop variable named after base not used by any loop of stage st
 ** (base0, base1, ... when base is taken). */
 UOp *sched_fresh_var(Kernel *k, int st, const char *base, int64_t extent);
+/* The statements from stage st's body down to target (END and IF nodes,
+** target last): their count, 0 when target is not in the stage. */
+int sched_path(const Kernel *k, int st, const UOp *target, UOp **out, int max);
+/* s as a Lua string literal (string.format's %q) for replay lines. */
+void sched_quote(Buf *b, const char *s);
+/* s with every index expression and gate under it re-simplified (INDEX
+** sources, load, store and if gates); values are rebuilt, never folded. */
+UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
+/*
+** May the iterations of the nest loops[0..n-1] (END nodes, each the only
+** statement of the one before's body) of stage st run in another order?
+** Yes when, for every buffer the innermost body writes, each of its elements
+** is touched by one iteration only (one index for every access, which maps
+** different iterations to different elements: proved by enumeration), or,
+** with commute, every access to it is an update x[I] = x[I] op v by one op of
+** add, mul, max, min (only the rounding changes). Barriers and MMAs in the
+** body refuse. -1 with e naming two iterations that touch one element.
+*/
+int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
+
+/* split.c */
+/* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
+** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
+** by the others, rounded up. A product past the extent guards the body. */
+int sched_split(Schedule *s, const char *stage, const char *loop, const int64_t *factors, int n, Err *e);
+/* The same on a kernel being built (compositions: tile); vars gets the new
+** loops' variables, outermost first. e has no "split: " prefix. */
+int sched_split_in(Kernel *k, int st, const char *loop, const int64_t *factors, int n, UOp **vars,
+                   Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {
