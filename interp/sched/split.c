@@ -8,6 +8,25 @@
 enum { MAXFACTOR = 8 };
 
 /*
+** The guard sinks through a perfect nest to the innermost body (TVM puts
+** the predicate on the block): the loops below still form a perfect nest
+** with the new ones, so reorder and tile can move them. It depends only on
+** the new loops, so `for j: if c: s` is `if c: for j: s`.
+*/
+static UOp *
+guard(Kernel *k, UOp *gate, UOp *const *body, int n, int depth)
+{
+	UOp *in;
+
+	if (n == 1 && body[0]->op == OP_END && depth < 1000) {
+		if (!(in = guard(k, gate, body[0]->src + 1, body[0]->nsrc - 1, depth + 1)))
+			return NULL;
+		return kernel_loop(k, body[0]->src[0], &in, 1);
+	}
+	return kernel_if(k, gate, body, n);
+}
+
+/*
 ** Loop i of extent E becomes i0, i1, ..., i{n-1} of extents f0, ..., f{n-1}
 ** with i = ((i0*f1 + i1)*f2 + i2)...; one factor may be unknown (0 or -1, nil
 ** in Lua) and is E divided by the others, rounded up. A product larger than E
@@ -82,7 +101,7 @@ sched_split_in(Kernel *k, int st, const char *loop, const int64_t *factors, int 
 	if (known != ext) {
 		UOp *g = uop_alu(k->c, OP_CMPLT, x, uop_int(k->c, ext)), *gs;
 
-		if (!g || uop_simplify(k->c, g, &gs, e) < 0 || !(body[0] = kernel_if(k, gs, body, nb)))
+		if (!g || uop_simplify(k->c, g, &gs, e) < 0 || !(body[0] = guard(k, gs, body, nb, 0)))
 			goto out;
 		nb = 1;
 	}
