@@ -81,6 +81,37 @@ int sched_split(Schedule *s, const char *stage, const char *loop, const int64_t 
 int sched_split_in(Kernel *k, int st, const char *loop, const int64_t *factors, int n, UOp **vars,
                    Err *e);
 
+/* fuse.c */
+/* Loops loops[0..n-1], outermost first, each alone in the one before's body,
+** into one loop named loops[0]_..._fused. */
+int sched_fuse(Schedule *s, const char *stage, const char *const *loops, int n, Err *e);
+
+/* reorder.c */
+/* Loops loops[0..n-1] of one perfect nest in this order, outermost first;
+** loops of the nest between them that are not given keep their places. */
+int sched_reorder(Schedule *s, const char *stage, const char *const *loops, int n, Err *e);
+/* The same on a kernel being built (tile); e has no "reorder: " prefix. */
+int sched_reorder_in(Kernel *k, int st, const char *const *loops, int n, Err *e);
+
+/* bind.c */
+/* Loop `loop` bound to a hardware axis (hwaxis_parse: block.x, thread.y,
+** warp, lane, blockIdx.x, ...), typed GLOBAL (blocks), LOCAL (threads,
+** lanes) or WARP. */
+int sched_bind(Schedule *s, const char *stage, const char *loop, const char *axis, Err *e);
+
+/* annotate.c */
+/* The axis type of a loop: THREAD (parallel), UPCAST (vectorize: an
+** innermost loop of extent <= 64), UNROLL (unroll: extent <= 1024). */
+int sched_parallel(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_vectorize(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_unroll(Schedule *s, const char *stage, const char *loop, Err *e);
+
+/* tile.c */
+/* Loops x and y (y alone in x's body) into x0, y0, x1, y1: split x by
+** {nil, fx}, y by {nil, fy}, reorder; one step. */
+int sched_tile(Schedule *s, const char *stage, const char *x, const char *y, int64_t fx, int64_t fy,
+               Err *e);
+
 /* verify.c */
 typedef struct SVerifyOpts {
 	int trials;          /* random inputs tried (0: 3) */
