@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../util/pmap.h"
 #include "sched.h"
 
 Schedule *
@@ -227,6 +228,489 @@ sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e)
 		return err_set(e, "schedule: stage %s would be empty, or out of memory", k->stage[st].name);
 	k->stage[st].body = b;
 	return 0;
+}
+
+/* a path from the stage body down to target: the enclosing statements, target last */
+static int
+path(const UOp *s, const UOp *target, UOp **out, int n, int max, int depth)
+{
+	int i, r;
+
+	if (n >= max || depth > 1000)
+		return 0;
+	out[n] = (UOp *)s;
+	if (s == target)
+		return n + 1;
+	if (s->op == OP_END || s->op == OP_IF)
+		for (i = 1; i < s->nsrc; i++)
+			if ((r = path(s->src[i], target, out, n + 1, max, depth + 1)) > 0)
+				return r;
+	return 0;
+}
+
+int
+sched_path(const Kernel *k, int st, const UOp *target, UOp **out, int max)
+{
+	if (st < 0 || st >= k->nstage)
+		return 0;
+	return path(k->stage[st].body, target, out, 0, max, 0);
+}
+
+void
+sched_quote(Buf *b, const char *s)
+{
+	emit(b, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			emit(b, "\\%c", ch);
+		else if (ch == '\n')
+			emit(b, "\\n");
+		else if (ch == '\r')
+			emit(b, "\\r");
+		else if (ch < 32 || ch == 127)
+			emit(b, "\\%03d", ch);
+		else
+			emit(b, "%c", ch);
+	}
+	emit(b, "\"");
+}
+
+static int
+has_load(const UOp *u, int depth)
+{
+	int i;
+
+	if (u->op == OP_LOAD || u->op == OP_SHUFFLE || depth > 500)
+		return 1;
+	for (i = 0; i < u->nsrc; i++)
+		if (has_load(u->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+/* an index expression or gate simplified; data-dependent ones are left alone */
+static UOp *
+simp(Kernel *k, UOp *x, Err *e)
+{
+	UOp *y;
+
+	if (has_load(x, 0))
+		return x;
+	if (uop_simplify(k->c, x, &y, e) < 0)
+		return NULL;
+	return y;
+}
+
+/*
+** A memoized rebuild of a statement (loops, ifs, stores) and of the values
+** under it (loads have indices and gates too); the value arithmetic is rebuilt
+** raw, as kernel_substitute does, so float expressions never fold.
+*/
+static UOp *
+resimp(Kernel *k, UOp *u, PMap *m, int depth, Err *e)
+{
+	UOp *src[64], **s = src, *r;
+	int i, changed = 0;
+
+	if ((r = pmap_get(m, u)))
+		return r;
+	if (depth > 2000)
+		return err_set(e, "schedule: the statement nests too deep"), NULL;
+	if (u->nsrc == 0 || u->op == OP_RANGE || u->op == OP_DEFINE)
+		return u;
+	if (u->nsrc > 64 && !(s = malloc(u->nsrc * sizeof *s)))
+		return err_set(e, "schedule: out of memory"), NULL;
+	for (i = 0; i < u->nsrc; i++) {
+		UOp *x = u->src[i];
+		int is_ix = (u->op == OP_INDEX && i > 0) || (u->op == OP_IF && i == 0)
+		|| (u->op == OP_LOAD && i == 1) || (u->op == OP_STORE && i == 2);
+
+		s[i] = is_ix ? simp(k, x, e) : resimp(k, x, m, depth + 1, e);
+		if (!s[i]) {
+			r = NULL;
+			goto out;
+		}
+		changed |= s[i] != x;
+	}
+	if (!changed)
+		r = u;
+	else if (u->op == OP_LOAD)
+		r = kernel_load(k, s[0], u->nsrc > 1 ? s[1] : NULL);
+	else if (u->op == OP_STORE)
+		r = kernel_store(k, s[0], s[1], u->nsrc > 2 ? s[2] : NULL);
+	else
+		r = uop_new(k->c, (Op)u->op, (DType)u->dtype, s, u->nsrc, u->arg[0], u->arg[1], u->name,
+		            u->data, u->ndata);
+	if (!r)
+		err_set(e, "schedule: out of memory");
+	else if (pmap_put(m, u, r) < 0)
+		r = NULL, err_set(e, "schedule: out of memory");
+out:
+	if (s != src)
+		free(s);
+	return r;
+}
+
+UOp *
+sched_simplify_stmt(Kernel *k, UOp *s, Err *e)
+{
+	PMap m = { 0 };
+	UOp *r = resimp(k, s, &m, 0, e);
+
+	pmap_free(&m);
+	return r;
+}
+
+/*
+** Independence of iterations. An access is a store or a load of one element
+** (its INDEX node); the walk collects every access under the nest's body.
+** For each buffer the body writes, either every access to it is an update
+** x[I] = x[I] op v by one commutative op (when commute: the order changes
+** only the rounding), or every access uses the same index I and I maps
+** different iterations of the nest to different elements (proved by
+** enumerating the iterations; outer loops are part of the element, inner
+** loops are free), so that each element is touched by one iteration only.
+*/
+enum { ENUM_LIMIT = 1 << 18 };
+
+typedef struct Acc {
+	const UOp *ix;       /* INDEX */
+	const UOp *node;     /* the LOAD or STORE */
+	int store;
+} Acc;
+
+typedef struct Walk {
+	Acc *a;
+	int n, cap;
+	PMap seen;
+	const char *bad;     /* a statement that forbids reordering */
+} Walk;
+
+static int
+add_acc(Walk *w, const UOp *ix, const UOp *node, int store)
+{
+	if (w->n == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 32;
+		Acc *na = realloc(w->a, cap * sizeof *na);
+
+		if (!na)
+			return -1;
+		w->a = na;
+		w->cap = cap;
+	}
+	w->a[w->n].ix = ix;
+	w->a[w->n].node = node;
+	w->a[w->n].store = store;
+	w->n++;
+	return 0;
+}
+
+static int
+walk_value(Walk *w, const UOp *u, int depth)
+{
+	int i;
+
+	if (pmap_get(&w->seen, u))
+		return 0;
+	if (depth > 2000 || pmap_put(&w->seen, u, (void *)u) < 0)
+		return -1;
+	if (u->op == OP_LOAD && add_acc(w, u->src[0], u, 0) < 0)
+		return -1;
+	for (i = 0; i < u->nsrc; i++)
+		if (walk_value(w, u->src[i], depth + 1) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+walk_stmt(Walk *w, const UOp *s, int depth)
+{
+	int i;
+
+	if (depth > 1000)
+		return -1;
+	switch (s->op) {
+	case OP_END:
+		for (i = 1; i < s->nsrc; i++)
+			if (walk_stmt(w, s->src[i], depth + 1) < 0)
+				return -1;
+		return 0;
+	case OP_IF:
+		if (walk_value(w, s->src[0], 0) < 0)
+			return -1;
+		for (i = 1; i < s->nsrc; i++)
+			if (walk_stmt(w, s->src[i], depth + 1) < 0)
+				return -1;
+		return 0;
+	case OP_STORE:
+		if (add_acc(w, s->src[0], s, 1) < 0)
+			return -1;
+		for (i = 0; i < s->nsrc; i++)
+			if (walk_value(w, s->src[i], 0) < 0)
+				return -1;
+		return 0;
+	case OP_BARRIER:
+		w->bad = "a barrier";
+		return 0;
+	case OP_MMA:
+		w->bad = "an mma";
+		return 0;
+	default:
+		w->bad = "an unknown statement";
+		return 0;
+	}
+}
+
+/* the load x[I] of the update x[I] = x[I] op v, and op; NULL when s is not one */
+static const UOp *
+update(const UOp *s, int *op)
+{
+	const UOp *v = s->src[1];
+	int i;
+
+	if (v->op != OP_ADD && v->op != OP_MUL && v->op != OP_MAX && v->op != OP_MIN)
+		return NULL;
+	for (i = 0; i < 2; i++)
+		if (v->src[i]->op == OP_LOAD && v->src[i]->nsrc == 1 && v->src[i]->src[0] == s->src[0]) {
+			*op = v->op;
+			return v->src[i];
+		}
+	return NULL;
+}
+
+static uint64_t
+hkey(const int64_t *v, int n)
+{
+	uint64_t h = 1469598103934665603ull;
+	int i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (uint64_t)v[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static void
+point_str(Buf *b, const UBind *bind, int n)
+{
+	int i;
+
+	emit(b, "(");
+	for (i = 0; i < n; i++)
+		emit(b, "%s%s=%lld", i ? ", " : "", bind[i].name, (long long)bind[i].value);
+	emit(b, ")");
+}
+
+/*
+** Does index ix (of an access below the nest) map different iterations of
+** the nest vars nv[0..n-1] to one element? Outer variables (not nest vars,
+** bound outside the nest: outer[0..nout-1]) are part of the element.
+*/
+static int
+injective(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *const *outer,
+          int nout, Err *e)
+{
+	const UOp *vars[64], *iv[64];
+	UBind bind[64];
+	int nvar = 0, niv, i, j, d, nd = ix->nsrc - 1, klen, rc = 0, nout_used = 0;
+	int64_t pts = 1, p, *rec = NULL, *slot = NULL, size;
+	int isout[64];
+
+	for (d = 0; d < nd; d++)
+		if (has_load(ix->src[d + 1], 0))
+			return err_set(e, "index %d of %s depends on loaded data", d, ix->src[0]->name);
+	/* a nest variable that is itself an index, for every nest variable: one iteration per element */
+	for (i = 0; i < n; i++) {
+		for (d = 0; d < nd && ix->src[d + 1] != nv[i]; d++)
+			;
+		if (d == nd)
+			break;
+	}
+	if (i == n)
+		return 0;
+	for (i = 0; i < n; i++)
+		vars[nvar++] = nv[i];
+	for (d = 0; d < nd; d++) {
+		niv = uop_vars(ix->src[d + 1], iv, 64);
+		for (i = 0; i < niv; i++) {
+			for (j = 0; j < nvar && vars[j] != iv[i]; j++)
+				;
+			if (j == nvar) {
+				if (nvar == 64)
+					return err_set(e, "%s: too many variables to check", ix->src[0]->name);
+				vars[nvar++] = iv[i];
+			}
+		}
+	}
+	for (i = 0; i < nvar; i++) {
+		bind[i].name = vars[i]->name;
+		bind[i].value = vars[i]->arg[0];
+		isout[i] = 0;
+		for (j = 0; j < nout; j++)
+			isout[i] |= outer[j] == vars[i];
+		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts > ENUM_LIMIT)
+			return err_set(e, "too many iterations to check that the accesses to %s are "
+			               "independent (more than %d)", ix->src[0]->name, ENUM_LIMIT);
+	}
+	/* a record: the element (outer values, then the index), then the nest values */
+	klen = nvar + nd + n;
+	for (size = 1; size < 2 * pts; size *= 2)
+		;
+	rec = malloc(pts * klen * sizeof *rec);
+	slot = malloc(size * sizeof *slot);
+	if (!rec || !slot) {
+		rc = err_set(e, "out of memory");
+		goto out;
+	}
+	for (p = 0; p < size; p++)
+		slot[p] = -1;
+	for (p = 0; p < pts; p++) {
+		int64_t *r = rec + p * klen, h;
+		int kn = 0;
+
+		for (i = 0; i < nvar; i++)
+			if (isout[i])
+				r[kn++] = bind[i].value;
+		nout_used = kn;
+		for (d = 0; d < nd; d++)
+			if (uop_eval(ix->src[d + 1], bind, nvar, &r[kn++], e) < 0) {
+				rc = -1;
+				goto out;
+			}
+		for (; kn < nvar + nd; kn++)
+			r[kn] = 0;
+		for (i = 0; i < n; i++)
+			r[nvar + nd + i] = bind[i].value;
+		for (h = hkey(r, nvar + nd) & (size - 1);; h = (h + 1) & (size - 1)) {
+			int64_t *o;
+
+			if (slot[h] < 0) {
+				slot[h] = p;
+				break;
+			}
+			o = rec + slot[h] * klen;
+			if (memcmp(o, r, (nvar + nd) * sizeof *r) != 0)
+				continue;
+			if (memcmp(o + nvar + nd, r + nvar + nd, n * sizeof *r) != 0) {
+				Buf b;
+				UBind ob[64];
+
+				buf_init(&b);
+				for (i = 0; i < n; i++) {
+					ob[i].name = bind[i].name;
+					ob[i].value = o[nvar + nd + i];
+				}
+				emit(&b, "iterations ");
+				point_str(&b, ob, n);
+				emit(&b, " and ");
+				point_str(&b, bind, n);
+				emit(&b, " both access %s[", ix->src[0]->name);
+				for (d = 0; d < nd; d++)
+					emit(&b, "%s%lld", d ? ", " : "", (long long)r[nout_used + d]);
+				emit(&b, "]");
+				err_set(e, "%s", b.s ? b.s : "");
+				buf_free(&b);
+				rc = -2;
+				break;
+			}
+			break;
+		}
+		if (rc)
+			break;
+		for (i = nvar - 1; i >= 0 && ++bind[i].value > vars[i]->arg[1]; i--)
+			bind[i].value = vars[i]->arg[0];
+	}
+out:
+	free(rec);
+	free(slot);
+	return rc;
+}
+
+int
+sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e)
+{
+	Walk w = { 0 };
+	UOp *p[256];
+	const UOp *nv[64], *outer[256];
+	int np, nout = 0, i, j, rc = 0;
+
+	if (n < 1 || n > 64)
+		return err_set(e, "schedule: %d loops", n);
+	for (i = 0; i < n; i++)
+		nv[i] = krange_var(loops[i]->src[0]);
+	np = sched_path(k, st, loops[0], p, 256);
+	for (i = 0; i + 1 < np; i++)
+		if (p[i]->op == OP_END)
+			outer[nout++] = krange_var(p[i]->src[0]);
+	for (i = 1; i < loops[n - 1]->nsrc; i++)
+		if (walk_stmt(&w, loops[n - 1]->src[i], 0) < 0) {
+			rc = err_set(e, "the loop body is too large to analyze");
+			goto out;
+		}
+	if (w.bad) {
+		rc = err_set(e, "the loop body holds %s", w.bad);
+		goto out;
+	}
+	for (i = 0; i < w.n && rc == 0; i++) {
+		const UOp *def = w.a[i].ix->src[0], *same = NULL;
+		int written = 0, first = 1, op = -1, allupd = 1, op1;
+
+		/* each written buffer once: at its first access */
+		for (j = 0; j < i && first; j++)
+			first = w.a[j].ix->src[0] != def;
+		if (!first)
+			continue;
+		for (j = i; j < w.n; j++)
+			if (w.a[j].ix->src[0] == def && w.a[j].store)
+				written = 1;
+		if (!written)
+			continue;
+		/* commutative updates only? */
+		for (j = i; j < w.n && allupd; j++) {
+			const UOp *a = w.a[j].node;
+
+			if (w.a[j].ix->src[0] != def)
+				continue;
+			if (w.a[j].store) {
+				if (!update(a, &op1) || (op >= 0 && op1 != op))
+					allupd = 0;
+				op = op1;
+			} else {
+				int m, isupd = 0;
+
+				for (m = i; m < w.n && !isupd; m++)
+					isupd = w.a[m].store && w.a[m].ix->src[0] == def && update(w.a[m].node, &op1) == a;
+				allupd = isupd;
+			}
+		}
+		if (commute && allupd)
+			continue;
+		/* one index for every access, each element touched by one iteration */
+		for (j = i; j < w.n; j++) {
+			if (w.a[j].ix->src[0] != def)
+				continue;
+			if (same && w.a[j].ix != same) {
+				Buf b;
+
+				buf_init(&b);
+				kernel_print_expr(&b, k, same);
+				emit(&b, " and ");
+				kernel_print_expr(&b, k, w.a[j].ix);
+				rc = err_set(e, "the body accesses %s as %s, and writes it: one iteration may "
+				             "touch what another wrote", def->name, b.s ? b.s : "");
+				buf_free(&b);
+				break;
+			}
+			same = w.a[j].ix;
+		}
+		if (rc == 0 && injective(k, same, nv, n, outer, nout, e) < 0)
+			rc = -1;
+	}
+out:
+	free(w.a);
+	pmap_free(&w.seen);
+	return rc;
 }
 
 /* ---- diff: the previous kernel against the current one, line by line ---- */

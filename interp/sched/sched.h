@@ -53,6 +53,66 @@ int sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e);
 /* A loop variable named after base not used by any loop of stage st
 ** (base0, base1, ... when base is taken). */
 UOp *sched_fresh_var(Kernel *k, int st, const char *base, int64_t extent);
+/* The statements from stage st's body down to target (END and IF nodes,
+** target last): their count, 0 when target is not in the stage. */
+int sched_path(const Kernel *k, int st, const UOp *target, UOp **out, int max);
+/* s as a Lua string literal (string.format's %q) for replay lines. */
+void sched_quote(Buf *b, const char *s);
+/* s with every index expression and gate under it re-simplified (INDEX
+** sources, load, store and if gates); values are rebuilt, never folded. */
+UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
+/*
+** May the iterations of the nest loops[0..n-1] (END nodes, each the only
+** statement of the one before's body) of stage st run in another order?
+** Yes when, for every buffer the innermost body writes, each of its elements
+** is touched by one iteration only (one index for every access, which maps
+** different iterations to different elements: proved by enumeration), or,
+** with commute, every access to it is an update x[I] = x[I] op v by one op of
+** add, mul, max, min (only the rounding changes). Barriers and MMAs in the
+** body refuse. -1 with e naming two iterations that touch one element.
+*/
+int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
+
+/* split.c */
+/* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
+** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
+** by the others, rounded up. A product past the extent guards the body. */
+int sched_split(Schedule *s, const char *stage, const char *loop, const int64_t *factors, int n, Err *e);
+/* The same on a kernel being built (compositions: tile); vars gets the new
+** loops' variables, outermost first. e has no "split: " prefix. */
+int sched_split_in(Kernel *k, int st, const char *loop, const int64_t *factors, int n, UOp **vars,
+                   Err *e);
+
+/* fuse.c */
+/* Loops loops[0..n-1], outermost first, each alone in the one before's body,
+** into one loop named loops[0]_..._fused. */
+int sched_fuse(Schedule *s, const char *stage, const char *const *loops, int n, Err *e);
+
+/* reorder.c */
+/* Loops loops[0..n-1] of one perfect nest in this order, outermost first;
+** loops of the nest between them that are not given keep their places. */
+int sched_reorder(Schedule *s, const char *stage, const char *const *loops, int n, Err *e);
+/* The same on a kernel being built (tile); e has no "reorder: " prefix. */
+int sched_reorder_in(Kernel *k, int st, const char *const *loops, int n, Err *e);
+
+/* bind.c */
+/* Loop `loop` bound to a hardware axis (hwaxis_parse: block.x, thread.y,
+** warp, lane, blockIdx.x, ...), typed GLOBAL (blocks), LOCAL (threads,
+** lanes) or WARP. */
+int sched_bind(Schedule *s, const char *stage, const char *loop, const char *axis, Err *e);
+
+/* annotate.c */
+/* The axis type of a loop: THREAD (parallel), UPCAST (vectorize: an
+** innermost loop of extent <= 64), UNROLL (unroll: extent <= 1024). */
+int sched_parallel(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_vectorize(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_unroll(Schedule *s, const char *stage, const char *loop, Err *e);
+
+/* tile.c */
+/* Loops x and y (y alone in x's body) into x0, y0, x1, y1: split x by
+** {nil, fx}, y by {nil, fy}, reorder; one step. */
+int sched_tile(Schedule *s, const char *stage, const char *x, const char *y, int64_t fx, int64_t fy,
+               Err *e);
 
 /* set_layout.c: buffer takes the layout l (one of its members set); the
 ** accesses are logical, so only the offsets change. */
