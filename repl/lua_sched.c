@@ -282,7 +282,166 @@ s_get_loops(lua_State *L)
 	return 1;
 }
 
+/* ---- the primitives: thin shims, names as TVM spells them ---- */
+
+/* a loop argument: a variable name (a string, or a kernel value whose printed form is one) */
+static const char *
+loop_arg(lua_State *L, int i, const char *what)
+{
+	if (lua_type(L, i) == LUA_TSTRING)
+		return lua_tostring(L, i);
+	if (luaL_callmeta(L, i, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+		lua_replace(L, i);
+		return lua_tostring(L, i);
+	}
+	luaL_error(L, "%s: argument %d is a %s, not a loop (a name from s:get_loops)", what, i,
+	           luaL_typename(L, i));
+	return NULL;
+}
+
+static int
+done(lua_State *L, int rc, const Err *e)
+{
+	if (rc < 0)
+		return err(L, e);
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* s:split(block, loop, {nil, 32}) */
+static int
+s_split(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "split");
+	int64_t f[8];
+	int n, i;
+	Err e = { "" };
+
+	luaL_checktype(L, 4, LUA_TTABLE);
+	lua_settop(L, 4);
+	/* {nil, 32} has length 2 with a hole: count up to the last integer */
+	for (n = 8; n > 0; n--) {
+		lua_geti(L, 4, n);
+		i = !lua_isnil(L, -1);
+		lua_pop(L, 1);
+		if (i)
+			break;
+	}
+	if (n < 2)
+		return luaL_error(L, "split: the factors are a table of 2 to 8 entries, e.g. {nil, 32}");
+	for (i = 0; i < n; i++) {
+		lua_geti(L, 4, i + 1);
+		if (lua_isnil(L, -1))
+			f[i] = 0;
+		else if (lua_isinteger(L, -1))
+			f[i] = lua_tointeger(L, -1);
+		else
+			return luaL_error(L, "split: factor %d is a %s, not an integer or nil", i + 1, luaL_typename(L, -1));
+		lua_pop(L, 1);
+	}
+	return done(L, sched_split(s, b, l, f, n, &e), &e);
+}
+
+/* loops from the arguments from index i on (or one table of them) */
+static int
+loops_arg(lua_State *L, int i, const char **out, int max, const char *what)
+{
+	int n = 0, top = lua_gettop(L), j;
+
+	if (lua_type(L, i) == LUA_TTABLE && top == i) {
+		int m = (int)luaL_len(L, i);
+
+		for (j = 1; j <= m && n < max; j++) {
+			lua_geti(L, i, j);
+			out[n++] = loop_arg(L, lua_gettop(L), what);   /* the string stays on the stack */
+		}
+		return n;
+	}
+	for (j = i; j <= top && n < max; j++)
+		out[n++] = loop_arg(L, j, what);
+	return n;
+}
+
+/* s:fuse(block, i, j, ...) */
+static int
+s_fuse(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l[16];
+	int n = loops_arg(L, 3, l, 16, "fuse");
+	Err e = { "" };
+
+	return done(L, sched_fuse(s, b, l, n, &e), &e);
+}
+
+/* s:reorder(block, j, i, ...) */
+static int
+s_reorder(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l[16];
+	int n = loops_arg(L, 3, l, 16, "reorder");
+	Err e = { "" };
+
+	return done(L, sched_reorder(s, b, l, n, &e), &e);
+}
+
+/* s:bind(block, loop, "threadIdx.x") */
+static int
+s_bind(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "bind"), *ax = luaL_checkstring(L, 4);
+	Err e = { "" };
+
+	return done(L, sched_bind(s, b, l, ax, &e), &e);
+}
+
+static int
+annotate(lua_State *L, int (*f)(Schedule *, const char *, const char *, Err *), const char *what)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, what);
+	Err e = { "" };
+
+	return done(L, f(s, b, l, &e), &e);
+}
+
+static int s_parallel(lua_State *L) { return annotate(L, sched_parallel, "parallel"); }
+static int s_vectorize(lua_State *L) { return annotate(L, sched_vectorize, "vectorize"); }
+static int s_unroll(lua_State *L) { return annotate(L, sched_unroll, "unroll"); }
+
+/* s:tile(block, x, y, fx, fy) */
+static int
+s_tile(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *x = loop_arg(L, 3, "tile"), *y = loop_arg(L, 4, "tile");
+	lua_Integer fx = luaL_checkinteger(L, 5), fy = luaL_checkinteger(L, 6);
+	Err e = { "" };
+
+	return done(L, sched_tile(s, b, x, y, fx, fy, &e), &e);
+}
+
 static const HelpReg smeths[] = {
+	{ "split", s_split,
+	  "s:split(block, loop, {nil, 32}): loop i into i0, i1 with i = i0*32 + i1 (TVM's split)\n"
+	  "One factor may be nil (the extent divided by the others, rounded up); a product past the\n"
+	  "extent guards the body (TVM's predicate). A bound loop is refused." },
+	{ "fuse", s_fuse,
+	  "s:fuse(block, i, j, ...): perfectly nested loops into one, i_j_fused (TVM's fuse)\n"
+	  "Refused: loops that are not adjacent, bound loops, a reduction loop with a spatial one." },
+	{ "reorder", s_reorder,
+	  "s:reorder(block, j, i, ...): loops of one perfect nest in the given order (TVM's reorder)" },
+	{ "bind", s_bind,
+	  "s:bind(block, loop, \"threadIdx.x\"): the loop runs on a hardware axis\n"
+	  "blockIdx.x/y/z, threadIdx.x/y/z (or block.x, thread.y), warp, lane." },
+	{ "parallel", s_parallel, "s:parallel(block, loop): a CPU-parallel loop (axis type THREAD)" },
+	{ "vectorize", s_vectorize, "s:vectorize(block, loop): an innermost loop of extent <= 64 as a vector (UPCAST)" },
+	{ "unroll", s_unroll, "s:unroll(block, loop): unrolled (UNROLL), extent <= 1024" },
+	{ "tile", s_tile,
+	  "s:tile(block, x, y, fx, fy): x, y into x0, y0, x1, y1 (split both, reorder): one step" },
 	{ "kernel", s_kernel, "s:kernel(): the scheduled kernel (a copy): print, run, count or draw it" },
 	{ "run", s_run, "s:run(bindings [, opts]): the scheduled kernel's outputs (k:run)" },
 	{ "counts", s_counts, "s:counts([bindings]): the scheduled kernel's counts (k:counts)" },
