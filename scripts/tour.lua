@@ -116,6 +116,17 @@ for _, L in ipairs{"(32,32):(32,1)", "(32,32):(33,1)"} do
   print(("   %-16s %5d bank conflicts"):format(L, t:counts().bank_conflicts))
 end
 print("-- more: scripts/kernel_tour.lua, docs/kernels.md, help(kernel)")
+
+title("Schedules: TVM's primitives on a kernel, each step checked, verified against the reference")
+a, b = tensor.param("a", {64, 64}), tensor.param("b", {64, 64})
+s = kernel.lower(a:matmul(b), "c"):schedule()
+s:tile("c", "i", "j", 16, 16)
+s:bind("c", "i0", "blockIdx.y"); s:bind("c", "j0", "blockIdx.x")
+s:bind("c", "i1", "threadIdx.y"); s:bind("c", "j1", "threadIdx.x")
+print(s)
+say('s:verify{trials = 1}')
+say('pcall(s.split, s, "c", "i1", {nil, 4})')
+print("-- more: scripts/gemm_schedule.lua, docs/schedules.md, help(kernel.schedule)")
 print()
 print("More: scripts/cute_basics.lua, scripts/uop_tour.lua, scripts/pictures.lua (Graphviz")
 print("pictures of all of the above), docs/*.md, and help() in the REPL.")
