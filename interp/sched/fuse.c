@@ -122,30 +122,5 @@ out:
 int
 sched_fuse(Schedule *s, const char *stage, const char *const *loops, int n, Err *e)
 {
-	Kernel *next;
-	Buf line;
-	Err ie;
-	int st, i, rc;
-
-	if ((st = sched_stage(s->k, stage, &ie)) < 0)
-		return err_set(e, "fuse: %s", ie.msg);
-	if (!(next = sched_begin(s, e)))
-		return -1;
-	if (fuse(next, st, loops, n, &ie) < 0) {
-		kernel_free(next);
-		return err_set(e, "fuse: %s", ie.msg);
-	}
-	buf_init(&line);
-	emit(&line, "s:fuse(");
-	sched_quote(&line, stage);
-	emit(&line, ", {");
-	for (i = 0; i < n; i++) {
-		emit(&line, "%s", i ? ", " : "");
-		sched_quote(&line, loops[i]);
-	}
-	emit(&line, "})");
-	rc = line.oom ? (kernel_free(next), err_set(e, "fuse: out of memory"))
-	   : sched_commit(s, next, "fuse", line.s, e);
-	buf_free(&line);
-	return rc;
+	return sched_apply_loops(s, "fuse", stage, loops, n, fuse, e);
 }

@@ -713,6 +713,38 @@ out:
 	return rc;
 }
 
+int
+sched_apply_loops(Schedule *s, const char *what, const char *stage, const char *const *loops, int n,
+                  int (*fn)(Kernel *, int, const char *const *, int, Err *), Err *e)
+{
+	Kernel *next;
+	Buf line;
+	Err ie;
+	int st, i, rc;
+
+	if ((st = sched_stage(s->k, stage, &ie)) < 0)
+		return err_set(e, "%s: %s", what, ie.msg);
+	if (!(next = sched_begin(s, e)))
+		return -1;
+	if (fn(next, st, loops, n, &ie) < 0) {
+		kernel_free(next);
+		return err_set(e, "%s: %s", what, ie.msg);
+	}
+	buf_init(&line);
+	emit(&line, "s:%s(", what);
+	sched_quote(&line, stage);
+	emit(&line, ", {");
+	for (i = 0; i < n; i++) {
+		emit(&line, "%s", i ? ", " : "");
+		sched_quote(&line, loops[i]);
+	}
+	emit(&line, "})");
+	rc = line.oom ? (kernel_free(next), err_set(e, "%s: out of memory", what))
+	   : sched_commit(s, next, what, line.s, e);
+	buf_free(&line);
+	return rc;
+}
+
 /* ---- diff: the previous kernel against the current one, line by line ---- */
 
 typedef struct Lines {

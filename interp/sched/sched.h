@@ -39,6 +39,10 @@ int sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, 
 int sched_undo(Schedule *s, Err *e);
 /* The Lua lines that replay the schedule, one a line. */
 void sched_trace(Buf *b, const Schedule *s);
+/* A step that transforms loops loops[0..n-1] of a stage with fn on the copy,
+** replayed as s:<what>(stage, {loops...}); fn's message gets what as prefix. */
+int sched_apply_loops(Schedule *s, const char *what, const char *stage, const char *const *loops, int n,
+                      int (*fn)(Kernel *, int, const char *const *, int, Err *), Err *e);
 /* The last step as a line diff of the pseudo-code ("- " before, "+ " after). */
 int sched_diff(Buf *b, const Schedule *s, Err *e);
 /* The stage named name, or -1 (e names the stages there are). */
