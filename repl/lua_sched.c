@@ -424,7 +424,33 @@ s_tile(lua_State *L)
 	return done(L, sched_tile(s, b, x, y, fx, fy, &e), &e);
 }
 
+/* s:apply_opt(op, block, loop, arg | other_loop), s:apply_opt("NOLOCALS") */
+static int
+s_apply_opt(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *op = luaL_checkstring(L, 2), *b = "", *l = "", *other = NULL;
+	int64_t arg = 0;
+	Err e = { "" };
+
+	if (!lua_isnoneornil(L, 3)) {
+		b = luaL_checkstring(L, 3);
+		l = loop_arg(L, 4, "apply_opt");
+		if (lua_type(L, 5) == LUA_TSTRING)
+			other = lua_tostring(L, 5);
+		else
+			arg = luaL_optinteger(L, 5, 0);
+	}
+	return done(L, sched_apply_opt(s, op, b, l, arg, other, &e), &e);
+}
+
 static const HelpReg smeths[] = {
+	{ "apply_opt", s_apply_opt,
+	  "s:apply_opt(op, block, loop, k): tinygrad's OptOps on a loop\n"
+	  "LOCAL, UPCAST (spatial, inner), UNROLL, GROUP (reduce, inner), GROUPTOP (reduce, outer),\n"
+	  "THREAD (spatial, outer): split by k (0: the whole loop) and type the new sub-axis;\n"
+	  "PADTO: pad to a multiple of k under a guard; SWAP: s:apply_opt(\"SWAP\", block, i, j);\n"
+	  "NOLOCALS: s:apply_opt(\"NOLOCALS\") forbids LOCAL from then on." },
 	{ "split", s_split,
 	  "s:split(block, loop, {nil, 32}): loop i into i0, i1 with i = i0*32 + i1 (TVM's split)\n"
 	  "One factor may be nil (the extent divided by the others, rounded up); a product past the\n"

@@ -118,6 +118,13 @@ int sched_unroll(Schedule *s, const char *stage, const char *loop, Err *e);
 int sched_tile(Schedule *s, const char *stage, const char *x, const char *y, int64_t fx, int64_t fy,
                Err *e);
 
+/* optops.c: tinygrad's OptOps: op LOCAL, UPCAST, UNROLL, GROUP, GROUPTOP,
+** THREAD split loop by arg (0: the whole extent) and type the new sub-axis;
+** PADTO pads it to a multiple of arg under a guard; SWAP swaps it with
+** other; NOLOCALS forbids LOCAL from then on (stage and loop unused). */
+int sched_apply_opt(Schedule *s, const char *op, const char *stage, const char *loop, int64_t arg,
+                    const char *other, Err *e);
+
 /* set_layout.c: buffer takes the layout l (one of its members set); the
 ** accesses are logical, so only the offsets change. */
 struct Layout;
