@@ -1479,3 +1479,9 @@ tessel_testaxe(lua_State *L, int i)
 
 	return u ? &u->l : NULL;
 }
+
+void
+tessel_pushaxe(lua_State *L, const struct AxeLayout *l, const struct AxeShape *sh)
+{
+	push_axe(L, l, sh);
+}

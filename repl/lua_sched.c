@@ -444,7 +444,27 @@ s_apply_opt(lua_State *L)
 	return done(L, sched_apply_opt(s, op, b, l, arg, other, &e), &e);
 }
 
+/* s:thread_layout(block): the Axe layout the schedule induces on the stage */
+static int
+s_thread_layout(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	AxeLayout l;
+	AxeShape sh;
+	Err e = { "" };
+
+	if (sched_thread_layout(s->k, luaL_checkstring(L, 2), &l, &sh, &e) < 0)
+		return err(L, &e);
+	tessel_pushaxe(L, &l, &sh);
+	return 1;
+}
+
 static const HelpReg smeths[] = {
+	{ "thread_layout", s_thread_layout,
+	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"
+	  "Each element the stage writes -> the hardware coordinates that write it: bound loops on\n"
+	  "bx, by, bz, tx, ty, tz, warp, lane; unbound loops on reg (a thread's serial iterations).\n"
+	  "show() it like any Axe layout; compare it with axe.from_mma(...) to see a fragment." },
 	{ "apply_opt", s_apply_opt,
 	  "s:apply_opt(op, block, loop, k): tinygrad's OptOps on a loop\n"
 	  "LOCAL, UPCAST (spatial, inner), UNROLL, GROUP (reduce, inner), GROUPTOP (reduce, outer),\n"

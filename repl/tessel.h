@@ -33,6 +33,8 @@ const struct Lego *tessel_testlego(lua_State *L, int i);   /* a lego.Layout or N
 int luaopen_tessel_axe(lua_State *L);
 struct AxeLayout;
 const struct AxeLayout *tessel_testaxe(lua_State *L, int i);   /* an axe.Layout or NULL */
+struct AxeShape;
+void tessel_pushaxe(lua_State *L, const struct AxeLayout *l, const struct AxeShape *sh);
 
 /* lua_uop.c */
 int luaopen_tessel_uop(lua_State *L);

@@ -23,6 +23,24 @@ print(("-- counts: %d blocks, %d threads, %d global sectors, %d ops"):format(c.b
 print("-- the trace replays the schedule:")
 io.write(s:trace())
 
+title("the schedule as the Axe layout it induces: element -> (block, thread)")
+print(s:thread_layout("c"))
+
+title("a 16x8 tile scheduled as the SM80 m16n8k16 accumulator fragment")
+local x = tensor.param("x", {16, 8})
+local f = kernel.lower(x * 2, "c"):schedule()
+f:split("c", "i", {2, 8})          -- i = i0*8 + i1
+f:split("c", "j", {4, 2})          -- j = j0*2 + j1
+f:reorder("c", "i0", "j1", "i1", "j0")
+f:fuse("c", "i1", "j0")            -- lane = i1*4 + j0
+f:bind("c", "i1_j0_fused", "lane")
+print(f)
+local T = f:thread_layout("c")
+print("thread layout:", T)
+print("the atom's C: ", axe.from_mma(cute.mma_atom("SM80_16x8x16_F32F16F16F32_TN"), "c"))
+print("equivalent:   ", axe.equivalent(T, axe.from_mma(cute.mma_atom("SM80_16x8x16_F32F16F16F32_TN"), "c")))
+show(T, {max_rows = 4})
+
 title("a refusal says which condition failed and leaves the schedule as it was")
 print(select(2, pcall(s.split, s, "c", "i1", {nil, 4})))
 

@@ -139,6 +139,15 @@ typedef struct SLayout {
 } SLayout;
 int sched_set_layout(Schedule *s, const char *buffer, const SLayout *l, Err *e);
 
+/* thread_layout.c: the Axe layout from the elements stage writes (its
+** last store's coordinates, row-major over shape sh) to the hardware
+** coordinates that write them: bound loops on bx..tz, warp, lane; unbound
+** ones on reg (serial iterations). Refused when a coordinate is not a tiling
+** of its loops (a mixed-radix sum). */
+struct AxeShape;
+int sched_thread_layout(const Kernel *k, const char *stage, struct AxeLayout *out, struct AxeShape *sh,
+                        Err *e);
+
 /* verify.c */
 typedef struct SVerifyOpts {
 	int trials;          /* random inputs tried (0: 3) */
