@@ -77,6 +77,26 @@ UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
 */
 int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
 
+/* Stage and buffer editing for placement and caches. A stage named name
+** with body inserted at position at (the stages from at on move down): at,
+** or -1. */
+int sched_insert_stage(Kernel *k, int at, const char *name, UOp *body, Err *e);
+void sched_remove_stage(Kernel *k, int st);
+/* Every stage body with the nodes old[k] replaced by new[k] (kernel_substitute). */
+int sched_rewrite_all(Kernel *k, UOp *const *old, UOp *const *new, int n, Err *e);
+/* Buffer b, which no stage may access any more, removed; the buffers after it
+** are renumbered (new DEFINEs, every access rebuilt). */
+int sched_drop_buffer(Kernel *k, int b, Err *e);
+/* Whether statement s (and everything under it) loads, or stores to, buffer b. */
+int sched_reads(const Kernel *k, const UOp *s, int b);
+int sched_writes(const Kernel *k, const UOp *s, int b);
+
+/* The distinct loads of the buffer defined by def under s (a statement or a
+** value), at most max; their count. */
+int sched_loads(const UOp *s, const UOp *def, UOp **out, int max);
+/* The stores of stage st, depth-first in program order, at most max; their count. */
+int sched_stores(const Kernel *k, int st, UOp **out, int max);
+
 /* split.c */
 /* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
 ** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
@@ -138,6 +158,12 @@ typedef struct SLayout {
 	const struct AxeLayout *axe;
 } SLayout;
 int sched_set_layout(Schedule *s, const char *buffer, const SLayout *l, Err *e);
+
+/* compute_inline.c */
+/* Stage `stage`, an element-wise B[v...] = f (one store, its loop variables
+** as B's coordinates, no reduction, no guard), removed with its buffer;
+** every later load of B becomes f at the load's indices. */
+int sched_compute_inline(Schedule *s, const char *stage, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {
