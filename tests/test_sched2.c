@@ -373,11 +373,132 @@ test_compute_inline(void **state)
 	stop();
 }
 
+/* ---- cache_read, cache_write, set_scope ---- */
+
+static void
+test_cache(void **state)
+{
+	char *before, *t;
+
+	(void)state;
+	start(matmul(3, 4, 5));
+	OK(sched_cache_read(S, "out", "a", "global", &E));
+	show("cache_read a global");
+	assert_printed("# inputs: a: float32[3, 4], b: float32[4, 5]\n"
+	               "# outputs: out: float32[3, 5]\n"
+	               "# buffers: a_global: float32[3, 4]\n"
+	               "# a_global\n"
+	               "for ax0, ax1 in grid(3, 4):\n"
+	               "  a_global[ax0, ax1] = a[ax0, ax1]\n"
+	               "# out\n"
+	               "for i, j in grid(3, 5):\n"
+	               "  out[i, j] = 0.0\n"
+	               "  for k in range(4):  # REDUCE\n"
+	               "    out[i, j] += a_global[i, k] * b[k, j]\n");
+	assert_same(0);
+	OK(sched_cache_write(S, "out", "global", &E));
+	show("cache_write out global");
+	t = now();
+	assert_non_null(strstr(t, "    out_global[i, j] += a_global[i, k] * b[k, j]\n"
+	                          "# out_global\n"
+	                          "for ax0, ax1 in grid(3, 5):\n"
+	                          "  out[ax0, ax1] = out_global[ax0, ax1]\n"));
+	free(t);
+	assert_same(0);
+	/* a temporary changes scope; the whole kernel runs in one thread of one block, so the
+	** launch boundaries are what decide: a shared a_global written in one stage and read in
+	** the next is read uninitialized */
+	OK(sched_set_scope(S, "out_global", "local", &E));
+	t = now();
+	assert_non_null(strstr(t, "out_global: float32[3, 5] local"));
+	free(t);
+	t = trace();
+	assert_string_equal(t, "s:cache_read(\"out\", \"a\", \"global\")\n"
+	                    "s:cache_write(\"out\", \"global\")\n"
+	                    "s:set_scope(\"out_global\", \"local\")\n");
+	free(t);
+	{
+		TBuf bufs[32];
+		Err e;
+
+		assert_int_equal(run(S->k, 1, bufs, &e), -1);
+		assert_non_null(strstr(e.msg, "uninitialized: stage out_global"));
+		freebufs(bufs, S->k->nbuf);
+	}
+	OK(sched_undo(S, &E));
+	before = now();
+	assert_refused(sched_set_scope(S, "a", "shared", &E), before,
+	               "set_scope: a is an input; only temporaries change scope");
+	assert_refused(sched_set_scope(S, "out", "shared", &E), before,
+	               "set_scope: out is an output; only temporaries change scope");
+	assert_refused(sched_set_scope(S, "a_global", "texture", &E), before,
+	               "set_scope: unknown scope \"texture\" (global, shared, local)");
+	assert_refused(sched_set_scope(S, "q", "shared", &E), before, "set_scope: no buffer q");
+	assert_refused(sched_cache_read(S, "out", "a", "global", &E), before,
+	               "cache_read: stage out does not read a");
+	assert_refused(sched_cache_read(S, "out_global", "b", "shared", &E), before,
+	               "cache_read: stage out_global does not read b");
+	assert_refused(sched_cache_read(S, "out", "out_global", "shared", &E), before,
+	               "cache_read: stage out writes out_global; cache_read caches a buffer the stage "
+	               "only reads (cache_write caches what it writes)");
+	assert_refused(sched_cache_read(S, "out", "b", "smem", &E), before,
+	               "cache_read: unknown scope \"smem\"");
+	free(before);
+	stop();
+
+	/* the init in a stage of its own: cache_write would lose it */
+	start(matmul(3, 4, 5));
+	OK(sched_decompose_reduction(S, "out", "k", &E));
+	before = now();
+	assert_refused(sched_cache_write(S, "out", "local", &E), before,
+	               "cache_write: stage out_init also writes out; the copy back would lose what it "
+	               "wrote (cache_write before decompose_reduction)");
+	free(before);
+}
+
+/* ---- decompose_reduction ---- */
+
+static void
+test_decompose_reduction(void **state)
+{
+	char *before;
+
+	(void)state;
+	start(matmul(3, 4, 5));
+	before = now();
+	assert_refused(sched_decompose_reduction(S, "out", "i", &E), before,
+	               "decompose_reduction: stage out: loop i encloses the init out[...]; the init "
+	               "goes above the loop");
+	assert_refused(sched_decompose_reduction(S, "out", "q", &E), before,
+	               "decompose_reduction: stage out has no loop q (its loops: i, j, k)");
+	free(before);
+	OK(sched_decompose_reduction(S, "out", "k", &E));
+	show("decompose_reduction out k");
+	assert_printed("# inputs: a: float32[3, 4], b: float32[4, 5]\n"
+	               "# outputs: out: float32[3, 5]\n"
+	               "# out_init\n"
+	               "for i, j in grid(3, 5):\n"
+	               "  out[i, j] = 0.0\n"
+	               "# out\n"
+	               "for i, j, k in grid(3, 5, 4):  # k:REDUCE\n"
+	               "  out[i, j] += a[i, k] * b[k, j]\n");
+	assert_same(0);
+	/* the update's nest is perfect now: k goes outside */
+	OK(sched_reorder(S, "out", (const char *[]){ "k", "i" }, 2, &E));
+	assert_same(1e-6);
+	before = now();
+	assert_refused(sched_decompose_reduction(S, "out", "k", &E), before,
+	               "decompose_reduction: stage out has no reduction init");
+	free(before);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_compute_inline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_decompose_reduction, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

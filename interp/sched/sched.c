@@ -1007,3 +1007,24 @@ sched_stores(const Kernel *k, int st, UOp **out, int max)
 		stores_of(k->stage[st].body, out, &n, max, 0);
 	return n;
 }
+
+UOp *
+sched_copy_nest(Kernel *k, int dst, int src)
+{
+	const KBuf *d = &k->buf[dst];
+	UOp *v[T_MAXDIM], *s;
+	int i;
+
+	for (i = 0; i < d->ndim; i++) {
+		char name[16];
+
+		snprintf(name, sizeof name, "ax%d", i);
+		if (!(v[i] = kernel_var(k, name, d->shape[i])))
+			return NULL;
+	}
+	s = kernel_store(k, kernel_index(k, dst, v, d->ndim),
+	                 kernel_load(k, kernel_index(k, src, v, d->ndim), NULL), NULL);
+	for (i = d->ndim - 1; i >= 0 && s; i--)
+		s = kernel_loop(k, kernel_range(k, v[i], AX_LOOP, HW_NONE), &s, 1);
+	return s;
+}

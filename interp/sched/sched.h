@@ -97,6 +97,10 @@ int sched_loads(const UOp *s, const UOp *def, UOp **out, int max);
 /* The stores of stage st, depth-first in program order, at most max; their count. */
 int sched_stores(const Kernel *k, int st, UOp **out, int max);
 
+/* for ax0, ax1, ... in grid(shape): dst[ax...] = src[ax...] (buffers of one
+** shape), or NULL when out of memory. */
+UOp *sched_copy_nest(Kernel *k, int dst, int src);
+
 /* split.c */
 /* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
 ** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
@@ -164,6 +168,26 @@ int sched_set_layout(Schedule *s, const char *buffer, const SLayout *l, Err *e);
 ** as B's coordinates, no reduction, no guard), removed with its buffer;
 ** every later load of B becomes f at the load's indices. */
 int sched_compute_inline(Schedule *s, const char *stage, Err *e);
+
+/* cache_read.c */
+/* A copy <buffer>_<scope> (scope: global, shared, local) of the whole
+** buffer, made by a new stage of that name just before `stage`; the stage
+** reads the copy. */
+int sched_cache_read(Schedule *s, const char *stage, const char *buffer, const char *scope, Err *e);
+
+/* cache_write.c */
+/* The stage writes a new <D>_<scope> instead of its buffer D; a new stage of
+** that name right after it copies it into D. */
+int sched_cache_write(Schedule *s, const char *stage, const char *scope, Err *e);
+
+/* set_scope.c */
+/* A temporary buffer's scope (global, shared, local). */
+int sched_set_scope(Schedule *s, const char *buffer, const char *scope, Err *e);
+
+/* decompose_reduction.c */
+/* The reduction init of `stage` into a new stage <stage>_init before it;
+** loop encloses the updates, not the init (the init goes above it). */
+int sched_decompose_reduction(Schedule *s, const char *stage, const char *loop, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {
