@@ -492,6 +492,70 @@ test_decompose_reduction(void **state)
 	free(before);
 }
 
+/* ---- compute_at, reverse_compute_at ---- */
+
+static void
+test_compute_at(void **state)
+{
+	char *before;
+
+	(void)state;
+	start(stencil(3, 4));
+	before = now();
+	assert_refused(sched_compute_at(S, "out", "y", "j", &E), before,
+	               "compute_at: stage out comes after stage y; compute_at moves a producer into a "
+	               "later consumer");
+	assert_refused(sched_compute_at(S, "y", "out", "q", &E), before,
+	               "compute_at: stage out has no loop q (its loops: i, j)");
+	free(before);
+	OK(sched_compute_at(S, "y", "out", "j", &E));
+	show("compute_at y out j");
+	assert_printed("# inputs: x: float32[3, 5]\n"
+	               "# outputs: out: float32[3, 4]\n"
+	               "# buffers: y: float32[3, 5]\n"
+	               "# out\n"
+	               "for i, j in grid(3, 4):\n"
+	               "  for i0, j0 in grid(1, 2):\n"
+	               "    y[i + i0, j + j0] = x[i + i0, j + j0] * 2.0 + 1.0\n"
+	               "  out[i, j] = y[i, j] + y[i, j + 1]\n");
+	assert_same(0);
+	OK(sched_undo(S, &E));
+	OK(sched_compute_at(S, "y", "out", "i", &E));
+	show("compute_at y out i");
+	assert_same(0);
+	stop();
+}
+
+/* the classic GEMM: shared tiles of A and B per k-step, loaded by the block's threads */
+static void
+test_gemm_shared(void **state)
+{
+	char *t;
+
+	(void)state;
+	start(matmul(64, 64, 64));
+	OK(sched_cache_read(S, "out", "a", "shared", &E));
+	OK(sched_cache_read(S, "out", "b", "shared", &E));
+	OK(sched_decompose_reduction(S, "out", "k", &E));
+	OK(sched_tile(S, "out", "i", "j", 16, 16, &E));
+	OK(sched_split(S, "out", "k", (int64_t[]){ 0, 16 }, 2, &E));
+	OK(sched_reorder(S, "out", (const char *[]){ "k0", "i1", "j1" }, 3, &E));
+	OK(sched_bind(S, "out", "i0", "blockIdx.y", &E));
+	OK(sched_bind(S, "out", "j0", "blockIdx.x", &E));
+	OK(sched_bind(S, "out", "i1", "threadIdx.y", &E));
+	OK(sched_bind(S, "out", "j1", "threadIdx.x", &E));
+	show("gemm before compute_at");
+	OK(sched_compute_at(S, "a_shared", "out", "k0", &E));
+	show("compute_at a_shared");
+	OK(sched_compute_at(S, "b_shared", "out", "k0", &E));
+	show("compute_at b_shared");
+	assert_same(1e-5);
+	t = trace();
+	if (getenv("TESSEL_SHOW"))
+		print_message("%s", t);
+	free(t);
+}
+
 int
 main(void)
 {
@@ -499,6 +563,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_compute_inline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decompose_reduction, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compute_at, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gemm_shared, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,6 +169,19 @@ int sched_set_layout(Schedule *s, const char *buffer, const SLayout *l, Err *e);
 ** every later load of B becomes f at the load's indices. */
 int sched_compute_inline(Schedule *s, const char *stage, Err *e);
 
+/* compute_at.c */
+/* Stage `stage` (a nest of loops over the buffer B it writes, whole extents,
+** any inner body) moved to the start of loop `loop` of stage `consumer`,
+** over the region of B the consumer reads in one iteration of the loop. With
+** threads bound inside the loop (and B not local) the region is spread over
+** them between barriers. */
+int sched_compute_at(Schedule *s, const char *stage, const char *consumer, const char *loop, Err *e);
+/* Stage `stage` (such a nest over the buffer it writes, reading the
+** producer's buffer by its loop variables) moved to the end of loop `loop`
+** of stage `producer`, over the region the producer writes there. */
+int sched_reverse_compute_at(Schedule *s, const char *stage, const char *producer, const char *loop,
+                             Err *e);
+
 /* cache_read.c */
 /* A copy <buffer>_<scope> (scope: global, shared, local) of the whole
 ** buffer, made by a new stage of that name just before `stage`; the stage
