@@ -523,6 +523,90 @@ test_compute_at(void **state)
 	OK(sched_compute_at(S, "y", "out", "i", &E));
 	show("compute_at y out i");
 	assert_same(0);
+	OK(sched_undo(S, &E));
+	stop();
+
+	/* a span that moves with an outer loop: the extent is not a constant */
+	{
+		Kernel *k = kernel_new();
+		int64_t n4 = 4, s2[2] = { 4, 3 };
+		int x = kernel_add_buffer(k, "x", DT_FLOAT32, AS_GLOBAL, KB_INPUT, &n4, 1, &E);
+		int y = kernel_add_buffer(k, "y", DT_FLOAT32, AS_GLOBAL, KB_TEMP, &n4, 1, &E);
+		int o = kernel_add_buffer(k, "out", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, s2, 2, &E);
+		UOp *i = kernel_var(k, "i", 4), *j = kernel_var(k, "j", 3), *ij[2] = { i, j }, *st, *ix;
+
+		st = kernel_store(k, kernel_index(k, y, &i, 1), kernel_load(k, kernel_index(k, x, &i, 1), NULL), NULL);
+		st = kernel_loop(k, kernel_range(k, i, AX_LOOP, HW_NONE), &st, 1);
+		assert_int_equal(kernel_add_stage(k, "y", st, NULL, &E), 0);
+		ix = uop_idiv(k->c, uop_add(k->c, uop_mul(k->c, i, uop_int(k->c, 2)), j), uop_int(k->c, 3));
+		st = kernel_store(k, kernel_index(k, o, ij, 2), kernel_load(k, kernel_index(k, y, &ix, 1), NULL), NULL);
+		st = kernel_loop(k, kernel_range(k, j, AX_LOOP, HW_NONE), &st, 1);
+		st = kernel_loop(k, kernel_range(k, i, AX_LOOP, HW_NONE), &st, 1);
+		assert_int_equal(kernel_add_stage(k, "out", st, NULL, &E), 1);
+		S = sched_new(k, NULL, &E);
+		kernel_free(k);
+		assert_non_null(S);
+	}
+	before = now();
+	assert_refused(sched_compute_at(S, "y", "out", "i", &E), before,
+	               "compute_at: y[(i*2 + j)//3]: the extent of dimension 0 under loop i is not a "
+	               "constant (its span depends on i, a loop outside it)");
+	free(before);
+	OK(sched_compute_at(S, "y", "out", "j", &E));
+	assert_same(0);
+	stop();
+
+	/* a reduction producer: its reduce loop stays whole inside, renamed (the consumer has a j) */
+	start(softmax(param("x", 0, 3, 5)));
+	before = now();
+	assert_refused(sched_compute_at(S, "xexp", "out", "i", &E), before,
+	               "compute_at: stage xsum also reads xexp; compute_at computes only what stage out reads");
+	assert_refused(sched_compute_at(S, "xmax", "out", "i", &E), before,
+	               "compute_at: stage xexp also reads xmax; compute_at computes only what stage out reads");
+	free(before);
+	OK(sched_compute_inline(S, "xexp", &E));
+	OK(sched_compute_at(S, "xsum", "out", "i", &E));
+	show("compute_at xsum out i");
+	assert_printed("# inputs: x: float32[3, 5]\n"
+	               "# outputs: out: float32[3, 5]\n"
+	               "# buffers: xmax: float32[3], xsum: float32[3]\n"
+	               "# xmax\n"
+	               "for i in range(3):\n"
+	               "  xmax[i] = -inf\n"
+	               "  for j in range(5):  # REDUCE\n"
+	               "    xmax[i] = max(xmax[i], x[i, j])\n"
+	               "# out\n"
+	               "for i in range(3):\n"
+	               "  for i0 in range(1):\n"
+	               "    xsum[i + i0] = 0.0\n"
+	               "    for j0 in range(5):  # REDUCE\n"
+	               "      xsum[i + i0] += exp2(x[i + i0, j0] - xmax[i + i0])\n"
+	               "  for j in range(5):\n"
+	               "    out[i, j] = exp2(x[i, j] - xmax[i]) * 1/xsum[i]\n");
+	assert_same(1e-6);
+	before = now();
+	assert_refused(sched_compute_at(S, "xmax", "out", "j", &E), before,
+	               "compute_at into a loop that does not cover the consumer's region: stage out reads "
+	               "xmax[i + i0] outside loop j");
+	free(before);
+	OK(sched_compute_at(S, "xmax", "out", "i", &E));
+	assert_same(1e-6);
+	stop();
+
+	/* an output is not moved; a loop of the consumer bound to threads shares a shared buffer */
+	start(stencil(3, 32));
+	OK(sched_bind(S, "out", "j", "thread.x", &E));
+	OK(sched_set_scope(S, "y", "shared", &E));
+	before = now();
+	assert_refused(sched_compute_at(S, "y", "out", "j", &E), before,
+	               "compute_at: y is shared memory, which threads share: loop j is bound to thread.x, "
+	               "and every thread runs what moves under loop j: iterations (j=0) and (j=1) both "
+	               "access y[0, 1]");
+	free(before);
+	/* spread over the threads under i instead */
+	OK(sched_compute_at(S, "y", "out", "i", &E));
+	show("compute_at y out i, threads inside");
+	assert_same(0);
 	stop();
 }
 
@@ -556,6 +640,62 @@ test_gemm_shared(void **state)
 	free(t);
 }
 
+/* a register accumulator per thread, written back under the thread loop */
+static void
+test_reverse_compute_at(void **state)
+{
+	char *before;
+
+	(void)state;
+	start(matmul(8, 6, 8));
+	OK(sched_cache_write(S, "out", "local", &E));
+	OK(sched_tile(S, "out", "i", "j", 4, 4, &E));
+	OK(sched_bind(S, "out", "i0", "block.y", &E));
+	OK(sched_bind(S, "out", "j0", "block.x", &E));
+	OK(sched_bind(S, "out", "i1", "thread.y", &E));
+	OK(sched_bind(S, "out", "j1", "thread.x", &E));
+	before = now();
+	assert_refused(sched_reverse_compute_at(S, "out", "out_local", "ax0", &E), before,
+	               "reverse_compute_at: stage out comes before stage out_local; reverse_compute_at "
+	               "moves a consumer under an earlier producer");
+	assert_refused(sched_reverse_compute_at(S, "out_local", "out", "k", &E), before,
+	               "reverse_compute_at: loop k is reduction loop k of stage out: the elements of "
+	               "out_local are not final at the end of one iteration");
+	free(before);
+	OK(sched_reverse_compute_at(S, "out_local", "out", "j1", &E));
+	show("reverse_compute_at out_local out j1");
+	assert_printed("# inputs: a: float32[8, 6], b: float32[6, 8]\n"
+	               "# outputs: out: float32[8, 8]\n"
+	               "# buffers: out_local: float32[8, 8] local\n"
+	               "# out\n"
+	               "for i0 in range(2):  # block.y GLOBAL\n"
+	               "  for j0 in range(2):  # block.x GLOBAL\n"
+	               "    for i1 in range(4):  # thread.y LOCAL\n"
+	               "      for j1 in range(4):  # thread.x LOCAL\n"
+	               "        out_local[i0*4 + i1, j0*4 + j1] = 0.0\n"
+	               "        for k in range(6):  # REDUCE\n"
+	               "          out_local[i0*4 + i1, j0*4 + j1] += a[i0*4 + i1, k] * b[k, j0*4 + j1]\n"
+	               "        for ax0, ax1 in grid(1, 1):\n"
+	               "          out[ax0 + i0*4 + i1, ax1 + j0*4 + j1] = out_local[ax0 + i0*4 + i1, ax1 + j0*4 + j1]\n");
+	assert_same(1e-6);
+	stop();
+
+	/* two loads of the producer's buffer: no one-to-one region */
+	start(stencil(3, 4));
+	before = now();
+	assert_refused(sched_reverse_compute_at(S, "out", "y", "i", &E), before,
+	               "reverse_compute_at: stage out reads y[i, j + 1]; reverse_compute_at needs one load "
+	               "of y whose indices are the loop variables over out's dimensions");
+	free(before);
+	stop();
+
+	/* serial: each row of the result right after the row it needs */
+	start(softmax(param("x", 0, 3, 5)));
+	OK(sched_reverse_compute_at(S, "xexp", "xmax", "i", &E));
+	show("reverse_compute_at xexp xmax i");
+	assert_same(1e-6);
+}
+
 int
 main(void)
 {
@@ -565,6 +705,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_decompose_reduction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compute_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gemm_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reverse_compute_at, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
