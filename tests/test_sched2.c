@@ -364,6 +364,23 @@ test_compute_inline(void **state)
 	free(before);
 	stop();
 
+	/* a padded read is a gated load: the inlined value goes under a where */
+	{
+		int64_t b0[2] = { 1, 0 }, a0[2] = { 0, 0 };
+		UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, 3, 4), tensor_const(C, DT_FLOAT32, 2), &E));
+
+		y = contiguous(ok(tensor_named(C, y, "y", &E)));
+		start(ok(tensor_pad(C, y, b0, a0, 2, &E)));
+	}
+	show("padded");
+	OK(sched_compute_inline(S, "y", &E));
+	show("inline y into a padded read");
+	t = now();
+	assert_non_null(strstr(t, "where("));
+	free(t);
+	assert_same(0);
+	stop();
+
 	/* a stencil: each out element inlines y twice, at two indices */
 	start(stencil(3, 4));
 	show("stencil");
@@ -634,6 +651,18 @@ test_gemm_shared(void **state)
 	OK(sched_compute_at(S, "b_shared", "out", "k0", &E));
 	show("compute_at b_shared");
 	assert_same(1e-5);
+	t = now();
+	assert_non_null(strstr(t, "    for k0 in range(4):  # REDUCE\n"
+	                          "      barrier()\n"
+	                          "      for ty0 in range(16):  # thread.y LOCAL\n"
+	                          "        for tx0 in range(16):  # thread.x LOCAL\n"
+	                          "          b_shared[k0*16 + ty0, j0*16 + tx0] = b[k0*16 + ty0, j0*16 + tx0]\n"
+	                          "      for ty in range(16):  # thread.y LOCAL\n"
+	                          "        for tx in range(16):  # thread.x LOCAL\n"
+	                          "          a_shared[i0*16 + ty, k0*16 + tx] = a[i0*16 + ty, k0*16 + tx]\n"
+	                          "      barrier()\n"
+	                          "      for i1 in range(16):  # thread.y LOCAL\n"));
+	free(t);
 	t = trace();
 	if (getenv("TESSEL_SHOW"))
 		print_message("%s", t);

@@ -37,16 +37,59 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 	return NULL;
 }
 
+static void
+all_loads(UOp *u, UOp **out, int *n, int max, int depth)
+{
+	int i;
+
+	if (depth > 2000 || *n >= max)
+		return;
+	if (u->op == OP_LOAD) {
+		for (i = 0; i < *n && out[i] != u; i++)
+			;
+		if (i == *n)
+			out[(*n)++] = u;
+	}
+	for (i = 0; i < u->nsrc; i++)
+		all_loads(u->src[i], out, n, max, depth + 1);
+}
+
+/*
+** v under gate: a where does not keep its untaken side from being
+** evaluated, so every load in v is gated too (a padded read inlines a value
+** whose loads would leave the buffer where the gate is false).
+*/
+static UOp *
+gated(Kernel *k, UOp *v, UOp *gate, DType t)
+{
+	UOp *ld[MAXLOADS], *ng[MAXLOADS];
+	int n = 0, i;
+
+	all_loads(v, ld, &n, MAXLOADS, 0);
+	if (n == MAXLOADS)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		UOp *g = ld[i]->nsrc > 1 ? uop_alu(k->c, OP_AND, gate, ld[i]->src[1]) : gate;
+
+		if (!(ng[i] = kernel_load(k, ld[i]->src[0], g)))
+			return NULL;
+	}
+	if (!(v = kernel_substitute(k->c, v, ld, ng, n)))
+		return NULL;
+	return kernel_alu(k, OP_WHERE, t, (UOp *[]){ gate, v, kernel_const(k, t, 0) }, 3);
+}
+
 /*
 ** The stage must be B[v0, ..., v{n-1}] = f, one store under a nest of loops
 ** whose variables are B's coordinates (each loop one dimension, its whole
 ** extent): then f with v_d replaced by the d-th index of a load of B is that
 ** element's value, and every load of B in a later stage becomes f at its
 ** indices (a gated load, which reads 0 when its gate is false, becomes
-** where(gate, f, 0)). f reads other buffers; none of them may change between
-** the stage and a load that now computes f (a later stage writing one would
-** make the inlined value see the new contents). TVM refuses the same
-** blocks: reductions, blocks of several stores, outputs.
+** where(gate, f, 0) with f's own loads gated). f reads other buffers; none
+** of them may change between the stage and a load that now computes f (a
+** later stage writing one would make the inlined value see the new
+** contents). TVM refuses the same blocks: reductions, blocks of several
+** stores, outputs.
 */
 static int
 compute_inline(Kernel *k, int st, Err *e)
@@ -185,8 +228,7 @@ compute_inline(Kernel *k, int st, Err *e)
 			UOp *v = kernel_substitute(k->c, f, vars, ld[i]->src[0]->src + 1, nd);
 
 			if (v && ld[i]->nsrc > 1)
-				v = kernel_alu(k, OP_WHERE, B->dtype, (UOp *[]){ ld[i]->src[1], v,
-				               kernel_const(k, B->dtype, 0) }, 3);
+				v = gated(k, v, ld[i]->src[1], B->dtype);
 			if (!(val[i] = v))
 				return err_set(e, "out of memory");
 		}
