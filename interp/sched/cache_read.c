@@ -21,6 +21,7 @@ cache_read(Kernel *k, int st, int b, UAddrSpace as, char *name, size_t nname, Er
 	const char *sn = k->stage[st].name;
 	KBuf *B = &k->buf[b];
 	char base[2 * K_NAME];
+	int64_t shape[T_MAXDIM];
 	UOp *body, *old, *new;
 	int nb;
 
@@ -31,7 +32,9 @@ cache_read(Kernel *k, int st, int b, UAddrSpace as, char *name, size_t nname, Er
 		return err_set(e, "stage %s does not read %s", sn, B->name);
 	snprintf(base, sizeof base, "%s_%s", B->name, kscope_name(as));
 	kernel_fresh_name(k, base, name, nname);
-	if ((nb = kernel_add_buffer(k, name, B->dtype, as, KB_TEMP, B->shape, B->ndim, e)) < 0)
+	/* the shape is copied: adding a buffer may move the buffer array it lives in */
+	memcpy(shape, B->shape, sizeof shape);
+	if ((nb = kernel_add_buffer(k, name, B->dtype, as, KB_TEMP, shape, B->ndim, e)) < 0)
 		return -1;
 	B = &k->buf[b];
 	old = B->def;

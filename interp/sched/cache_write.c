@@ -20,6 +20,7 @@ cache_write(Kernel *k, int st, UAddrSpace as, char *name, size_t nname, Err *e)
 	const char *sn = k->stage[st].name;
 	UOp *sv[1024], *body, *old, *new;
 	char base[2 * K_NAME];
+	int64_t shape[T_MAXDIM];
 	int n = sched_stores(k, st, sv, 1024), d, i, j, nb;
 	KBuf *D;
 
@@ -40,7 +41,9 @@ cache_write(Kernel *k, int st, UAddrSpace as, char *name, size_t nname, Err *e)
 			               "(cache_write before decompose_reduction)", k->stage[j].name, D->name);
 	snprintf(base, sizeof base, "%s_%s", D->name, kscope_name(as));
 	kernel_fresh_name(k, base, name, nname);
-	if ((nb = kernel_add_buffer(k, name, D->dtype, as, KB_TEMP, D->shape, D->ndim, e)) < 0)
+	/* the shape is copied: adding a buffer may move the buffer array it lives in */
+	memcpy(shape, D->shape, sizeof shape);
+	if ((nb = kernel_add_buffer(k, name, D->dtype, as, KB_TEMP, shape, D->ndim, e)) < 0)
 		return -1;
 	old = k->buf[d].def;
 	new = k->buf[nb].def;
