@@ -430,12 +430,14 @@ rebuild(Kernel *k, int st, const Nest *n, const Region *r, const int64_t *lim, c
 			UOp *v = krange_var(in[j]->src[0]);
 			int taken = 0, a;
 
+			for (a = 0; a < nsub && old[a] != v; a++)
+				;
+			if (a < nsub)
+				continue;   /* renamed already (sibling loops may share a variable) */
 			for (q = 0; q < nm && !taken; q++)
 				taken = strcmp(krange_var(mine[q]->src[0])->name, v->name) == 0;
 			for (a = 0; a < ntl && !taken; a++)
 				taken = strcmp(tl[a]->name, v->name) == 0;
-			for (a = 0; a < nsub && !taken; a++)
-				taken = old[a] == v;
 			if (!taken)
 				continue;
 			old[nsub] = v;
@@ -759,6 +761,10 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 	}
 	if (D->role == KB_INPUT)
 		return err_set(e, "stage %s writes %s, an input, in place", cn, D->name);
+	for (j = 0; j < k->nstage; j++)
+		if (j != sp && sched_writes(k, k->stage[j].body, b))
+			return err_set(e, "stage %s also writes %s; the regions of stage %s would not cover "
+			               "what stage %s reads", k->stage[j].name, B->name, pn, cn);
 	/* the consumer reads B by its spatial variables, one load pattern */
 	for (d = 0; d < B->ndim; d++) {
 		const UOp *x = ld[0]->src[0]->src[d + 1];
