@@ -51,6 +51,8 @@ CORE_SRC = util/buf.c util/pmap.c \
            interp/sched/sched.c interp/sched/split.c interp/sched/fuse.c interp/sched/reorder.c interp/sched/bind.c \
            interp/sched/annotate.c interp/sched/tile.c interp/sched/optops.c interp/sched/set_layout.c interp/sched/thread_layout.c \
            interp/sched/verify.c \
+           interp/sched/compute_inline.c interp/sched/cache_read.c interp/sched/cache_write.c \
+           interp/sched/set_scope.c interp/sched/decompose_reduction.c interp/sched/compute_at.c \
            layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
            layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
            layout/lego.c layout/lower.c \

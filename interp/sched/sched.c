@@ -829,3 +829,202 @@ out:
 	free(y.text);
 	return rc;
 }
+
+/* ---- editing stages and buffers (placement and caches) ---- */
+
+int
+sched_insert_stage(Kernel *k, int at, const char *name, UOp *body, Err *e)
+{
+	KStage s;
+	int n;
+
+	if (at < 0 || at > k->nstage)
+		return err_set(e, "schedule: no stage position %d", at);
+	if ((n = kernel_add_stage(k, name, body, NULL, e)) < 0)
+		return -1;
+	s = k->stage[n];
+	memmove(&k->stage[at + 1], &k->stage[at], (size_t)(n - at) * sizeof *k->stage);
+	k->stage[at] = s;
+	return at;
+}
+
+void
+sched_remove_stage(Kernel *k, int st)
+{
+	if (st < 0 || st >= k->nstage)
+		return;
+	memmove(&k->stage[st], &k->stage[st + 1], (size_t)(k->nstage - st - 1) * sizeof *k->stage);
+	k->nstage--;
+}
+
+int
+sched_rewrite_all(Kernel *k, UOp *const *old, UOp *const *new, int n, Err *e)
+{
+	int i;
+
+	for (i = 0; i < k->nstage; i++) {
+		UOp *b = kernel_substitute(k->c, k->stage[i].body, old, new, n);
+
+		if (!b)
+			return err_set(e, "schedule: out of memory");
+		k->stage[i].body = b;
+	}
+	return 0;
+}
+
+/*
+** A DEFINE carries its buffer's number and scope, so dropping a buffer
+** renumbers the ones after it: each gets a new DEFINE, and every access in
+** every stage is rebuilt on it (one simultaneous substitution).
+*/
+int
+sched_drop_buffer(Kernel *k, int b, Err *e)
+{
+	UOp **old, **new;
+	int i, n = 0, rc = 0;
+
+	if (b < 0 || b >= k->nbuf)
+		return err_set(e, "schedule: no buffer %d", b);
+	old = malloc((k->nbuf + 1) * sizeof *old);
+	new = malloc((k->nbuf + 1) * sizeof *new);
+	if (!old || !new) {
+		rc = err_set(e, "schedule: out of memory");
+		goto out;
+	}
+	for (i = b + 1; i < k->nbuf; i++) {
+		KBuf *x = &k->buf[i];
+
+		old[n] = x->def;
+		new[n] = uop_new(k->c, OP_DEFINE, x->dtype, NULL, 0, i - 1, x->scope, x->name, NULL, 0);
+		if (!new[n]) {
+			rc = err_set(e, "schedule: out of memory");
+			goto out;
+		}
+		n++;
+	}
+	if (n && sched_rewrite_all(k, old, new, n, e) < 0) {
+		rc = -1;
+		goto out;
+	}
+	memmove(&k->buf[b], &k->buf[b + 1], (size_t)(k->nbuf - b - 1) * sizeof *k->buf);
+	k->nbuf--;
+	for (i = b; i < k->nbuf; i++)
+		k->buf[i].def = new[i - b];
+out:
+	free(old);
+	free(new);
+	return rc;
+}
+
+/* does statement or value u access (load, store or mma) the buffer defined by def? */
+static int
+touches(const UOp *u, const UOp *def, int store, PMap *seen, int depth)
+{
+	int i;
+
+	if (depth > 4000 || pmap_get(seen, u))
+		return 0;
+	if (pmap_put(seen, u, (void *)u) < 0)
+		return 1;
+	if (u->op == OP_STORE && store >= 0 && u->src[0]->src[0] == def)
+		return store == 1 || store == 2;
+	if (u->op == OP_LOAD && u->src[0]->src[0] == def && (store == 0 || store == 2))
+		return 1;
+	if (u->op == OP_MMA)
+		for (i = 0; i < u->nsrc; i++)
+			if (u->src[i] == def && (store == 2 || (store == 1) == (i == 0)))
+				return 1;
+	for (i = 0; i < u->nsrc; i++)
+		if (touches(u->src[i], def, store, seen, depth + 1))
+			return 1;
+	return 0;
+}
+
+int
+sched_reads(const Kernel *k, const UOp *s, int b)
+{
+	PMap seen = { 0 };
+	int r = touches(s, k->buf[b].def, 0, &seen, 0);
+
+	pmap_free(&seen);
+	return r;
+}
+
+int
+sched_writes(const Kernel *k, const UOp *s, int b)
+{
+	PMap seen = { 0 };
+	int r = touches(s, k->buf[b].def, 1, &seen, 0);
+
+	pmap_free(&seen);
+	return r;
+}
+
+static void
+loads_of(const UOp *u, const UOp *def, UOp **out, int *n, int max, PMap *seen, int depth)
+{
+	int i;
+
+	if (depth > 4000 || pmap_get(seen, u) || pmap_put(seen, u, (void *)u) < 0)
+		return;
+	if (u->op == OP_LOAD && u->src[0]->src[0] == def && *n < max)
+		out[(*n)++] = (UOp *)u;
+	for (i = 0; i < u->nsrc; i++)
+		loads_of(u->src[i], def, out, n, max, seen, depth + 1);
+}
+
+int
+sched_loads(const UOp *s, const UOp *def, UOp **out, int max)
+{
+	PMap seen = { 0 };
+	int n = 0;
+
+	loads_of(s, def, out, &n, max, &seen, 0);
+	pmap_free(&seen);
+	return n;
+}
+
+static void
+stores_of(UOp *s, UOp **out, int *n, int max, int depth)
+{
+	int i;
+
+	if (depth > 1000)
+		return;
+	if (s->op == OP_STORE && *n < max)
+		out[(*n)++] = s;
+	if (s->op == OP_END || s->op == OP_IF)
+		for (i = 1; i < s->nsrc; i++)
+			stores_of(s->src[i], out, n, max, depth + 1);
+}
+
+int
+sched_stores(const Kernel *k, int st, UOp **out, int max)
+{
+	int n = 0;
+
+	if (st >= 0 && st < k->nstage)
+		stores_of(k->stage[st].body, out, &n, max, 0);
+	return n;
+}
+
+UOp *
+sched_copy_nest(Kernel *k, int dst, int src)
+{
+	const KBuf *d = &k->buf[dst];
+	UOp *v[T_MAXDIM], *s;
+	int i;
+
+	for (i = 0; i < d->ndim; i++) {
+		char name[16];
+
+		snprintf(name, sizeof name, "ax%d", i);
+		if (!(v[i] = kernel_var(k, name, d->shape[i])))
+			return NULL;
+	}
+	s = kernel_store(k, kernel_index(k, dst, v, d->ndim),
+	                 kernel_load(k, kernel_index(k, src, v, d->ndim), NULL), NULL);
+	for (i = d->ndim - 1; i >= 0 && s; i--)
+		s = kernel_loop(k, kernel_range(k, v[i], AX_LOOP, HW_NONE), &s, 1);
+	return s;
+}

@@ -77,6 +77,30 @@ UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
 */
 int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
 
+/* Stage and buffer editing for placement and caches. A stage named name
+** with body inserted at position at (the stages from at on move down): at,
+** or -1. */
+int sched_insert_stage(Kernel *k, int at, const char *name, UOp *body, Err *e);
+void sched_remove_stage(Kernel *k, int st);
+/* Every stage body with the nodes old[k] replaced by new[k] (kernel_substitute). */
+int sched_rewrite_all(Kernel *k, UOp *const *old, UOp *const *new, int n, Err *e);
+/* Buffer b, which no stage may access any more, removed; the buffers after it
+** are renumbered (new DEFINEs, every access rebuilt). */
+int sched_drop_buffer(Kernel *k, int b, Err *e);
+/* Whether statement s (and everything under it) loads, or stores to, buffer b. */
+int sched_reads(const Kernel *k, const UOp *s, int b);
+int sched_writes(const Kernel *k, const UOp *s, int b);
+
+/* The distinct loads of the buffer defined by def under s (a statement or a
+** value), at most max; their count. */
+int sched_loads(const UOp *s, const UOp *def, UOp **out, int max);
+/* The stores of stage st, depth-first in program order, at most max; their count. */
+int sched_stores(const Kernel *k, int st, UOp **out, int max);
+
+/* for ax0, ax1, ... in grid(shape): dst[ax...] = src[ax...] (buffers of one
+** shape), or NULL when out of memory. */
+UOp *sched_copy_nest(Kernel *k, int dst, int src);
+
 /* split.c */
 /* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
 ** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
@@ -147,6 +171,45 @@ int sched_set_layout(Schedule *s, const char *buffer, const SLayout *l, Err *e);
 struct AxeShape;
 int sched_thread_layout(const Kernel *k, const char *stage, struct AxeLayout *out, struct AxeShape *sh,
                         Err *e);
+
+/* compute_inline.c */
+/* Stage `stage`, an element-wise B[v...] = f (one store, its loop variables
+** as B's coordinates, no reduction, no guard), removed with its buffer;
+** every later load of B becomes f at the load's indices. */
+int sched_compute_inline(Schedule *s, const char *stage, Err *e);
+
+/* compute_at.c */
+/* Stage `stage` (a nest of loops over the buffer B it writes, whole extents,
+** any inner body) moved to the start of loop `loop` of stage `consumer`,
+** over the region of B the consumer reads in one iteration of the loop. With
+** threads bound inside the loop (and B not local) the region is spread over
+** them between barriers. */
+int sched_compute_at(Schedule *s, const char *stage, const char *consumer, const char *loop, Err *e);
+/* Stage `stage` (such a nest over the buffer it writes, reading the
+** producer's buffer by its loop variables) moved to the end of loop `loop`
+** of stage `producer`, over the region the producer writes there. */
+int sched_reverse_compute_at(Schedule *s, const char *stage, const char *producer, const char *loop,
+                             Err *e);
+
+/* cache_read.c */
+/* A copy <buffer>_<scope> (scope: global, shared, local) of the whole
+** buffer, made by a new stage of that name just before `stage`; the stage
+** reads the copy. */
+int sched_cache_read(Schedule *s, const char *stage, const char *buffer, const char *scope, Err *e);
+
+/* cache_write.c */
+/* The stage writes a new <D>_<scope> instead of its buffer D; a new stage of
+** that name right after it copies it into D. */
+int sched_cache_write(Schedule *s, const char *stage, const char *scope, Err *e);
+
+/* set_scope.c */
+/* A temporary buffer's scope (global, shared, local). */
+int sched_set_scope(Schedule *s, const char *buffer, const char *scope, Err *e);
+
+/* decompose_reduction.c */
+/* The reduction init of `stage` into a new stage <stage>_init before it;
+** loop encloses the updates, not the init (the init goes above it). */
+int sched_decompose_reduction(Schedule *s, const char *stage, const char *loop, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {

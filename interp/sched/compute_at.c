@@ -1,0 +1,883 @@
+/* compute_at.c - compute_at and reverse_compute_at: a stage moved under a loop of another, over the region that loop needs (TVM's). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+enum { MAXACC = 256, MAXSTMT = 1024 };
+
+/*
+** A moved stage is a nest of spatial loops whose variables are the
+** coordinates of the buffer it writes (one loop per dimension, its whole
+** extent: the "trivial binding" TVM's blocks have), around an inner body
+** that may hold anything, a reduction included. Moving it means rebuilding
+** the spatial loops over a region (a start, an expression in the loops
+** outside the target loop, and a constant extent per dimension) and
+** substituting start + new variable for each old one in the inner body.
+*/
+typedef struct Nest {
+	int buf;                    /* the buffer the stage writes */
+	int nd;
+	UOp *loop[T_MAXDIM];        /* spatial loops, outermost first */
+	int dim[T_MAXDIM];          /* loop[i]'s variable indexes dimension dim[i] */
+	UOp **body;                 /* the innermost spatial loop's statements */
+	int nbody;
+} Nest;
+
+typedef struct Region {
+	UOp *start[T_MAXDIM];
+	int64_t ext[T_MAXDIM];
+} Region;
+
+/* An access under the target loop, with the loops between (inner variables). */
+typedef struct Acc {
+	const UOp *ix;
+	const UOp *inner[64];
+	int ninner;
+} Acc;
+
+typedef struct Accs {
+	Acc a[MAXACC];
+	int n, over;
+} Accs;
+
+static int
+is_reduce(AxisType t)
+{
+	return t == AX_REDUCE || t == AX_GROUP_REDUCE;
+}
+
+static void
+expr_str(Buf *b, const Kernel *k, const UOp *u)
+{
+	kernel_print_expr(b, k, u);
+}
+
+/* the stage as a Nest writing one buffer, or -1 with e saying why not */
+static int
+nest_of(Kernel *k, int st, Nest *n, const char *what, Err *e)
+{
+	const char *sn = k->stage[st].name;
+	UOp *sv[MAXSTMT], *cur;
+	int ns = sched_stores(k, st, sv, MAXSTMT), i, d, nl = 0;
+	const UOp *def;
+
+	memset(n, 0, sizeof *n);
+	if (ns == 0)
+		return err_set(e, "stage %s stores nothing", sn);
+	def = sv[0]->src[0]->src[0];
+	for (i = 1; i < ns; i++)
+		if (sv[i]->src[0]->src[0] != def)
+			return err_set(e, "stage %s writes %s and %s; %s moves a stage that writes one buffer",
+			               sn, def->name, sv[i]->src[0]->src[0]->name, what);
+	n->buf = (int)def->arg[0];
+	n->nd = k->buf[n->buf].ndim;
+	cur = k->stage[st].body;
+	/* spatial loops: each indexes one dimension of every store, and stands alone in the one before */
+	while (cur->op == OP_END && nl < n->nd) {
+		const UOp *v = krange_var(cur->src[0]);
+
+		for (d = 0; d < n->nd && sv[0]->src[0]->src[d + 1] != v; d++)
+			;
+		if (d == n->nd)
+			break;
+		for (i = 1; i < ns && sv[i]->src[0]->src[d + 1] == v; i++)
+			;
+		if (i < ns || krange_extent(cur->src[0]) != k->buf[n->buf].shape[d])
+			break;
+		for (i = 0; i < nl && n->dim[i] != d; i++)
+			;
+		if (i < nl)
+			break;
+		if (krange_hw(cur->src[0]) != HW_NONE)
+			return err_set(e, "stage %s: loop %s is bound to %s; %s rebuilds the loops of the "
+			               "stage it moves (bind after moving)", sn, v->name,
+			               hwaxis_name(krange_hw(cur->src[0])), what);
+		n->loop[nl] = cur;
+		n->dim[nl++] = d;
+		if (nl == n->nd || cur->nsrc != 2)
+			break;
+		cur = cur->src[1];
+	}
+	if (nl != n->nd) {
+		Buf b;
+
+		buf_init(&b);
+		kernel_print_store(&b, k, sv[0]);
+		err_set(e, "stage %s: %s needs a perfect nest of loops over %s's %d dimensions (its "
+		        "variables the store's indices, whole extents), and the store is %s (split, fuse "
+		        "and tile after moving)", sn, what, def->name, n->nd, b.s ? b.s : "?");
+		buf_free(&b);
+		return -1;
+	}
+	if (n->nd == 0) {
+		n->body = &k->stage[st].body;
+		n->nbody = 1;
+		return 0;
+	}
+	cur = n->loop[n->nd - 1];
+	n->body = cur->src + 1;
+	n->nbody = cur->nsrc - 1;
+	return 0;
+}
+
+/* Accesses of def under s (stores when store, else loads), with the loops between. */
+static int
+collect(const Kernel *k, const UOp *s, const UOp *def, int store, const UOp **inner, int ni,
+        Accs *out, int depth)
+{
+	int i;
+
+	if (depth > 1000)
+		return -1;
+	if (s->op == OP_END) {
+		if (ni < 64)
+			inner[ni++] = krange_var(s->src[0]);
+		for (i = 1; i < s->nsrc; i++)
+			if (collect(k, s->src[i], def, store, inner, ni, out, depth + 1) < 0)
+				return -1;
+		return 0;
+	}
+	if (s->op == OP_IF) {
+		if (!store) {
+			UOp *ld[MAXACC];
+			int nl = sched_loads(s->src[0], def, ld, MAXACC), j;
+
+			for (j = 0; j < nl; j++) {
+				if (out->n == MAXACC)
+					return out->over = 1, -1;
+				out->a[out->n].ix = ld[j]->src[0];
+				memcpy(out->a[out->n].inner, inner, ni * sizeof *inner);
+				out->a[out->n++].ninner = ni;
+			}
+		}
+		for (i = 1; i < s->nsrc; i++)
+			if (collect(k, s->src[i], def, store, inner, ni, out, depth + 1) < 0)
+				return -1;
+		return 0;
+	}
+	if (s->op != OP_STORE)
+		return 0;
+	if (store) {
+		if (s->src[0]->src[0] == def) {
+			if (out->n == MAXACC)
+				return out->over = 1, -1;
+			out->a[out->n].ix = s->src[0];
+			memcpy(out->a[out->n].inner, inner, ni * sizeof *inner);
+			out->a[out->n++].ninner = ni;
+		}
+	} else {
+		UOp *ld[MAXACC];
+		int nl = sched_loads(s, def, ld, MAXACC), j;
+
+		for (j = 0; j < nl; j++) {
+			if (out->n == MAXACC)
+				return out->over = 1, -1;
+			out->a[out->n].ix = ld[j]->src[0];
+			memcpy(out->a[out->n].inner, inner, ni * sizeof *inner);
+			out->a[out->n++].ninner = ni;
+		}
+	}
+	return 0;
+}
+
+static int
+has_load(const UOp *u, int depth)
+{
+	int i;
+
+	if (u->op == OP_LOAD || u->op == OP_SHUFFLE || depth > 500)
+		return 1;
+	for (i = 0; i < u->nsrc; i++)
+		if (has_load(u->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+static UOp *
+simp(Kernel *k, UOp *x, Err *e)
+{
+	UOp *y;
+
+	if (!x)
+		return err_set(e, "out of memory"), NULL;
+	if (uop_simplify(k->c, x, &y, e) < 0)
+		return NULL;
+	return y;
+}
+
+/*
+** The region of buffer b the accesses touch for one iteration of the target
+** loop. For an index x of an access whose loops below the target are the
+** inner variables: lo = x with every inner variable at 0, and x - lo, once
+** simplified, must depend on inner variables only; its range is then the
+** span, a constant, and the access covers [lo + min, lo + max] whatever the
+** outer loops are. Two accesses' lo must differ by a constant, so that the
+** union is one box: start = the least lo + min, extent = the greatest
+** lo + max - start + 1. Anything else (a span that moves with an outer
+** loop, data-dependent indices) is refused: the extent would not be a
+** constant.
+*/
+static int
+region_of(Kernel *k, const Accs *A, int b, const char *loop, Region *r, Err *e)
+{
+	const KBuf *B = &k->buf[b];
+	int d, i, j;
+
+	for (d = 0; d < B->ndim; d++) {
+		UOp *base = NULL;
+		int64_t lo = 0, hi = 0;
+
+		for (i = 0; i < A->n; i++) {
+			const Acc *a = &A->a[i];
+			UOp *x = a->ix->src[d + 1], *zero[64], *l, *span, *delta;
+			const UOp *vs[64];
+			int nv;
+			int64_t off;
+			Buf s;
+
+			if (has_load(x, 0)) {
+				buf_init(&s);
+				expr_str(&s, k, a->ix);
+				err_set(e, "%s: index %d depends on loaded data; the region under loop %s is not "
+				        "known", s.s ? s.s : "?", d, loop);
+				buf_free(&s);
+				return -1;
+			}
+			for (j = 0; j < a->ninner; j++)
+				zero[j] = uop_int(k->c, 0);
+			if (!(l = simp(k, kernel_substitute(k->c, x, (UOp *const *)a->inner, zero, a->ninner), e))
+			|| !(span = simp(k, uop_sub(k->c, x, l), e)))
+				return -1;
+			nv = uop_vars(span, vs, 64);
+			for (j = 0; j < nv; j++) {
+				int m;
+
+				for (m = 0; m < a->ninner && a->inner[m] != vs[j]; m++)
+					;
+				if (m == a->ninner) {
+					buf_init(&s);
+					expr_str(&s, k, a->ix);
+					err_set(e, "%s: the extent of dimension %d under loop %s is not a constant (its "
+					        "span depends on %s, a loop outside it)", s.s ? s.s : "?", d, loop,
+					        vs[j]->name);
+					buf_free(&s);
+					return -1;
+				}
+			}
+			if (!base) {
+				base = l;
+				lo = span->vmin;
+				hi = span->vmax;
+				continue;
+			}
+			if (!(delta = simp(k, uop_sub(k->c, l, base), e)))
+				return -1;
+			if (delta->vmin != delta->vmax) {
+				buf_init(&s);
+				expr_str(&s, k, A->a[0].ix);
+				emit(&s, " and ");
+				expr_str(&s, k, a->ix);
+				err_set(e, "%s are not a constant distance apart in dimension %d; the region "
+				        "under loop %s would not be one box", s.s ? s.s : "?", d, loop);
+				buf_free(&s);
+				return -1;
+			}
+			off = delta->vmin;
+			lo = off + span->vmin < lo ? off + span->vmin : lo;
+			hi = off + span->vmax > hi ? off + span->vmax : hi;
+		}
+		if (!base)
+			return err_set(e, "no access to %s", B->name);
+		if (!(r->start[d] = simp(k, uop_add(k->c, base, uop_int(k->c, lo)), e)))
+			return -1;
+		r->ext[d] = hi - lo + 1;
+		if (r->ext[d] > B->shape[d] && r->start[d]->op == OP_CONST && r->start[d]->arg[0] <= 0) {
+			/* a loose span at a fixed start: the whole dimension is enough */
+			r->ext[d] = B->shape[d];
+			r->start[d] = uop_int(k->c, 0);
+		}
+	}
+	return 0;
+}
+
+/* The hardware loops (thread axes) under s: max extent per axis. */
+static void
+threads_under(const UOp *s, int64_t *ext, int depth)
+{
+	int i;
+
+	if (depth > 1000 || (s->op != OP_END && s->op != OP_IF))
+		return;
+	if (s->op == OP_END && hwaxis_is_thread(krange_hw(s->src[0]))) {
+		HwAxis h = krange_hw(s->src[0]);
+
+		if (krange_extent(s->src[0]) > ext[h])
+			ext[h] = krange_extent(s->src[0]);
+	}
+	for (i = 1; i < s->nsrc; i++)
+		threads_under(s->src[i], ext, depth + 1);
+}
+
+/*
+** The moved statements over region r in stage st (the target's): one loop
+** per spatial loop of the nest, named after it, or, with threads (ext[h] of
+** the thread axes under the target loop, when the buffer is not per-thread),
+** the region's elements spread over those threads: element it*T + t for
+** thread t of T, consecutive threads on consecutive elements (TVM users get
+** this cooperative fetch by fusing, splitting and binding the loops after
+** compute_at). lim[d] bounds coordinate d (the old loop's extent): a region
+** that may pass it is guarded.
+*/
+static UOp *
+rebuild(Kernel *k, int st, const Nest *n, const Region *r, const int64_t *lim, const int64_t *thr,
+        Err *e)
+{
+	UOp *old[T_MAXDIM + 64], *val[T_MAXDIM + 64], *nv[T_MAXDIM], *gate = NULL, **body = NULL, *cur = NULL;
+	UOp *tl[64], *lin = NULL, *it = NULL, *tv[HW_COUNT];
+	int64_t T = 1, N = 1, nit = 1;
+	int i, d, nsub = 0, cooperative = 0, h, ntl = 0;
+
+	for (h = 0; h < HW_COUNT; h++)
+		if (thr && thr[h] > 0) {
+			cooperative = 1;
+			if (uck_mul(T, thr[h], &T) < 0)
+				return err_set(e, "too many threads"), NULL;
+		}
+	for (d = 0; d < n->nd; d++)
+		if (uck_mul(N, r->ext[d], &N) < 0 || N > ((int64_t)1 << 40))
+			return err_set(e, "the region is too large"), NULL;
+	if (cooperative) {
+		/* t = ((z*Ey + y)*Ex + x), z outermost; warp*Elane + lane */
+		static const HwAxis order[] = { HW_THREAD_Z, HW_THREAD_Y, HW_THREAD_X, HW_WARP, HW_LANE };
+		static const char *const names[] = { "tz", "ty", "tx", "w", "l" };
+		unsigned o;
+
+		nit = (N + T - 1) / T;
+		for (o = 0; o < sizeof order / sizeof *order; o++) {
+			h = order[o];
+			tv[h] = NULL;
+			if (thr[h] <= 0)
+				continue;
+			if (!(tv[h] = sched_fresh_var(k, st, names[o], thr[h])))
+				return err_set(e, "out of memory"), NULL;
+			lin = lin ? uop_add(k->c, uop_mul(k->c, lin, uop_int(k->c, thr[h])), tv[h]) : tv[h];
+			tl[ntl++] = tv[h];
+		}
+		if (nit > 1) {
+			if (!(it = sched_fresh_var(k, st, "it", nit)))
+				return err_set(e, "out of memory"), NULL;
+			lin = uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, T)), lin);
+		}
+		if (nit * T != N)
+			gate = uop_alu(k->c, OP_CMPLT, lin, uop_int(k->c, N));
+	}
+	for (i = 0; i < n->nd; i++) {
+		int64_t stride = 1;
+		int dd = n->dim[i], m;
+		UOp *c;
+
+		if (cooperative) {
+			for (m = dd + 1; m < n->nd; m++)
+				stride *= r->ext[m];
+			c = uop_mod(k->c, uop_idiv(k->c, lin, uop_int(k->c, stride)), uop_int(k->c, r->ext[dd]));
+		} else {
+			if (!(nv[i] = sched_fresh_var(k, st, krange_var(n->loop[i]->src[0])->name, r->ext[dd])))
+				return err_set(e, "out of memory"), NULL;
+			c = nv[i];
+		}
+		c = uop_add(k->c, r->start[dd], c);
+		old[nsub] = krange_var(n->loop[i]->src[0]);
+		val[nsub++] = c;
+		if (c && (c->vmax >= lim[dd] || c->vmin < 0)) {
+			UOp *g = uop_alu(k->c, OP_CMPLT, c, uop_int(k->c, lim[dd]));
+
+			if (c->vmin < 0)
+				g = uop_alu(k->c, OP_AND, uop_alu(k->c, OP_CMPLT, uop_int(k->c, -1), c), g);
+			gate = gate ? uop_alu(k->c, OP_AND, gate, g) : g;
+		}
+	}
+	/* loops inside the moved body whose names the target stage uses get fresh ones */
+	{
+		UOp *in[256], *mine[256];
+		int nin = 0, nm = sched_loops(k, st, mine, 256), j, q;
+
+		for (j = 0; j < n->nbody; j++) {
+			UOp *tmp[256];
+			int c2 = 0;
+
+			/* loops of each body statement */
+			{
+				UOp *stack[256];
+				int sp = 0;
+
+				stack[sp++] = n->body[j];
+				while (sp && c2 < 256) {
+					UOp *x = stack[--sp];
+
+					if (x->op == OP_END)
+						tmp[c2++] = x;
+					if (x->op == OP_END || x->op == OP_IF)
+						for (q = 1; q < x->nsrc && sp < 256; q++)
+							stack[sp++] = x->src[q];
+				}
+			}
+			for (q = 0; q < c2 && nin < 256; q++)
+				in[nin++] = tmp[q];
+		}
+		for (j = 0; j < nin && nsub < T_MAXDIM + 64; j++) {
+			UOp *v = krange_var(in[j]->src[0]);
+			int taken = 0, a;
+
+			for (a = 0; a < nsub && old[a] != v; a++)
+				;
+			if (a < nsub)
+				continue;   /* renamed already (sibling loops may share a variable) */
+			for (q = 0; q < nm && !taken; q++)
+				taken = strcmp(krange_var(mine[q]->src[0])->name, v->name) == 0;
+			for (a = 0; a < ntl && !taken; a++)
+				taken = strcmp(tl[a]->name, v->name) == 0;
+			if (!taken)
+				continue;
+			old[nsub] = v;
+			if (!(val[nsub] = sched_fresh_var(k, st, v->name, v->arg[1] + 1)))
+				return err_set(e, "out of memory"), NULL;
+			nsub++;
+		}
+	}
+	if (!(body = malloc((n->nbody + 1) * sizeof *body)))
+		return err_set(e, "out of memory"), NULL;
+	for (i = 0; i < n->nbody; i++) {
+		UOp *s = kernel_substitute(k->c, n->body[i], old, val, nsub);
+
+		/* the inner body's loops are rebuilt around renamed variables: ranges follow */
+		if (!s || !(body[i] = sched_simplify_stmt(k, s, e)))
+			goto fail;
+	}
+	cur = NULL;
+	{
+		UOp *b0;
+		int nb = n->nbody;
+
+		if (gate) {
+			if (!(gate = simp(k, gate, e)))
+				goto fail;
+			if (!(gate->op == OP_CONST && gate->arg[0])) {
+				if (!(b0 = kernel_if(k, gate, body, nb)))
+					goto oom;
+				body[0] = b0;
+				nb = 1;
+			}
+		}
+		if (cooperative) {
+			for (i = ntl - 1; i >= 0; i--) {
+				HwAxis hh = HW_NONE;
+
+				for (h = 0; h < HW_COUNT; h++)
+					if (thr[h] > 0 && tv[h] == tl[i])
+						hh = (HwAxis)h;
+				cur = kernel_loop(k, kernel_range(k, tl[i], hh == HW_WARP ? AX_WARP : AX_LOCAL, hh),
+				                  body, nb);
+				if (!cur)
+					goto oom;
+				body[0] = cur;
+				nb = 1;
+			}
+			if (it && !(cur = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), body, nb)))
+				goto oom;
+		} else {
+			for (i = n->nd - 1; i >= 0; i--) {
+				cur = kernel_loop(k, kernel_range(k, nv[i], krange_type(n->loop[i]->src[0]), HW_NONE),
+				                  body, nb);
+				if (!cur)
+					goto oom;
+				body[0] = cur;
+				nb = 1;
+			}
+		}
+		if (!cur)
+			cur = nb == 1 ? body[0] : kernel_if(k, uop_const(k->c, DT_BOOL, 1), body, nb);
+	}
+	free(body);
+	return cur;
+oom:
+	err_set(e, "out of memory");
+fail:
+	free(body);
+	return NULL;
+}
+
+/*
+** Every thread bound around the target loop runs the moved statements. For a
+** buffer threads share, each element they write must then be written by one
+** thread only: checked per enclosing thread loop (sched_independent) on a
+** scratch stage holding the path down to the target with only the new
+** statements under it.
+*/
+static int
+per_thread(Kernel *k, int st, const UOp *target, UOp *moved, Err *e)
+{
+	UOp *p[256], *cur = moved, *th[64];
+	int np = sched_path(k, st, target, p, 256), i, nth = 0, tmp, rc = 0;
+	char name[K_NAME];
+	Err ie;
+
+	for (i = np - 1; i >= 0 && cur; i--) {
+		cur = p[i]->op == OP_END ? kernel_loop(k, p[i]->src[0], &cur, 1) : kernel_if(k, p[i]->src[0], &cur, 1);
+		if (cur && p[i]->op == OP_END && hwaxis_is_thread(krange_hw(p[i]->src[0])) && nth < 64)
+			th[nth++] = cur;
+	}
+	if (!cur)
+		return err_set(e, "out of memory");
+	if (nth == 0)
+		return 0;
+	kernel_fresh_name(k, "scratch", name, sizeof name);
+	if ((tmp = kernel_add_stage(k, name, cur, NULL, e)) < 0)
+		return -1;
+	for (i = 0; i < nth && rc == 0; i++)
+		if (sched_independent(k, tmp, &th[i], 1, 0, &ie) < 0)
+			rc = err_set(e, "loop %s is bound to %s, and every thread runs what moves under loop "
+			             "%s: %s", krange_var(th[i]->src[0])->name, hwaxis_name(krange_hw(th[i]->src[0])),
+			             krange_var(target->src[0])->name, ie.msg);
+	sched_remove_stage(k, tmp);
+	return rc;
+}
+
+/* loop l of stage st is bound to a thread axis, or inside such a loop: that loop, else NULL */
+static const UOp *
+thread_around(const Kernel *k, int st, const UOp *l)
+{
+	UOp *p[256];
+	int np = sched_path(k, st, l, p, 256), i;
+
+	for (i = 0; i < np; i++)
+		if (p[i]->op == OP_END && hwaxis_is_thread(krange_hw(p[i]->src[0])))
+			return p[i];
+	return NULL;
+}
+
+/* l with stmt put first (compute_at) or last (reverse) in its body, fenced by barriers when fence */
+static int
+insert(Kernel *k, int st, UOp *l, UOp *stmt, int last, int fence, Err *e)
+{
+	UOp **v, *nl;
+	int n = l->nsrc - 1, m = 0, i, rc;
+	UOp *bar = kernel_barrier(k);
+
+	if (!bar || !(v = malloc((n + 4) * sizeof *v)))
+		return err_set(e, "out of memory");
+	if (!last) {
+		/* [barrier, new, barrier, body]; a body that starts with a fenced copy shares its barriers */
+		if (fence)
+			v[m++] = bar;
+		v[m++] = stmt;
+		i = 0;
+		if (fence && n > 0 && l->src[1]->op == OP_BARRIER)
+			i = 1;
+		else if (fence)
+			v[m++] = bar;
+		for (; i < n; i++)
+			v[m++] = l->src[i + 1];
+	} else {
+		/* [body, barrier, new, barrier]; a body that ends with a fenced copy shares them */
+		int end = n;
+
+		if (fence && n > 0 && l->src[n]->op == OP_BARRIER)
+			end = n - 1;
+		for (i = 0; i < end; i++)
+			v[m++] = l->src[i + 1];
+		if (fence && end == n)
+			v[m++] = bar;
+		v[m++] = stmt;
+		if (fence)
+			v[m++] = bar;
+	}
+	nl = kernel_loop(k, l->src[0], v, m);
+	free(v);
+	if (!nl)
+		return err_set(e, "out of memory");
+	rc = sched_replace(k, st, l, nl, e);
+	return rc;
+}
+
+/* the buffers stage a reads that stage b writes: the first, or -1 */
+static int
+conflict(const Kernel *k, const UOp *reader, const UOp *writer)
+{
+	int q;
+
+	for (q = 0; q < k->nbuf; q++)
+		if (sched_reads(k, reader, q) && sched_writes(k, writer, q))
+			return q;
+	return -1;
+}
+
+static int
+compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
+{
+	const char *pn = k->stage[sp].name, *cn = k->stage[sc].name;
+	const UOp *thr_loop, *inner[64];
+	int64_t thr[HW_COUNT] = { 0 }, lim[T_MAXDIM];
+	UOp *l, *moved, *all[MAXACC];
+	Nest n;
+	Region r;
+	Accs *A;
+	KBuf *B;
+	int i, j, q, nall, rc = -1, coop = 0;
+
+	if (sp >= sc)
+		return err_set(e, "stage %s comes %s stage %s; compute_at moves a producer into a later "
+		               "consumer (reverse_compute_at moves a consumer)", pn,
+		               sp == sc ? "is" : "after", cn);
+	if (!(l = sched_loop(k, sc, loop, e)))
+		return -1;
+	if (nest_of(k, sp, &n, "compute_at", e) < 0)
+		return -1;
+	B = &k->buf[n.buf];
+	if (B->role != KB_TEMP)
+		return err_set(e, "stage %s writes %s, an %s; compute_at computes a temporary only where "
+		               "it is read", pn, B->name, krole_name(B->role));
+	for (j = 0; j < k->nstage; j++) {
+		if (j == sp)
+			continue;
+		if (sched_writes(k, k->stage[j].body, n.buf))
+			return err_set(e, "stage %s also writes %s; compute_at moves the only stage that "
+			               "writes its buffer", k->stage[j].name, B->name);
+		if (j != sc && sched_reads(k, k->stage[j].body, n.buf))
+			return err_set(e, "stage %s also reads %s; compute_at computes only what stage %s "
+			               "reads", k->stage[j].name, B->name, cn);
+	}
+	for (j = sp + 1; j <= sc; j++)
+		if ((q = conflict(k, k->stage[sp].body, k->stage[j].body)) >= 0)
+			return err_set(e, "stage %s writes %s, which stage %s reads; moved into stage %s it "
+			               "would read the new %s", k->stage[j].name, k->buf[q].name, pn, cn,
+			               k->buf[q].name);
+	if (!(A = calloc(1, sizeof *A)))
+		return err_set(e, "out of memory");
+	nall = sched_loads(k->stage[sc].body, B->def, all, MAXACC);
+	if (nall == 0) {
+		err_set(e, "stage %s does not read %s", cn, B->name);
+		goto out;
+	}
+	for (i = 1; i < l->nsrc; i++)
+		if (collect(k, l->src[i], B->def, 0, inner, 0, A, 0) < 0) {
+			err_set(e, "stage %s: too many accesses to %s under loop %s", cn, B->name, loop);
+			goto out;
+		}
+	/* every load of B in the consumer must be under the loop */
+	for (i = 0; i < nall; i++) {
+		for (j = 0; j < A->n && A->a[j].ix != all[i]->src[0]; j++)
+			;
+		if (j == A->n) {
+			Buf s;
+
+			buf_init(&s);
+			expr_str(&s, k, all[i]->src[0]);
+			err_set(e, "compute_at into a loop that does not cover the consumer's region: stage %s "
+			        "reads %s outside loop %s", cn, s.s ? s.s : "?", loop);
+			buf_free(&s);
+			goto out;
+		}
+	}
+	if (region_of(k, A, n.buf, loop, &r, e) < 0)
+		goto out;
+	for (i = 0; i < n.nd; i++)
+		lim[i] = B->shape[i];
+	/* threads: spread over those under the loop; around it, each thread computes its region */
+	thr_loop = thread_around(k, sc, l);
+	if (B->scope != AS_REG && !thr_loop) {
+		for (i = 1; i < l->nsrc; i++)
+			threads_under(l->src[i], thr, 0);
+		for (i = 0; i < HW_COUNT; i++)
+			coop |= thr[i] > 0;
+	}
+	if (!(moved = rebuild(k, sc, &n, &r, lim, coop ? thr : NULL, e)))
+		goto out;
+	if (B->scope != AS_REG && thr_loop && per_thread(k, sc, l, moved, e) < 0) {
+		char msg[sizeof e->msg];
+
+		snprintf(msg, sizeof msg, "%s", e->msg);
+		err_set(e, "%s is %s memory, which threads share: %s", B->name, kscope_name(B->scope), msg);
+		goto out;
+	}
+	if (insert(k, sc, l, moved, 0, coop, e) < 0)
+		goto out;
+	sched_remove_stage(k, sp);
+	rc = 0;
+out:
+	free(A);
+	return rc;
+}
+
+static int
+reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
+{
+	const char *pn = k->stage[sp].name, *cn = k->stage[sc].name;
+	const UOp *inner[64], *thr_loop;
+	int64_t thr[HW_COUNT] = { 0 }, lim[T_MAXDIM];
+	UOp *l, *moved, *p[256], *ld[MAXACC], *sv[MAXSTMT];
+	Nest n;
+	Region rb, r;
+	Accs *A;
+	KBuf *B, *D;
+	int i, j, q, d, np, nl, nsv, b, rc = -1, coop = 0;
+
+	if (sc <= sp)
+		return err_set(e, "stage %s comes %s stage %s; reverse_compute_at moves a consumer under "
+		               "an earlier producer (compute_at moves a producer)", cn,
+		               sc == sp ? "is" : "before", pn);
+	if (!(l = sched_loop(k, sp, loop, e)))
+		return -1;
+	if (nest_of(k, sc, &n, "reverse_compute_at", e) < 0)
+		return -1;
+	D = &k->buf[n.buf];
+	/* the producer writes one buffer, B, which the consumer reads */
+	nsv = sched_stores(k, sp, sv, MAXSTMT);
+	if (nsv == 0)
+		return err_set(e, "stage %s stores nothing", pn);
+	b = (int)sv[0]->src[0]->src[0]->arg[0];
+	B = &k->buf[b];
+	for (i = 1; i < nsv; i++)
+		if (sv[i]->src[0]->src[0] != B->def)
+			return err_set(e, "stage %s writes %s and %s; reverse_compute_at follows a producer of "
+			               "one buffer", pn, B->name, sv[i]->src[0]->src[0]->name);
+	if (!(nl = sched_loads(k->stage[sc].body, B->def, ld, MAXACC)))
+		return err_set(e, "stage %s does not read %s", cn, B->name);
+	np = sched_path(k, sp, l, p, 256);
+	for (i = 0; i < np; i++)
+		if (p[i]->op == OP_END && is_reduce(krange_type(p[i]->src[0])))
+			return err_set(e, "loop %s %s reduction loop %s of stage %s: the elements of %s are not "
+			               "final at the end of one iteration", loop, p[i] == l ? "is" : "is inside",
+			               krange_var(p[i]->src[0])->name, pn, B->name);
+	for (j = sp + 1; j < sc; j++) {
+		if ((q = conflict(k, k->stage[sc].body, k->stage[j].body)) >= 0)
+			return err_set(e, "stage %s writes %s, which stage %s reads; moved under stage %s it "
+			               "would read the old %s", k->stage[j].name, k->buf[q].name, cn, pn,
+			               k->buf[q].name);
+		if (sched_reads(k, k->stage[j].body, n.buf) || sched_writes(k, k->stage[j].body, n.buf))
+			return err_set(e, "stage %s, between %s and %s, accesses %s, which %s writes", k->stage[j].name,
+			               pn, cn, D->name, cn);
+	}
+	if (D->role == KB_INPUT)
+		return err_set(e, "stage %s writes %s, an input, in place", cn, D->name);
+	for (j = 0; j < k->nstage; j++)
+		if (j != sp && sched_writes(k, k->stage[j].body, b))
+			return err_set(e, "stage %s also writes %s; the regions of stage %s would not cover "
+			               "what stage %s reads", k->stage[j].name, B->name, pn, cn);
+	/* the consumer reads B by its spatial variables, one load pattern */
+	for (d = 0; d < B->ndim; d++) {
+		const UOp *x = ld[0]->src[0]->src[d + 1];
+
+		for (i = 0; i < n.nd && krange_var(n.loop[i]->src[0]) != x; i++)
+			;
+		for (j = 1; j < nl && ld[j]->src[0] == ld[0]->src[0]; j++)
+			;
+		if (i == n.nd || j < nl) {
+			Buf s;
+
+			buf_init(&s);
+			expr_str(&s, k, ld[j < nl ? j : 0]->src[0]);
+			err_set(e, "stage %s reads %s; reverse_compute_at needs one load of %s whose indices "
+			        "are the loop variables over %s's dimensions", cn, s.s ? s.s : "?", B->name,
+			        D->name);
+			buf_free(&s);
+			return -1;
+		}
+	}
+	if (!(A = calloc(1, sizeof *A)))
+		return err_set(e, "out of memory");
+	for (i = 1; i < l->nsrc; i++)
+		if (collect(k, l->src[i], B->def, 1, inner, 0, A, 0) < 0) {
+			err_set(e, "stage %s: too many stores to %s under loop %s", pn, B->name, loop);
+			goto out;
+		}
+	if (A->n < nsv) {
+		err_set(e, "loop %s of stage %s does not cover the producer's writes: it stores to %s "
+		        "outside the loop", loop, pn, B->name);
+		goto out;
+	}
+	if (region_of(k, A, b, loop, &rb, e) < 0)
+		goto out;
+	/* the consumer's region: B's region on the loops that index B, whole extents elsewhere */
+	for (i = 0; i < n.nd; i++) {
+		int dd = n.dim[i];
+		const UOp *v = krange_var(n.loop[i]->src[0]);
+
+		r.start[dd] = uop_int(k->c, 0);
+		r.ext[dd] = krange_extent(n.loop[i]->src[0]);
+		lim[dd] = r.ext[dd];
+		for (d = 0; d < B->ndim; d++)
+			if (ld[0]->src[0]->src[d + 1] == v) {
+				r.start[dd] = rb.start[d];
+				r.ext[dd] = rb.ext[d] < r.ext[dd] ? rb.ext[d] : r.ext[dd];
+			}
+	}
+	thr_loop = thread_around(k, sp, l);
+	if (D->scope != AS_REG && !thr_loop) {
+		for (i = 1; i < l->nsrc; i++)
+			threads_under(l->src[i], thr, 0);
+		for (i = 0; i < HW_COUNT; i++)
+			coop |= thr[i] > 0;
+	}
+	if (!(moved = rebuild(k, sp, &n, &r, lim, coop ? thr : NULL, e)))
+		goto out;
+	if (D->scope != AS_REG && thr_loop && per_thread(k, sp, l, moved, e) < 0) {
+		char msg[sizeof e->msg];
+
+		snprintf(msg, sizeof msg, "%s", e->msg);
+		err_set(e, "%s is %s memory, which threads share: %s", D->name, kscope_name(D->scope), msg);
+		goto out;
+	}
+	if (insert(k, sp, l, moved, 1, coop, e) < 0)
+		goto out;
+	sched_remove_stage(k, sc);
+	rc = 0;
+out:
+	free(A);
+	return rc;
+}
+
+static int
+step(Schedule *s, const char *what, const char *stage, const char *other, const char *loop, Err *e)
+{
+	Kernel *next;
+	Buf line;
+	Err ie;
+	int a, b, rc;
+
+	memset(&ie, 0, sizeof ie);
+	if ((a = sched_stage(s->k, stage, &ie)) < 0 || (b = sched_stage(s->k, other, &ie)) < 0)
+		return err_set(e, "%s: %s", what, ie.msg);
+	if (!(next = sched_begin(s, e)))
+		return -1;
+	rc = what[0] == 'c' ? compute_at(next, a, b, loop, &ie) : reverse_compute_at(next, a, b, loop, &ie);
+	if (rc < 0) {
+		kernel_free(next);
+		return err_set(e, "%s: %s", what, ie.msg);
+	}
+	buf_init(&line);
+	emit(&line, "s:%s(", what);
+	sched_quote(&line, stage);
+	emit(&line, ", ");
+	sched_quote(&line, other);
+	emit(&line, ", ");
+	sched_quote(&line, loop);
+	emit(&line, ")");
+	rc = line.oom ? (kernel_free(next), err_set(e, "%s: out of memory", what))
+	   : sched_commit(s, next, what, line.s, e);
+	buf_free(&line);
+	return rc;
+}
+
+int
+sched_compute_at(Schedule *s, const char *stage, const char *consumer, const char *loop, Err *e)
+{
+	return step(s, "compute_at", stage, consumer, loop, e);
+}
+
+int
+sched_reverse_compute_at(Schedule *s, const char *stage, const char *producer, const char *loop, Err *e)
+{
+	return step(s, "reverse_compute_at", stage, producer, loop, e);
+}
