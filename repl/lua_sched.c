@@ -459,7 +459,94 @@ s_thread_layout(lua_State *L)
 	return 1;
 }
 
+/* placement and caches: thin shims over the C primitives */
+static int
+s_compute_inline(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Err e = { "" };
+
+	return done(L, sched_compute_inline(s, luaL_checkstring(L, 2), &e), &e);
+}
+
+static int
+s_compute_at(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *c = luaL_checkstring(L, 3), *l = loop_arg(L, 4, "compute_at");
+	Err e = { "" };
+
+	return done(L, sched_compute_at(s, b, c, l, &e), &e);
+}
+
+static int
+s_reverse_compute_at(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *p = luaL_checkstring(L, 3);
+	const char *l = loop_arg(L, 4, "reverse_compute_at");
+	Err e = { "" };
+
+	return done(L, sched_reverse_compute_at(s, b, p, l, &e), &e);
+}
+
+static int
+s_cache_read(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *buf = luaL_checkstring(L, 3), *sc = luaL_checkstring(L, 4);
+	Err e = { "" };
+
+	return done(L, sched_cache_read(s, b, buf, sc, &e), &e);
+}
+
+static int
+s_cache_write(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *sc = luaL_checkstring(L, 3);
+	Err e = { "" };
+
+	return done(L, sched_cache_write(s, b, sc, &e), &e);
+}
+
+static int
+s_set_scope(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *sc = luaL_checkstring(L, 3);
+	Err e = { "" };
+
+	return done(L, sched_set_scope(s, b, sc, &e), &e);
+}
+
+static int
+s_decompose_reduction(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "decompose_reduction");
+	Err e = { "" };
+
+	return done(L, sched_decompose_reduction(s, b, l, &e), &e);
+}
+
 static const HelpReg smeths[] = {
+	{ "compute_inline", s_compute_inline,
+	  "s:compute_inline(block): an element-wise stage folded into the loads of its readers" },
+	{ "compute_at", s_compute_at,
+	  "s:compute_at(block, consumer, loop): the stage moved under the consumer's loop, over the\n"
+	  "region one iteration of it reads; with threads bound inside the loop the copy is spread\n"
+	  "over them between barriers (the shared-memory tiles of a GEMM)." },
+	{ "reverse_compute_at", s_reverse_compute_at,
+	  "s:reverse_compute_at(block, producer, loop): a consumer moved under the producer's loop" },
+	{ "cache_read", s_cache_read,
+	  "s:cache_read(block, buffer, scope): block reads a copy <buffer>_<scope> (shared, local,\n"
+	  "global) made by a new stage before it; compute_at moves that stage where it belongs." },
+	{ "cache_write", s_cache_write,
+	  "s:cache_write(block, scope): block writes <buffer>_<scope>, copied out by a new stage" },
+	{ "set_scope", s_set_scope, "s:set_scope(buffer, scope): a temporary buffer in global, shared or local memory" },
+	{ "decompose_reduction", s_decompose_reduction,
+	  "s:decompose_reduction(block, loop): the reduction's init into its own stage <block>_init" },
 	{ "thread_layout", s_thread_layout,
 	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"
 	  "Each element the stage writes -> the hardware coordinates that write it: bound loops on\n"
