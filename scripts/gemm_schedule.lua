@@ -23,6 +23,24 @@ print(("-- counts: %d blocks, %d threads, %d global sectors, %d ops"):format(c.b
 print("-- the trace replays the schedule:")
 io.write(s:trace())
 
+title("the same matmul with shared-memory tiles of A and B (TVM's classic schedule)")
+local g = kernel.lower(a:matmul(b), "out"):schedule()
+g:cache_read("out", "a", "shared")
+g:cache_read("out", "b", "shared")
+g:decompose_reduction("out", "k")
+g:tile("out", "i", "j", 16, 16)
+g:split("out", "k", {nil, 16})
+g:reorder("out", "k0", "i1", "j1")
+g:bind("out", "i0", "blockIdx.y"); g:bind("out", "j0", "blockIdx.x")
+g:bind("out", "i1", "threadIdx.y"); g:bind("out", "j1", "threadIdx.x")
+g:compute_at("a_shared", "out", "k0")
+g:compute_at("b_shared", "out", "k0")
+print(g)
+assert(g:verify{trials = 1})
+local cg = g:counts()
+print(("-- global sectors: %d tiled, %d with shared tiles (%d shared wavefronts, %d bank conflicts, %d barriers)"):format(
+      c.global_sectors, cg.global_sectors, cg.shared_accesses, cg.bank_conflicts, cg.barriers))
+
 title("the schedule as the Axe layout it induces: element -> (block, thread)")
 print(s:thread_layout("c"))
 
