@@ -613,18 +613,50 @@ conflict(const Kernel *k, const UOp *reader, const UOp *writer)
 	return -1;
 }
 
+/*
+** The moved nest n, rebuilt over region r, placed at the start (last = 0) or
+** the end (last = 1) of loop l of stage st. Threads bound under l share the
+** region between barriers; threads bound around l each run the nest, so a
+** buffer B they share must get each element from one thread.
+*/
+static int
+place(Kernel *k, int st, UOp *l, const Nest *n, const Region *r, const int64_t *lim, const KBuf *B,
+      int last, Err *e)
+{
+	int64_t thr[HW_COUNT] = { 0 };
+	const UOp *thr_loop = thread_around(k, st, l);
+	UOp *moved;
+	int i, coop = 0;
+
+	if (B->scope != AS_REG && !thr_loop) {
+		for (i = 1; i < l->nsrc; i++)
+			threads_under(l->src[i], thr, 0);
+		for (i = 0; i < HW_COUNT; i++)
+			coop |= thr[i] > 0;
+	}
+	if (!(moved = rebuild(k, st, n, r, lim, coop ? thr : NULL, e)))
+		return -1;
+	if (B->scope != AS_REG && thr_loop && per_thread(k, st, l, moved, e) < 0) {
+		char msg[sizeof e->msg];
+
+		snprintf(msg, sizeof msg, "%s", e->msg);
+		return err_set(e, "%s is %s memory, which threads share: %s", B->name, kscope_name(B->scope), msg);
+	}
+	return insert(k, st, l, moved, last, coop, e);
+}
+
 static int
 compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 {
 	const char *pn = k->stage[sp].name, *cn = k->stage[sc].name;
-	const UOp *thr_loop, *inner[64];
-	int64_t thr[HW_COUNT] = { 0 }, lim[T_MAXDIM];
-	UOp *l, *moved, *all[MAXACC];
+	const UOp *inner[64];
+	int64_t lim[T_MAXDIM];
+	UOp *l, *all[MAXACC];
 	Nest n;
 	Region r;
 	Accs *A;
 	KBuf *B;
-	int i, j, q, nall, rc = -1, coop = 0;
+	int i, j, q, nall, rc = -1;
 
 	if (sp >= sc)
 		return err_set(e, "stage %s comes %s stage %s; compute_at moves a producer into a later "
@@ -684,24 +716,7 @@ compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 		goto out;
 	for (i = 0; i < n.nd; i++)
 		lim[i] = B->shape[i];
-	/* threads: spread over those under the loop; around it, each thread computes its region */
-	thr_loop = thread_around(k, sc, l);
-	if (B->scope != AS_REG && !thr_loop) {
-		for (i = 1; i < l->nsrc; i++)
-			threads_under(l->src[i], thr, 0);
-		for (i = 0; i < HW_COUNT; i++)
-			coop |= thr[i] > 0;
-	}
-	if (!(moved = rebuild(k, sc, &n, &r, lim, coop ? thr : NULL, e)))
-		goto out;
-	if (B->scope != AS_REG && thr_loop && per_thread(k, sc, l, moved, e) < 0) {
-		char msg[sizeof e->msg];
-
-		snprintf(msg, sizeof msg, "%s", e->msg);
-		err_set(e, "%s is %s memory, which threads share: %s", B->name, kscope_name(B->scope), msg);
-		goto out;
-	}
-	if (insert(k, sc, l, moved, 0, coop, e) < 0)
+	if (place(k, sc, l, &n, &r, lim, B, 0, e) < 0)
 		goto out;
 	sched_remove_stage(k, sp);
 	rc = 0;
@@ -714,14 +729,14 @@ static int
 reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 {
 	const char *pn = k->stage[sp].name, *cn = k->stage[sc].name;
-	const UOp *inner[64], *thr_loop;
-	int64_t thr[HW_COUNT] = { 0 }, lim[T_MAXDIM];
-	UOp *l, *moved, *p[256], *ld[MAXACC], *sv[MAXSTMT];
+	const UOp *inner[64];
+	int64_t lim[T_MAXDIM];
+	UOp *l, *p[256], *ld[MAXACC], *sv[MAXSTMT];
 	Nest n;
 	Region rb, r;
 	Accs *A;
 	KBuf *B, *D;
-	int i, j, q, d, np, nl, nsv, b, rc = -1, coop = 0;
+	int i, j, q, d, np, nl, nsv, b, rc = -1;
 
 	if (sc <= sp)
 		return err_set(e, "stage %s comes %s stage %s; reverse_compute_at moves a consumer under "
@@ -813,23 +828,7 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 				r.ext[dd] = rb.ext[d] < r.ext[dd] ? rb.ext[d] : r.ext[dd];
 			}
 	}
-	thr_loop = thread_around(k, sp, l);
-	if (D->scope != AS_REG && !thr_loop) {
-		for (i = 1; i < l->nsrc; i++)
-			threads_under(l->src[i], thr, 0);
-		for (i = 0; i < HW_COUNT; i++)
-			coop |= thr[i] > 0;
-	}
-	if (!(moved = rebuild(k, sp, &n, &r, lim, coop ? thr : NULL, e)))
-		goto out;
-	if (D->scope != AS_REG && thr_loop && per_thread(k, sp, l, moved, e) < 0) {
-		char msg[sizeof e->msg];
-
-		snprintf(msg, sizeof msg, "%s", e->msg);
-		err_set(e, "%s is %s memory, which threads share: %s", D->name, kscope_name(D->scope), msg);
-		goto out;
-	}
-	if (insert(k, sp, l, moved, 1, coop, e) < 0)
+	if (place(k, sp, l, &n, &r, lim, D, 1, e) < 0)
 		goto out;
 	sched_remove_stage(k, sc);
 	rc = 0;
