@@ -1562,18 +1562,23 @@ k_counts(lua_State *L)
 	return 1;
 }
 
-static int
-k_text(lua_State *L, int color)
+void
+tessel_pushkernel_text(lua_State *L, const Kernel *k, int color)
 {
-	LKernel *x = checkk(L, 1);
 	Buf b;
 
 	buf_init(&b);
-	kernel_print(&b, x->k, color);
+	kernel_print(&b, k, color);
 	if (b.len && b.s[b.len - 1] == '\n')
 		b.s[--b.len] = 0;
 	lua_pushstring(L, b.s ? b.s : "");
 	buf_free(&b);
+}
+
+static int
+k_text(lua_State *L, int color)
+{
+	tessel_pushkernel_text(L, checkk(L, 1)->k, color);
 	return 1;
 }
 

@@ -106,15 +106,7 @@ static int s_check(lua_State *L) { return forward(L, "check"); }
 static int
 s_text(lua_State *L, int color)
 {
-	Schedule *s = checks(L, 1);
-	Buf b;
-
-	buf_init(&b);
-	kernel_print(&b, s->k, color);
-	if (b.len && b.s[b.len - 1] == '\n')
-		b.s[--b.len] = 0;
-	lua_pushstring(L, b.s ? b.s : "");
-	buf_free(&b);
+	tessel_pushkernel_text(L, checks(L, 1)->k, color);
 	return 1;
 }
 

@@ -54,6 +54,8 @@ int luaopen_tessel_kernel(lua_State *L);
 struct Kernel;
 void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
 struct Kernel *tessel_checkkernel(lua_State *L, int i);
+/* Push a kernel's pseudo-code (print(k); color for show). */
+void tessel_pushkernel_text(lua_State *L, const struct Kernel *k, int color);
 /* lua_sched.c: k:schedule(), the Schedule type; registered into the kernel table */
 void tessel_open_sched(lua_State *L);
 struct Layout;
