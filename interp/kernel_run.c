@@ -1507,6 +1507,8 @@ exec(Run *r, const Prog *P, Thr *th)
 			break;
 		}
 		case I_STORE: {
+			/* the same checks as I_LOAD's, written out again: one shared helper
+			** cost 10-17% of the fast path (bench/kernel_bench.lua) */
 			RBuf *b = &rb[in->imm];
 
 			if (in->b >= 0 && !B.i) {
