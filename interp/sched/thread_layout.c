@@ -175,6 +175,11 @@ sched_thread_layout(const Kernel *k, const char *stage, AxeLayout *out, AxeShape
 			used[dg[c][a].loop] = 1;
 		}
 		sh->v[c] = expect;
+		if (expect > k->buf[ix->src[0]->arg[0]].shape[c])
+			return err_set(e, "thread_layout: stage %s: its loops cover %lld elements of coordinate %d, "
+			               "%s has %lld (a split's tail guard?): not a tiling of the buffer", sn,
+			               (long long)expect, c, ix->src[0]->name,
+			               (long long)k->buf[ix->src[0]->arg[0]].shape[c]);
 	}
 	/* each loop's digits cover it exactly: strides 1, b0, b0*b1, ... up to its extent */
 	for (i = 0; i < nl; i++) {

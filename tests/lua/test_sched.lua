@@ -164,6 +164,10 @@ check("thread_layout: a schedule as the Axe layout it induces; the SM80 C fragme
   r:bind("r", "i1", "threadIdx.x")
   eq(r:thread_layout("r"), "S[(2,4):(1@reg,1@tx)]")
   raises(function() r:thread_layout("nope") end, "no stage nope")
+  -- a tail guard: the loops cover more than the buffer
+  local g = kernel.lower(tensor.param("y", {8, 6}):sum(1), "r"):schedule()
+  g:split("r", "i", {nil, 3})
+  raises(function() g:thread_layout("r") end, "its loops cover 9 elements of coordinate 0, r has 8")
 end)
 
 check("the shared-memory GEMM: cache_read, decompose_reduction, tile, bind, compute_at; verified", function()
