@@ -1,5 +1,6 @@
 /* kernel.c - kernels: buffers, stages and the loop-IR constructors on the UOp arena. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -519,6 +520,25 @@ UOp *
 kernel_const(Kernel *k, DType t, double v)
 {
 	return tensor_const(k->c, t, v);
+}
+
+UOp *
+kernel_identity(Kernel *k, Op op, DType t)
+{
+	int64_t lo, hi;
+
+	switch (op) {
+	case OP_ADD: return kernel_const(k, t, 0);
+	case OP_MUL: return kernel_const(k, t, 1);
+	case OP_MAX:
+	case OP_MIN:
+		if (dtype_is_float(t))
+			return kernel_const(k, t, op == OP_MAX ? -INFINITY : INFINITY);
+		dtype_range(t, &lo, &hi);
+		return uop_const(k->c, t, op == OP_MAX ? lo : hi);
+	default:
+		return NULL;
+	}
 }
 
 UOp *

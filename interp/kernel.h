@@ -159,6 +159,9 @@ UOp *kernel_store(Kernel *k, UOp *index, UOp *value, UOp *gate);    /* gate may 
 ** comparisons, whose result is bool): integer constants fold, nothing else. */
 UOp *kernel_alu(Kernel *k, Op op, DType t, UOp *const *src, int n);
 UOp *kernel_const(Kernel *k, DType t, double v);
+/* The identity of the reduction op (add 0, mul 1, max -inf or the least
+** integer, min +inf or the greatest), or NULL for another op. */
+UOp *kernel_identity(Kernel *k, Op op, DType t);
 UOp *kernel_cast(Kernel *k, DType t, UOp *v);
 /* SHUFFLE: value as lane `lane` (an index expression, 0..31) of the same warp
 ** holds it (__shfl_sync with a full mask); dtype the value's. */

@@ -1043,21 +1043,6 @@ value(Lower *L, const UOp *u, UOp *const *idx, int n, UOp *gate)
 static const char letters[] = "ijklmnpqrstuvwyz";
 
 static UOp *
-reduce_identity(Kernel *k, Op op, DType t)
-{
-	int64_t lo, hi;
-
-	if (op == OP_ADD)
-		return kernel_const(k, t, 0);
-	if (op == OP_MUL)
-		return kernel_const(k, t, 1);
-	if (dtype_is_float(t))
-		return kernel_const(k, t, -INFINITY);
-	dtype_range(t, &lo, &hi);
-	return uop_const(k->c, t, lo);
-}
-
-static UOp *
 nest(Kernel *k, UOp *body, UOp *const *vars, int n, AxisType t)
 {
 	int i;
@@ -1106,7 +1091,7 @@ stage(Lower *L, Node *x)
 			return -1;
 		acc[0] = kernel_load(k, ix, NULL);
 		acc[1] = val;
-		seq[0] = kernel_store(k, ix, reduce_identity(k, op, (DType)u->dtype), NULL);
+		seq[0] = kernel_store(k, ix, kernel_identity(k, op, (DType)u->dtype), NULL);
 		seq[1] = nest(k, kernel_store(k, ix, kernel_alu(k, op, (DType)u->dtype, acc, 2), NULL),
 		              rv, nr, AX_REDUCE);
 		if (!seq[0] || !seq[1])

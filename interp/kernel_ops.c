@@ -675,22 +675,6 @@ kernel_op_fill(Kernel *k, const KScope *s, const KRegion *dst, UOp *value, const
 }
 
 static UOp *
-identity(Kernel *k, Op op, DType t)
-{
-	int64_t lo, hi;
-
-	switch (op) {
-	case OP_ADD: return kernel_const(k, t, 0);
-	case OP_MUL: return kernel_const(k, t, 1);
-	default:
-		if (dtype_is_float(t))
-			return kernel_const(k, t, -1.0 / 0.0);
-		dtype_range(t, &lo, &hi);
-		return kernel_const(k, t, (double)lo);
-	}
-}
-
-static UOp *
 combine(Kernel *k, Op op, DType t, UOp *a, UOp *b)
 {
 	UOp *src[2] = { a, b };
@@ -741,7 +725,7 @@ warp_reduce(Kernel *k, const KScope *s, Op op, DType t, const KRegion *dst, cons
 	if ((acc = registers(k, "acc", t, 1, e)) < 0)
 		return NULL;
 	ax = kernel_index(k, acc, &zero, 1);
-	st[n++] = kernel_store(k, ax, identity(k, op, t), NULL);
+	st[n++] = kernel_store(k, ax, kernel_identity(k, op, t), NULL);
 	it = iters > 1 ? kernel_var(k, "it", iters) : NULL;
 	rr = it ? uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, 32)), s->id) : s->id;
 	if (digits(k, rr, qs, dig, e) < 0)
@@ -866,7 +850,7 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 			UOp *dix = kernel_index(k, dst->buf, di, k->buf[dst->buf].ndim);
 			UOp *v = kernel_cast(k, t, kernel_load(k, kernel_index(k, src->buf, si, k->buf[src->buf].ndim), NULL));
 
-			init = kernel_store(k, dix, identity(k, op, t), NULL);
+			init = kernel_store(k, dix, kernel_identity(k, op, t), NULL);
 			upd = kernel_store(k, dix, combine(k, op, t, kernel_load(k, dix, NULL), v), NULL);
 			upd = kernel_loop(k, kernel_range(k, r, AX_REDUCE, HW_NONE), &upd, 1);
 			body = kernel_if(k, kernel_const(k, DT_BOOL, 1), (UOp *[]){ init, upd }, 2);
@@ -885,7 +869,7 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 		if ((sb = kernel_add_buffer(k, sname, t, AS_LOCAL, KB_TEMP, &sh, 1, e)) < 0)
 			return NULL;
 		sidx = kernel_index(k, sb, &s->id, 1);
-		st[n++] = kernel_store(k, sidx, identity(k, op, t), NULL);
+		st[n++] = kernel_store(k, sidx, kernel_identity(k, op, t), NULL);
 		iters = (red + s->n - 1) / s->n;
 		it = iters > 1 ? kernel_var(k, "it", iters) : NULL;
 		rr = it ? uop_add(k->c, uop_mul(k->c, it, uop_int(k->c, s->n)), s->id) : s->id;

@@ -522,6 +522,27 @@ s_decompose_reduction(lua_State *L)
 	return done(L, sched_decompose_reduction(s, b, l, &e), &e);
 }
 
+static int
+s_rfactor(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "rfactor");
+	lua_Integer ax = luaL_optinteger(L, 4, 0);
+	Err e = { "" };
+
+	luaL_argcheck(L, ax >= 0 && ax <= T_MAXDIM, 4, "rfactor: factor_axis out of range");
+	return done(L, sched_rfactor(s, b, l, (int)ax, &e), &e);
+}
+
+static int
+s_reverse_compute_inline(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Err e = { "" };
+
+	return done(L, sched_reverse_compute_inline(s, luaL_checkstring(L, 2), &e), &e);
+}
+
 static const HelpReg smeths[] = {
 	{ "compute_inline", s_compute_inline,
 	  "s:compute_inline(block): an element-wise stage folded into the loads of its readers" },
@@ -539,6 +560,13 @@ static const HelpReg smeths[] = {
 	{ "set_scope", s_set_scope, "s:set_scope(buffer, scope): a temporary buffer in global, shared or local memory" },
 	{ "decompose_reduction", s_decompose_reduction,
 	  "s:decompose_reduction(block, loop): the reduction's init into its own stage <block>_init" },
+	{ "rfactor", s_rfactor,
+	  "s:rfactor(block, loop, factor_axis): the reduction factored on its reduction loop\n"
+	  "A new stage <block>_rf accumulates partial results in <buffer>_rf (the buffer's shape with\n"
+	  "the loop's extent inserted at factor_axis, default 0), the loop now spatial (bind it to\n"
+	  "threads); the block then reduces those partial results (TVM's rfactor)." },
+	{ "reverse_compute_inline", s_reverse_compute_inline,
+	  "s:reverse_compute_inline(block): an element-wise consumer folded into its producer's stores" },
 	{ "thread_layout", s_thread_layout,
 	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"
 	  "Each element the stage writes -> the hardware coordinates that write it: bound loops on\n"

@@ -7,36 +7,6 @@
 
 enum { MAXLOADS = 256 };
 
-static int
-is_reduce(AxisType t)
-{
-	return t == AX_REDUCE || t == AX_GROUP_REDUCE;
-}
-
-/* a reduce loop, a barrier or an mma anywhere under s: what it is, or NULL */
-static const char *
-not_elementwise(const UOp *s, const UOp **loop, int depth)
-{
-	const char *r;
-	int i;
-
-	if (depth > 1000)
-		return "a statement nested too deep";
-	if (s->op == OP_BARRIER)
-		return "a barrier";
-	if (s->op == OP_MMA)
-		return "an mma";
-	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
-		*loop = s;
-		return "a reduction loop";
-	}
-	if (s->op == OP_END || s->op == OP_IF)
-		for (i = 1; i < s->nsrc; i++)
-			if ((r = not_elementwise(s->src[i], loop, depth + 1)))
-				return r;
-	return NULL;
-}
-
 static void
 all_loads(UOp *u, UOp **out, int *n, int max, int depth)
 {
@@ -100,7 +70,7 @@ compute_inline(Kernel *k, int st, Err *e)
 	int reads[MAXLOADS], ns, np, nd, nr, b, d, i, j, q, nloop = 0;
 	KBuf *B;
 
-	if ((why = not_elementwise(k->stage[st].body, &rl, 0))) {
+	if ((why = sched_not_elementwise(k->stage[st].body, &rl))) {
 		if (rl)
 			return err_set(e, "stage %s reduces (loop %s is %s); TVM's compute_inline takes an "
 			               "element-wise block, not a reduction", sn, krange_var(rl->src[0])->name,

@@ -1028,3 +1028,38 @@ sched_copy_nest(Kernel *k, int dst, int src)
 		s = kernel_loop(k, kernel_range(k, v[i], AX_LOOP, HW_NONE), &s, 1);
 	return s;
 }
+
+static int
+is_reduce(AxisType t)
+{
+	return t == AX_REDUCE || t == AX_GROUP_REDUCE;
+}
+
+static const char *
+not_elementwise(const UOp *s, const UOp **loop, int depth)
+{
+	const char *r;
+	int i;
+
+	if (depth > 1000)
+		return "a statement nested too deep";
+	if (s->op == OP_BARRIER)
+		return "a barrier";
+	if (s->op == OP_MMA)
+		return "an mma";
+	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
+		*loop = s;
+		return "a reduction loop";
+	}
+	if (s->op == OP_END || s->op == OP_IF)
+		for (i = 1; i < s->nsrc; i++)
+			if ((r = not_elementwise(s->src[i], loop, depth + 1)))
+				return r;
+	return NULL;
+}
+
+const char *
+sched_not_elementwise(const UOp *s, const UOp **loop)
+{
+	return not_elementwise(s, loop, 0);
+}

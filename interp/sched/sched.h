@@ -97,6 +97,10 @@ int sched_loads(const UOp *s, const UOp *def, UOp **out, int max);
 /* The stores of stage st, depth-first in program order, at most max; their count. */
 int sched_stores(const Kernel *k, int st, UOp **out, int max);
 
+/* A reduction loop (*loop set), a barrier or an mma anywhere under s: what
+** it is ("a reduction loop"), or NULL for an element-wise statement. */
+const char *sched_not_elementwise(const UOp *s, const UOp **loop);
+
 /* for ax0, ax1, ... in grid(shape): dst[ax...] = src[ax...] (buffers of one
 ** shape), or NULL when out of memory. */
 UOp *sched_copy_nest(Kernel *k, int dst, int src);
@@ -210,6 +214,21 @@ int sched_set_scope(Schedule *s, const char *buffer, const char *scope, Err *e);
 /* The reduction init of `stage` into a new stage <stage>_init before it;
 ** loop encloses the updates, not the init (the init goes above it). */
 int sched_decompose_reduction(Schedule *s, const char *stage, const char *loop, Err *e);
+
+/* reverse_compute_inline.c */
+/* Stage `stage`, an element-wise consumer C[J] = f that reads its
+** producer's buffer B element by element (by its own loop variables, one
+** load), folded into the producer's one store B[I] = v, which becomes
+** C[J'] = f' (its variables at I, the load of B as v); the stage and B go. */
+int sched_reverse_compute_inline(Schedule *s, const char *stage, Err *e);
+
+/* rfactor.c */
+/* The reduction of `stage` (one update D[I] = D[I] op v) factored on its
+** reduction loop `loop` (F iterations): a new stage <stage>_rf before it
+** accumulates partial results in a new <D>_rf, D's shape with F inserted at
+** factor_axis (0..ndim), over the loops it had, `loop` now spatial; the
+** stage then reduces the F partial results into D. */
+int sched_rfactor(Schedule *s, const char *stage, const char *loop, int factor_axis, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {

@@ -201,4 +201,34 @@ check("the shared-memory GEMM: cache_read, decompose_reduction, tile, bind, comp
   raises(function() si:compute_inline("xsum") end, "compute_inline")
 end)
 
+check("rfactor: a row sum over threads; coalesced reads cut the sectors; reverse_compute_inline", function()
+  local x = tensor.param("a", {128, 1024})
+  local function base() return kernel.lower(x:sum(1), "b"):schedule() end
+  -- one thread a row: the warp's 32 loads fall in 32 rows
+  local s = base()
+  s:split("b", "i", {nil, 32}); s:bind("b", "i0", "blockIdx.x"); s:bind("b", "i1", "threadIdx.x")
+  local naive = s:counts().global_sectors
+  -- rfactor: 32 partial sums a row, one a thread, reading along the row
+  local r = base()
+  r:split("b", "j", {nil, 32})
+  r:rfactor("b", "j1", 1)
+  eq(table.concat(r:get_loops("b_rf"), " "), "i j1 j0")
+  r:bind("b_rf", "i", "blockIdx.x"); r:bind("b_rf", "j1", "threadIdx.x")
+  r:split("b", "i", {nil, 32}); r:bind("b", "i0", "blockIdx.x"); r:bind("b", "i1", "threadIdx.x")
+  assert(r:verify{trials = 1})
+  local c = r:counts().global_sectors
+  eq(naive, 163856, "naive sectors")
+  eq(c, 54800, "rfactor sectors")
+  raises(function() r:rfactor("b", "i1") end, "rfactor: stage b: loop i1 is spatial")
+  raises(function() base():rfactor("b", "j", 2) end, "rfactor: factor_axis 2: b has 1 dimensions (0..1)")
+  -- an element-wise consumer folded into its producer
+  local y = (tensor.param("x", {4, 8}) * 2):contiguous()
+  local q = kernel.lower((y + 1):exp(), "out"):schedule()
+  local stages = #q:kernel():stages()
+  q:reverse_compute_inline("out")
+  eq(#q:kernel():stages(), stages - 1, "one stage fewer")
+  assert(q:verify())
+  eq(q:trace(), 's:reverse_compute_inline("out")\n')
+end)
+
 finish()
