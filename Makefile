@@ -44,7 +44,7 @@ endif
 # One line per area. The core needs libc and Graphviz (viz/gv.c only); the Lua files need Lua.
 CORE_SRC = util/buf.c util/pmap.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
-           interp/print.c interp/eval.c \
+           interp/print.c interp/eval.c interp/algebra.c \
            interp/dtype.c interp/tensor.c interp/tensor_eval.c \
            interp/kernel.c interp/kernel_layout.c interp/kernel_check.c interp/kernel_print.c \
            interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c \
