@@ -598,25 +598,20 @@ UOp *
 alg_display(UCtx *c, UOp *u)
 {
 	static const double L2E = 1.4426950408889634;
-	A a = { c, { 0 }, 0, 0 };
 	UOp *s[8], *r = u;
 	int i, changed = 0;
+	double v;
 
 	if (!u || u->nsrc > 8 || u->op == OP_LOAD || u->op == OP_INDEX)
 		return u;
-	for (i = 0; i < u->nsrc; i++) {
-		s[i] = alg_display(c, u->src[i]);
-		changed |= s[i] != u->src[i];
-	}
-	if (changed)
-		r = uop_new(c, (Op)u->op, (DType)u->dtype, s, u->nsrc, u->arg[0], u->arg[1], u->name, u->data,
-		            u->ndata);
-	if (r && r->op == OP_EXP2 && dtype_is_float(r->dtype)) {
+	if (u->op == OP_EXP2 && dtype_is_float(u->dtype)) {
+		/* exp2(s) as exp(s / log2(e)), the coefficients rounded to 6 digits where that is exact to 1e-6 */
+		A a = { c, { 0 }, 0, 0 };
 		Term t[MAXT];
 		int n = 0;
 		UOp *x;
 
-		terms(&a, r->src[0], 1 / L2E, t, &n);
+		terms(&a, u->src[0], 1 / L2E, t, &n);
 		for (i = 0; i < n && !a.bad; i++) {
 			double q = t[i].k, rq = nearbyint(q * 1e6) / 1e6;
 
@@ -625,10 +620,38 @@ alg_display(UCtx *c, UOp *u)
 		}
 		x = a.bad ? NULL : build_sum(&a, t, n);
 		pmap_free(&a.memo);
-		if (x)
-			r = uop_new(c, OP_EXP2, (DType)r->dtype, (UOp *[]){ uop_new(c, OP_MUL, (DType)r->dtype,
-			            (UOp *[]){ x, tensor_const(c, DT_FLOAT64, L2E) }, 2, 0, 0, NULL, NULL, 0) },
-			            1, 0, 0, NULL, NULL, 0);
+		if (!x)
+			return u;
+		return uop_new(c, OP_EXP2, (DType)u->dtype, (UOp *[]){ uop_new(c, OP_MUL, (DType)u->dtype,
+		               (UOp *[]){ alg_display(c, x), tensor_const(c, DT_FLOAT64, L2E) }, 2, 0, 0, NULL,
+		               NULL, 0) }, 1, 0, 0, NULL, NULL, 0);
 	}
+	for (i = 0; i < u->nsrc; i++) {
+		s[i] = alg_display(c, u->src[i]);
+		changed |= s[i] != u->src[i];
+	}
+	if (changed)
+		r = uop_new(c, (Op)u->op, (DType)u->dtype, s, u->nsrc, u->arg[0], u->arg[1], u->name, u->data,
+		            u->ndata);
+	/* x + (-k)*y is x - k*y */
+	if (r && r->op == OP_ADD && dtype_is_float(r->dtype)) {
+		for (i = 1; i >= 0; i--) {
+			UOp *m = r->src[i], *o = r->src[1 - i];
+
+			if (m->op == OP_NEG)
+				return uop_new(c, OP_SUB, (DType)r->dtype, (UOp *[]){ o, m->src[0] }, 2, 0, 0, NULL,
+				               NULL, 0);
+			if (m->op == OP_MUL && fconst(m->src[0], &v) && v < 0) {
+				UOp *y = v == -1 ? m->src[1] : uop_new(c, OP_MUL, (DType)m->dtype,
+				         (UOp *[]){ tensor_const(c, (DType)m->src[0]->dtype, -v), m->src[1] }, 2, 0, 0,
+				         NULL, NULL, 0);
+
+				return uop_new(c, OP_SUB, (DType)r->dtype, (UOp *[]){ o, y }, 2, 0, 0, NULL, NULL, 0);
+			}
+		}
+	}
+	/* (-1)*y is -y */
+	if (r && r->op == OP_MUL && dtype_is_float(r->dtype) && fconst(r->src[0], &v) && v == -1)
+		return uop_new(c, OP_NEG, (DType)r->dtype, &r->src[1], 1, 0, 0, NULL, NULL, 0);
 	return r;
 }

@@ -543,6 +543,31 @@ s_reverse_compute_inline(lua_State *L)
 	return done(L, sched_reverse_compute_inline(s, luaL_checkstring(L, 2), &e), &e);
 }
 
+static int
+s_rolling_update(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	Err e = { "" };
+
+	return done(L, sched_rolling_update(s, b, l, &e), &e);
+}
+
+static int
+s_explain(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Buf b;
+
+	buf_init(&b);
+	sched_explain(&b, s);
+	if (b.oom)
+		return luaL_error(L, "explain: out of memory");
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
 static const HelpReg smeths[] = {
 	{ "compute_inline", s_compute_inline,
 	  "s:compute_inline(block): an element-wise stage folded into the loads of its readers" },
@@ -567,6 +592,12 @@ static const HelpReg smeths[] = {
 	  "threads); the block then reduces those partial results (TVM's rfactor)." },
 	{ "reverse_compute_inline", s_reverse_compute_inline,
 	  "s:reverse_compute_inline(block): an element-wise consumer folded into its producer's stores" },
+	{ "rolling_update", s_rolling_update,
+	  "s:rolling_update(block, loop): Neptune's rolling update (Algorithm 1)\n"
+	  "The reduction block fused under loop (\"stage.loop\", or a loop name of an earlier stage) of\n"
+	  "its reduce predecessor, with a repair h derived from its update and proved (Eq. 4, 5);\n"
+	  "s:explain() shows the derivation. Refused when no h exists or the proof fails." },
+	{ "explain", s_explain, "s:explain(): the derivations of the schedule's fusion steps, as text" },
 	{ "thread_layout", s_thread_layout,
 	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"
 	  "Each element the stage writes -> the hardware coordinates that write it: bound loops on\n"

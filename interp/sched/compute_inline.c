@@ -61,8 +61,8 @@ gated(Kernel *k, UOp *v, UOp *gate, DType t)
 ** contents). TVM refuses the same blocks: reductions, blocks of several
 ** stores, outputs.
 */
-static int
-compute_inline(Kernel *k, int st, Err *e)
+int
+sched_compute_inline_in(Kernel *k, int st, Err *e)
 {
 	const char *sn = k->stage[st].name, *why;
 	const UOp *rl = NULL;
@@ -224,7 +224,7 @@ sched_compute_inline(Schedule *s, const char *stage, Err *e)
 		return err_set(e, "compute_inline: %s", ie.msg);
 	if (!(next = sched_begin(s, e)))
 		return -1;
-	if (compute_inline(next, st, &ie) < 0) {
+	if (sched_compute_inline_in(next, st, &ie) < 0) {
 		kernel_free(next);
 		return err_set(e, "compute_inline: %s", ie.msg);
 	}

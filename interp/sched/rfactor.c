@@ -109,15 +109,15 @@ gated(Kernel *k, UOp *body, UOp *const *gates, int n)
 ** rf stage; an if on both refuses. The rf axis is the parallelism rfactor
 ** buys: bind r in both stages (TVM's cross-thread reduction).
 */
-static int
-rfactor(Kernel *k, int st, const char *loop, int axis, char *name, size_t nname, Err *e)
+int
+sched_rfactor_in(Kernel *k, int st, const char *loop, int axis, const char *suffix, int *rfbuf, Err *e)
 {
 	const char *sn = k->stage[st].name;
 	UOp *sv[1024], *path[256], *rvars[256], *sgates[256], *l, *upd = NULL, *other = NULL;
 	UOp *ix, *ixrf, *r, *lb, *rfv, *ld, *s, *body, *wb, *seq[2];
 	int ns = sched_stores(k, st, sv, 1024), np, li, R, i, d, rf, op = 0, nr = 0, ng = 0;
 	int64_t shape[T_MAXDIM], F;
-	char base[2 * K_NAME], bname[K_NAME];
+	char base[2 * K_NAME], bname[K_NAME], name[K_NAME];
 	const KBuf *D;
 
 	if (ns == 0)
@@ -206,9 +206,9 @@ rfactor(Kernel *k, int st, const char *loop, int axis, char *name, size_t nname,
 	for (i = 0; i < D->ndim; i++)
 		shape[i + (i >= axis)] = D->shape[i];
 	shape[axis] = F;
-	snprintf(base, sizeof base, "%s_rf", sn);
-	kernel_fresh_name(k, base, name, nname);
-	snprintf(base, sizeof base, "%s_rf", D->name);
+	snprintf(base, sizeof base, "%s%s", sn, suffix);
+	kernel_fresh_name(k, base, name, sizeof name);
+	snprintf(base, sizeof base, "%s%s", D->name, suffix);
 	kernel_fresh_name(k, base, bname, sizeof bname);
 	if ((rf = kernel_add_buffer(k, bname, D->dtype, D->scope, KB_TEMP, shape, D->ndim + 1, e)) < 0)
 		return -1;
@@ -246,6 +246,8 @@ rfactor(Kernel *k, int st, const char *loop, int axis, char *name, size_t nname,
 		return err_set(e, "out of memory");
 	if (sched_replace(k, st + 1, path[R], wb, e) < 0)
 		return -1;
+	if (rfbuf)
+		*rfbuf = rf;
 	return 0;
 }
 
@@ -253,7 +255,6 @@ int
 sched_rfactor(Schedule *s, const char *stage, const char *loop, int factor_axis, Err *e)
 {
 	Kernel *next;
-	char name[K_NAME];
 	Buf line;
 	Err ie;
 	int st, rc;
@@ -262,7 +263,7 @@ sched_rfactor(Schedule *s, const char *stage, const char *loop, int factor_axis,
 		return err_set(e, "rfactor: %s", ie.msg);
 	if (!(next = sched_begin(s, e)))
 		return -1;
-	if (rfactor(next, st, loop, factor_axis, name, sizeof name, &ie) < 0) {
+	if (sched_rfactor_in(next, st, loop, factor_axis, "_rf", NULL, &ie) < 0) {
 		kernel_free(next);
 		return err_set(e, "rfactor: %s", ie.msg);
 	}

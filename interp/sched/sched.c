@@ -34,6 +34,7 @@ sched_free(Schedule *s)
 		return;
 	for (i = 0; i < s->nstep; i++) {
 		free(s->step[i].line);
+		free(s->step[i].note);
 		kernel_free(s->step[i].before);
 	}
 	free(s->step);
@@ -77,6 +78,7 @@ sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, Err 
 	}
 	strcpy(l, line);
 	s->step[s->nstep].line = l;
+	s->step[s->nstep].note = NULL;
 	s->step[s->nstep].before = s->k;
 	s->nstep++;
 	s->k = next;
@@ -94,7 +96,35 @@ sched_undo(Schedule *s, Err *e)
 	kernel_free(s->k);
 	s->k = t->before;
 	free(t->line);
+	free(t->note);
 	return 0;
+}
+
+int
+sched_note(Schedule *s, const char *note)
+{
+	char *n;
+
+	if (s->nstep == 0 || !note || !(n = malloc(strlen(note) + 1)))
+		return -1;
+	strcpy(n, note);
+	free(s->step[s->nstep - 1].note);
+	s->step[s->nstep - 1].note = n;
+	return 0;
+}
+
+void
+sched_explain(Buf *b, const Schedule *s)
+{
+	int i, any = 0;
+
+	for (i = 0; i < s->nstep; i++)
+		if (s->step[i].note) {
+			emit(b, "%s%s\n%s", any ? "\n" : "", s->step[i].line, s->step[i].note);
+			any = 1;
+		}
+	if (!any)
+		emit(b, "no step of this schedule derives anything (rolling_update and split_k_update do)\n");
 }
 
 void

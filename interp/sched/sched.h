@@ -19,6 +19,7 @@
 typedef struct SStep {
 	char *line;          /* Lua that replays the step: s:split("xsum", "j", {nil, 4}) */
 	Kernel *before;      /* the kernel before the step (owned) */
+	char *note;          /* what the step derived (fusion), or NULL (owned) */
 } SStep;
 
 typedef struct Schedule {
@@ -37,6 +38,10 @@ Kernel *sched_begin(Schedule *s, Err *e);
 ** "what: the result fails the verifier: ...". */
 int sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, Err *e);
 int sched_undo(Schedule *s, Err *e);
+/* The last step's note (a copy): the derivation a fusion step shows. */
+int sched_note(Schedule *s, const char *note);
+/* Every note, each under the line of its step; a sentence when there is none. */
+void sched_explain(Buf *b, const Schedule *s);
 /* The Lua lines that replay the schedule, one a line. */
 void sched_trace(Buf *b, const Schedule *s);
 /* A step that transforms loops loops[0..n-1] of a stage with fn on the copy,
@@ -181,6 +186,8 @@ int sched_thread_layout(const Kernel *k, const char *stage, struct AxeLayout *ou
 ** as B's coordinates, no reduction, no guard), removed with its buffer;
 ** every later load of B becomes f at the load's indices. */
 int sched_compute_inline(Schedule *s, const char *stage, Err *e);
+/* The same on a kernel being built (e has no "compute_inline: " prefix). */
+int sched_compute_inline_in(Kernel *k, int st, Err *e);
 
 /* compute_at.c */
 /* Stage `stage` (a nest of loops over the buffer B it writes, whole extents,
@@ -229,6 +236,67 @@ int sched_reverse_compute_inline(Schedule *s, const char *stage, Err *e);
 ** factor_axis (0..ndim), over the loops it had, `loop` now spatial; the
 ** stage then reduces the F partial results into D. */
 int sched_rfactor(Schedule *s, const char *stage, const char *loop, int factor_axis, Err *e);
+/* The same on a kernel being built: the new stage and buffer are named
+** <stage><suffix> and <D><suffix>; the new stage is st, the reduction
+** st + 1; *rfbuf (may be NULL) gets the new buffer. */
+int sched_rfactor_in(Kernel *k, int st, const char *loop, int axis, const char *suffix, int *rfbuf,
+                     Err *e);
+
+/* fusion.c: what rolling_update, split_k_update and fuse_and_privatize
+** share (Neptune, Section 4 and Appendix C) */
+enum { FMAXR = 8 };
+typedef struct FRepair {
+	UOp *upd;            /* the target's update X_t[I] = X_t[I] f g */
+	int f;               /* the reducer: OP_ADD, OP_MUL, OP_MAX, OP_MIN */
+	int xt;              /* X_t */
+	int nr;              /* the reduce predecessors */
+	int rbuf[FMAXR];     /* their buffers */
+	UOp *rload[FMAXR];   /* their loads in g */
+	UOp *g, *h;          /* g(r, c) and h(t, r, r'), over the symbols below */
+	UOp *t, *r[FMAXR], *r2[FMAXR];
+	const char *method;  /* "inverse" (Theorem 4.3) or "separation" */
+	Buf explain;         /* the derivation, as Figure 10 shows it */
+} FRepair;
+/* upd (the target's update, its variables those of the fused loops) among
+** the fused statements stmts[0..*n-1]: rewrite them (repair). */
+typedef int (*FRepairFn)(Kernel *k, void *aux, UOp *upd, UOp **stmts, int *n, Err *e);
+/* The update x[I] = x[I] op v of statement s: its load of x, op and v; or NULL. */
+const UOp *fusion_update(const UOp *s, int *op, UOp **other);
+/* Whether store s reads the buffer it writes (a reduction, repaired or not). */
+int fusion_accumulates(const Kernel *k, const UOp *s);
+/* Step 1 (InlineMapReturnReduce): the element-wise stages between stage S
+** and the target *t whose buffers the target's update reads, inlined (the
+** target's index follows); refused when such a stage has another reader.
+** The number inlined; ex (may be NULL) gets their names. */
+int fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e);
+/* Steps 3 and 4: match X_t = X_t f g(X_r, C) in stage t, with the reduce
+** predecessors X_r the reductions of stages [lo, hi) read at the target's
+** map loops; solve h(g(r, c), r, r') = g(r', c) by inverting g in c
+** (Theorem 4.3) or by separating g into factors of r and c; prove Eq. 4
+** and Eq. 5 in the algebra (algebra.h). rp->explain must be initialized. */
+int fusion_derive(const Kernel *k, int t, int lo, int hi, FRepair *rp, Err *e);
+/* h(tv, prev, cur) in the dtype of X_t: the repair term as kernel values. */
+UOp *fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *const *cur);
+/* Step 2 (naive loop fusion): the reduction of stage t moved under loop
+** `loop` of stage S: its map and reduce loops matched, outermost first, by
+** extent with S's loops down to `loop` (a lone reduce loop split like S's),
+** its inits before S's first reduce loop, the rest of it at the end of
+** the loop's body (before the copies into <X>_prev), fn (may be NULL)
+** rewriting it; stage t goes. */
+int fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, Buf *ex, Err *e);
+
+/* The stage of the loop named by spec before stage t: "stage.loop", or
+** "loop" for the nearest earlier stage with a loop of that name; var gets
+** the loop's name. */
+int fusion_loop_stage(const Kernel *k, int t, const char *spec, char *var, size_t nvar, Err *e);
+
+/* rolling_update.c: Neptune's Algorithm 1. The reduction `stage` fused under
+** `loop` (see fusion_loop_stage) of its reduce predecessor's stage: map
+** stages between them inlined, the repair h derived and proved, each
+** predecessor's previous value cached in <X_r>_prev, and the update
+** rewritten X_t = h(X_t, X_r_prev, X_r) f g(X_r, C) (Eq. 7). The derivation
+** is the step's note (sched_explain). */
+int sched_rolling_update(Schedule *s, const char *stage, const char *loop, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {

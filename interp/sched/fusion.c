@@ -1,0 +1,866 @@
+/* fusion.c - what Neptune's reduction fusions share: dataflow reorganization, the repair function, naive loop fusion. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algebra.h"
+#include "sched.h"
+
+enum { MAXL = 64, MAXV = 64 };
+
+/* ---- small helpers ---- */
+
+/* the load x[I] of the update x[I] = x[I] op v, op and v; NULL when s is not one */
+const UOp *
+fusion_update(const UOp *s, int *op, UOp **other)
+{
+	UOp *v;
+	int i;
+
+	if (!s || s->op != OP_STORE || s->nsrc != 2)
+		return NULL;
+	v = s->src[1];
+	if (v->op != OP_ADD && v->op != OP_MUL && v->op != OP_MAX && v->op != OP_MIN)
+		return NULL;
+	for (i = 0; i < 2; i++)
+		if (v->src[i]->op == OP_LOAD && v->src[i]->nsrc == 1 && v->src[i]->src[0] == s->src[0]) {
+			*op = v->op;
+			if (other)
+				*other = v->src[1 - i];
+			return v->src[i];
+		}
+	return NULL;
+}
+
+int
+fusion_accumulates(const Kernel *k, const UOp *s)
+{
+	return s->op == OP_STORE && sched_reads(k, s->src[1], (int)s->src[0]->src[0]->arg[0]);
+}
+
+static int
+mentions(const UOp *u, const UOp *var)
+{
+	const UOp *v[MAXV];
+	int n = uop_vars(u, v, MAXV), i;
+
+	for (i = 0; i < n && i < MAXV; i++)
+		if (v[i] == var)
+			return 1;
+	return n > MAXV;
+}
+
+/* whether the index of store/load access ix mentions var */
+static int
+indexes(const UOp *ix, const UOp *var)
+{
+	int d;
+
+	for (d = 1; d < ix->nsrc; d++)
+		if (mentions(ix->src[d], var))
+			return 1;
+	return 0;
+}
+
+/* the loads under value v, distinct, at most max */
+static void
+loads(UOp *v, UOp **out, int *n, int max, int depth)
+{
+	int i;
+
+	if (depth > 1000 || *n >= max)
+		return;
+	if (v->op == OP_LOAD) {
+		for (i = 0; i < *n && out[i] != v; i++)
+			;
+		if (i == *n)
+			out[(*n)++] = v;
+		return;
+	}
+	for (i = 0; i < v->nsrc; i++)
+		loads(v->src[i], out, n, max, depth + 1);
+}
+
+static const char *
+opname(int op)
+{
+	return op == OP_ADD ? "+" : op == OP_MUL ? "*" : op == OP_MAX ? "max" : "min";
+}
+
+/* f(x, y) as text: x + y, or max(x, y) */
+static void
+print_f(Buf *b, const Kernel *k, int f, const UOp *x, const UOp *y)
+{
+	if (f == OP_ADD || f == OP_MUL) {
+		kernel_print_expr(b, k, x);
+		emit(b, " %s ", opname(f));
+		kernel_print_expr(b, k, y);
+	} else {
+		emit(b, "%s(", opname(f));
+		kernel_print_expr(b, k, x);
+		emit(b, ", ");
+		kernel_print_expr(b, k, y);
+		emit(b, ")");
+	}
+}
+
+static void
+show(Buf *b, const Kernel *k, UCtx *c, UOp *u)
+{
+	UOp *n;
+	Err e;
+
+	kernel_print_expr(b, k, alg_display(c, alg_normalize(c, u, &n, &e) == 0 ? n : u));
+}
+
+/* u with its float arithmetic rebuilt in dtype t (constants rounded to t) */
+static UOp *
+retype(UCtx *c, UOp *u, DType t, int depth)
+{
+	UOp *s[8];
+	int i, changed = 0;
+
+	if (!u || depth > 400)
+		return NULL;
+	if (u->op == OP_CONST && dtype_is_float(u->dtype))
+		return u->dtype == t ? u : tensor_const(c, t, tensor_const_value(u));
+	if (u->op == OP_LOAD || u->op == OP_INDEX || !dtype_is_float(u->dtype) || u->nsrc > 8)
+		return u;
+	for (i = 0; i < u->nsrc; i++) {
+		if (!(s[i] = retype(c, u->src[i], t, depth + 1)))
+			return NULL;
+		changed |= s[i] != u->src[i];
+	}
+	if (!changed && (u->dtype == t || u->op == OP_CAST))
+		return u;
+	return uop_new(c, (Op)u->op, u->op == OP_CAST ? (DType)u->dtype : t, s, u->nsrc, u->arg[0], u->arg[1],
+	               u->name, u->data, u->ndata);
+}
+
+/* ---- step 1: dataflow reorganization ---- */
+
+/* the stage that writes buffer b, searching stages [lo, hi), or -1 */
+static int
+writer(const Kernel *k, int b, int lo, int hi)
+{
+	int j;
+
+	for (j = lo; j < hi; j++)
+		if (sched_writes(k, k->stage[j].body, b))
+			return j;
+	return -1;
+}
+
+int
+fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e)
+{
+	int again = 1, any = 0;
+
+	while (again) {
+		UOp *sv[8], *ld[MAXL];
+		int n = sched_stores(k, *t, sv, 8), nl = 0, i, j, op;
+		UOp *other = NULL;
+
+		again = 0;
+		if (n < 1)
+			return err_set(e, "stage %s stores nothing", k->stage[*t].name);
+		for (i = 0; i < n && !fusion_update(sv[i], &op, &other); i++)
+			;
+		if (i == n)
+			return 0;   /* the caller says what is missing */
+		loads(other, ld, &nl, MAXL, 0);
+		for (i = 0; i < nl && !again; i++) {
+			int b = (int)ld[i]->src[0]->src[0]->arg[0], m = writer(k, b, S + 1, *t);
+			const UOp *rl = NULL;
+			UOp *ms[4];
+
+			if (m < 0)
+				continue;
+			/* a map stage on a path from the target to a reduce predecessor */
+			if (sched_not_elementwise(k->stage[m].body, &rl) || sched_stores(k, m, ms, 4) != 1
+			|| fusion_update(ms[0], &op, NULL))
+				continue;
+			for (j = 0; j < k->nstage; j++)
+				if (j != m && j != *t && sched_reads(k, k->stage[j].body, b))
+					return err_set(e, "stage %s, a map stage between the reduction and %s, is also "
+					               "read by stage %s: inlining it into %s would compute it twice "
+					               "(compute_inline it first if that is meant)", k->stage[m].name,
+					               k->stage[*t].name, k->stage[j].name, k->stage[*t].name);
+			if (ex)
+				emit(ex, "%s%s", any ? ", " : "", k->stage[m].name);
+			if (sched_compute_inline_in(k, m, e) < 0)
+				return -1;
+			if (m < *t)
+				(*t)--;
+			any = again = 1;
+		}
+	}
+	return any;
+}
+
+/* ---- steps 3 and 4: the pattern and the repair function ---- */
+
+static int
+has_sym(const UOp *u, UOp *const *sym, int n, int depth)
+{
+	int i;
+
+	if (depth > 400)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (u == sym[i])
+			return 1;
+	if (u->op == OP_LOAD)
+		return 0;
+	for (i = 0; i < u->nsrc; i++)
+		if (has_sym(u->src[i], sym, n, depth + 1))
+			return 1;
+	return 0;
+}
+
+/* the maximal subtrees of g free of the r symbols that are not constants */
+static void
+cparts(UOp *g, UOp *const *sym, int n, UOp **out, int *nc, int max, int depth)
+{
+	int i;
+
+	if (g->op == OP_CONST || depth > 400)
+		return;
+	if (!has_sym(g, sym, n, 0)) {
+		for (i = 0; i < *nc && out[i] != g; i++)
+			;
+		if (i == *nc && *nc < max)
+			out[(*nc)++] = g;
+		return;
+	}
+	for (i = 0; i < g->nsrc; i++)
+		cparts(g->src[i], sym, n, out, nc, max, depth + 1);
+}
+
+static int
+occurrences(const UOp *g, const UOp *x, int depth)
+{
+	int i, n = 0;
+
+	if (g == x)
+		return 1;
+	if (depth > 400 || g->op == OP_LOAD)
+		return 0;
+	for (i = 0; i < g->nsrc; i++)
+		n += occurrences(g->src[i], x, depth + 1);
+	return n;
+}
+
+static UOp *
+b2(UCtx *c, Op op, UOp *x, UOp *y)
+{
+	return uop_new(c, op, DT_FLOAT64, (UOp *[]){ x, y }, 2, 0, 0, NULL, NULL, 0);
+}
+
+static UOp *
+b1(UCtx *c, Op op, UOp *x)
+{
+	return uop_new(c, op, DT_FLOAT64, &x, 1, 0, 0, NULL, NULL, 0);
+}
+
+/*
+** Theorem 4.3: y = g(r, c) solved for c along the one path from the root
+** of g to c: each node on it inverted in the argument the path takes. NULL
+** with *why set when a node has no inverse there (max, min, where, ...).
+*/
+static UOp *
+invert(UCtx *c, UOp *g, UOp *cpart, UOp *y, const char **why)
+{
+	while (g != cpart) {
+		int p, i;
+
+		for (p = -1, i = 0; i < g->nsrc; i++)
+			if (occurrences(g->src[i], cpart, 0)) {
+				if (p >= 0) {
+					*why = "c occurs in two arguments of one node";
+					return NULL;
+				}
+				p = i;
+			}
+		if (p < 0) {
+			*why = "c is not in g";
+			return NULL;
+		}
+		switch (g->op) {
+		case OP_EXP2: y = b1(c, OP_LOG2, y); break;
+		case OP_LOG2: y = b1(c, OP_EXP2, y); break;
+		case OP_NEG: y = b1(c, OP_NEG, y); break;
+		case OP_RECIP: y = b1(c, OP_RECIP, y); break;
+		case OP_CAST: break;   /* a rounding: the algebra is over the reals */
+		case OP_ADD: y = b2(c, OP_SUB, y, g->src[1 - p]); break;
+		case OP_SUB: y = p == 0 ? b2(c, OP_ADD, y, g->src[1]) : b2(c, OP_SUB, g->src[0], y); break;
+		case OP_MUL: y = b2(c, OP_MUL, y, b1(c, OP_RECIP, g->src[1 - p])); break;
+		default:
+			*why = uop_info[g->op].name;
+			return NULL;
+		}
+		g = g->src[p];
+	}
+	return y;
+}
+
+/*
+** Separation: g, normalized, as A(r) (x) B(c), (x) the product or the sum:
+** h(t, r, r') = t A(r') / A(r), or t + A(r') - A(r). Each factor (term)
+** must depend on r or on c, not both; an exp2 factor whose exponent mixes
+** them splits (exp2(a + b) = exp2 a exp2 b).
+*/
+static UOp *
+separate(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, const char **why)
+{
+	UOp *A = NULL, *A2, *u;
+	int sum = gn->op == OP_ADD;
+
+	for (u = gn; u; ) {
+		UOp *f = (u->op == (sum ? OP_ADD : OP_MUL)) ? u->src[1] : u;
+
+		u = u->op == (sum ? OP_ADD : OP_MUL) ? u->src[0] : NULL;
+		if (!has_sym(f, r, n, 0))
+			continue;
+		if (!sum && f->op == OP_EXP2) {
+			/* the r-terms of the exponent */
+			UOp *s = f->src[0], *ra = NULL;
+
+			for (; s; ) {
+				UOp *term = s->op == OP_ADD ? s->src[1] : s;
+
+				s = s->op == OP_ADD ? s->src[0] : NULL;
+				if (!has_sym(term, r, n, 0))
+					continue;
+				{
+					UOp *cp[4];
+					int nc = 0;
+
+					cparts(term, r, n, cp, &nc, 4, 0);
+					if (nc) {
+						*why = "a term of an exponent of g depends on r and on c together";
+						return NULL;
+					}
+				}
+				ra = ra ? b2(c, OP_ADD, ra, term) : term;
+			}
+			f = b1(c, OP_EXP2, ra);
+		} else {
+			UOp *cp[4];
+			int nc = 0;
+
+			cparts(f, r, n, cp, &nc, 4, 0);
+			if (nc) {
+				*why = sum ? "a term of g depends on r and on c together"
+				           : "a factor of g depends on r and on c together";
+				return NULL;
+			}
+		}
+		A = A ? b2(c, sum ? OP_ADD : OP_MUL, A, f) : f;
+	}
+	if (!A) {
+		*why = "g does not depend on r";
+		return NULL;
+	}
+	A2 = kernel_substitute(c, A, r, r2, n);
+	return sum ? b2(c, OP_SUB, b2(c, OP_ADD, t, A2), A)
+	           : b2(c, OP_MUL, t, b2(c, OP_MUL, A2, b1(c, OP_RECIP, A)));
+}
+
+int
+fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
+{
+	Kernel *k = (Kernel *)k0;   /* only its context grows */
+	UCtx *c = k->c;
+	UOp *sv[64], *ld[MAXL], *other = NULL, *g, *h = NULL, *hn, *cp[8], *gn, *red[MAXL];
+	int n = sched_stores(k, t, sv, 64), nl = 0, i, q, nc = 0, nred = 0;
+	const char *why = NULL;
+	char name[K_NAME + 2];
+	Buf *ex = &rp->explain;
+
+	memset(rp->rbuf, 0, sizeof rp->rbuf);
+	rp->nr = 0;
+	rp->upd = NULL;
+	for (i = 0; i < n; i++)
+		if (fusion_update(sv[i], &rp->f, &other)) {
+			if (rp->upd)
+				return err_set(e, "stage %s updates twice; the pattern X_t = X_t f g(X_r, C) takes one "
+				               "update", k->stage[t].name);
+			rp->upd = sv[i];
+		}
+	if (!rp->upd)
+		return err_set(e, "stage %s is not a reduction X_t[I] = X_t[I] f g(...) (f one of +, *, max, "
+		               "min): no pattern to match", k->stage[t].name);
+	(void)fusion_update(rp->upd, &rp->f, &other);
+	rp->xt = (int)rp->upd->src[0]->src[0]->arg[0];
+	/* the target's reduce loops: the loops around the update that do not index X_t */
+	{
+		UOp *p[256];
+		int np = sched_path(k, t, rp->upd, p, 256);
+
+		for (i = 0, nred = 0; i + 1 < np; i++)
+			if (p[i]->op == OP_END && !indexes(rp->upd->src[0], krange_var(p[i]->src[0])) && nred < MAXL)
+				red[nred++] = krange_var(p[i]->src[0]);
+	}
+	/* the reduce predecessors: reductions of stages [lo, hi) that g reads at the target's map loops */
+	loads(other, ld, &nl, MAXL, 0);
+	for (i = 0; i < nl; i++) {
+		int b = (int)ld[i]->src[0]->src[0]->arg[0], w, j, isred = 0;
+		UOp *ws[64];
+		int nw;
+
+		if (b == rp->xt)
+			return err_set(e, "stage %s: its update reads %s beside the accumulator; no pattern to "
+			               "match", k->stage[t].name, k->buf[b].name);
+		for (j = 0; j < nred && !indexes(ld[i]->src[0], red[j]); j++)
+			;
+		if (j < nred)
+			continue;   /* read along the reduction: an input C */
+		if ((w = writer(k, b, lo, hi)) < 0) {
+			if ((w = writer(k, b, hi, t)) >= 0)
+				return err_set(e, "stage %s reads %s, which stage %s computes after the loop's stage "
+				               "%s: fuse it under the loop first", k->stage[t].name, k->buf[b].name,
+				               k->stage[w].name, k->stage[hi - 1].name);
+			continue;   /* complete before: an input C */
+		}
+		nw = sched_stores(k, w, ws, 64);
+		for (j = 0; j < nw; j++)
+			isred |= ws[j]->src[0]->src[0]->arg[0] == b && fusion_accumulates(k, ws[j]);
+		if (!isred)
+			continue;
+		if (rp->nr == FMAXR)
+			return err_set(e, "stage %s has more than %d reduce predecessors", k->stage[t].name, FMAXR);
+		for (j = 0; j < rp->nr && rp->rbuf[j] != b; j++)
+			;
+		if (j < rp->nr) {
+			if (rp->rload[j] != ld[i])
+				return err_set(e, "stage %s reads the reduction %s at two indices", k->stage[t].name,
+				               k->buf[b].name);
+			continue;
+		}
+		rp->rbuf[rp->nr] = b;
+		rp->rload[rp->nr] = ld[i];
+		rp->nr++;
+	}
+	if (rp->nr == 0)
+		return err_set(e, "stage %s reads no reduction of stage %s at its map loops: it has no reduce "
+		               "predecessor under the loop, and fusing it needs no repair", k->stage[t].name,
+		               k->stage[lo].name);
+	/* g with the predecessors as symbols r (r1, r2, ... when several) */
+	rp->t = alg_sym(c, "t");
+	for (q = 0; q < rp->nr; q++) {
+		if (rp->nr == 1)
+			snprintf(name, sizeof name, "r");
+		else
+			snprintf(name, sizeof name, "r%d", q + 1);
+		rp->r[q] = alg_sym(c, name);
+		strcat(name, "'");
+		rp->r2[q] = alg_sym(c, name);
+	}
+	if (!(g = kernel_substitute(c, other, rp->rload, rp->r, rp->nr)))
+		return err_set(e, "out of memory");
+	rp->g = g;
+	emit(ex, "  3. match   X_t = %s, f = %s", k->buf[rp->xt].name, opname(rp->f));
+	for (q = 0; q < rp->nr; q++) {
+		emit(ex, ", X_r = ");
+		kernel_print_expr(ex, k, rp->rload[q]);
+		emit(ex, " (%s)", rp->r[q]->name);
+	}
+	cparts(g, rp->r, rp->nr, cp, &nc, 8, 0);
+	for (i = 0; i < nc; i++) {
+		emit(ex, ", C = ");
+		kernel_print_expr(ex, k, cp[i]);
+		if (nc == 1)
+			emit(ex, " (c)");
+	}
+	emit(ex, "\n             g = ");
+	if (nc == 1)
+		show(ex, k, c, kernel_substitute(c, g, &cp[0], (UOp *[]){ alg_sym(c, "c") }, 1));
+	else
+		show(ex, k, c, g);
+	emit(ex, "\n");
+	/* Theorem 4.3 first: one c, reached by one path of invertible nodes */
+	rp->method = NULL;
+	if (nc == 1 && occurrences(g, cp[0], 0) == 1) {
+		UOp *csym = alg_sym(c, "c"), *inv = invert(c, g, cp[0], alg_sym(c, "y"), &why), *invn;
+
+		if (inv && alg_normalize(c, kernel_substitute(c, inv, (UOp *[]){ alg_sym(c, "y") },
+		                                              (UOp *[]){ rp->t }, 1), &invn, e) == 0) {
+			UOp *old[FMAXR + 1], *new[FMAXR + 1];
+
+			for (q = 0; q < rp->nr; q++) {
+				old[q] = rp->r[q];
+				new[q] = rp->r2[q];
+			}
+			old[q] = cp[0];
+			new[q] = invn;
+			h = kernel_substitute(c, g, old, new, rp->nr + 1);
+			rp->method = "inverse";
+			emit(ex, "  4. invert  y = g(r, c)  =>  c = ");
+			show(ex, k, c, kernel_substitute(c, invn, &rp->t, (UOp *[]){ alg_sym(c, "y") }, 1));
+			emit(ex, "   (Theorem 4.3)\n");
+			(void)csym;
+		}
+	} else if (nc == 0)
+		why = "g reads nothing but the reduce predecessors";
+	else
+		why = nc > 1 ? "g reads several inputs" : "c occurs more than once in g";
+	if (!h) {
+		const char *why2 = NULL;
+
+		if (alg_normalize(c, g, &gn, e) < 0)
+			return -1;
+		if ((h = separate(c, gn, rp->r, rp->r2, rp->nr, rp->t, &why2))) {
+			rp->method = "separation";
+			emit(ex, "  4. separate g into a factor of r and a factor of c (no inverse in c: %s)\n",
+			     why ? why : "none tried");
+		} else
+			return err_set(e, "stage %s: no repair function: g = %s... has no inverse in c (%s) and "
+			               "does not separate into factors of r and c (%s)", k->stage[t].name,
+			               "g", why ? why : "?", why2 ? why2 : "?");
+	}
+	if (alg_normalize(c, h, &hn, e) < 0)
+		return -1;
+	rp->h = hn;
+	emit(ex, "             h(t, r, r') = ");
+	show(ex, k, c, hn);
+	emit(ex, "\n");
+	/* Eq. 4: h(g(r, c), r, r') = g(r', c) */
+	{
+		UOp *lhs = kernel_substitute(c, hn, &rp->t, &g, 1), *rhs = kernel_substitute(c, g, rp->r, rp->r2, rp->nr);
+		int ok = alg_equal(c, lhs, rhs, e);
+
+		if (ok < 0)
+			return -1;
+		if (!ok)
+			return err_set(e, "stage %s: the derived h does not satisfy h(g(r, c), r, r') = g(r', c) "
+			               "(Eq. 4)", k->stage[t].name);
+		emit(ex, "     prove   h(g(r, c), r, r') = g(r', c)                     holds (Eq. 4)\n");
+	}
+	/* Eq. 5: h(x f y, r, r') = h(x, r, r') f h(y, r, r') */
+	{
+		UOp *x = alg_sym(c, "x"), *y = alg_sym(c, "y"), *fxy, *lhs, *rhs;
+		Op f = (Op)rp->f;
+		int ok;
+
+		fxy = b2(c, f, x, y);
+		lhs = kernel_substitute(c, hn, &rp->t, &fxy, 1);
+		rhs = b2(c, f, kernel_substitute(c, hn, &rp->t, &x, 1), kernel_substitute(c, hn, &rp->t, &y, 1));
+		if ((ok = alg_equal(c, lhs, rhs, e)) < 0)
+			return -1;
+		if (!ok) {
+			Buf a, b;
+
+			buf_init(&a);
+			buf_init(&b);
+			show(&a, k, c, lhs);
+			show(&b, k, c, rhs);
+			err_set(e, "stage %s: h does not commute with f = %s (Eq. 5 fails): h(x %s y, r, r') = %s, "
+			        "but h(x, r, r') %s h(y, r, r') = %s", k->stage[t].name, opname(f), opname(f),
+			        a.s ? a.s : "?", opname(f), b.s ? b.s : "?");
+			buf_free(&a);
+			buf_free(&b);
+			return -1;
+		}
+		emit(ex, "     prove   h(x %s y, r, r') = h(x, r, r') %s h(y, r, r')   holds (Eq. 5)\n",
+		     opname(f), opname(f));
+	}
+	(void)print_f;
+	return 0;
+}
+
+UOp *
+fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *const *cur)
+{
+	UOp *old[2 * FMAXR + 1], *new[2 * FMAXR + 1], *h;
+	int q, n = 0;
+
+	old[n] = rp->t;
+	new[n++] = tv;
+	for (q = 0; q < rp->nr; q++) {
+		old[n] = rp->r[q];
+		new[n++] = prev[q];
+		old[n] = rp->r2[q];
+		new[n++] = cur[q];
+	}
+	h = kernel_substitute(k->c, alg_display(k->c, rp->h), old, new, n);
+	return retype(k->c, h, (DType)k->buf[rp->xt].dtype, 0);
+}
+
+/* ---- step 2: naive loop fusion ---- */
+
+/* the loops (END nodes) on the path to target, outermost first; -1 when a guard is on it */
+static int
+loops_to(const Kernel *k, int st, const UOp *target, UOp **out, int max)
+{
+	UOp *p[256];
+	int np = sched_path(k, st, target, p, 256), i, n = 0;
+
+	for (i = 0; i + 1 < np; i++) {
+		if (p[i]->op == OP_IF && p[i]->src[0]->op != OP_CONST)
+			return -1;
+		if (p[i]->op == OP_END && n < max)
+			out[n++] = p[i];
+	}
+	if (np > 0 && target->op == OP_END && n < max)
+		out[n++] = (UOp *)target;
+	return n;
+}
+
+/* a statement list as one statement */
+static UOp *
+seq(Kernel *k, UOp *const *s, int n)
+{
+	return n == 1 ? s[0] : kernel_if(k, kernel_const(k, DT_BOOL, 1), s, n);
+}
+
+/* body under the loops (their ranges with vars vv), innermost last */
+static UOp *
+nest(Kernel *k, UOp *body, UOp *const *loops, UOp *const *vv, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0 && body; i--) {
+		UOp *r = loops[i]->src[0];
+
+		body = kernel_loop(k, kernel_range(k, vv[i], krange_type(r), krange_hw(r)), &body, 1);
+	}
+	return body;
+}
+
+/* a copy back into a cache of the previous value: P[I] = X[I] with P named <X>_prev */
+static int
+is_prev_copy(const Kernel *k, const UOp *s)
+{
+	const UOp *v;
+	const KBuf *P, *X;
+	size_t n;
+
+	if (s->op != OP_STORE || s->nsrc != 2 || (v = s->src[1])->op != OP_LOAD)
+		return 0;
+	P = &k->buf[s->src[0]->src[0]->arg[0]];
+	X = &k->buf[v->src[0]->src[0]->arg[0]];
+	n = strlen(X->name);
+	return strncmp(P->name, X->name, n) == 0 && strncmp(P->name + n, "_prev", 5) == 0;
+}
+
+/* loop l with stmts inserted before its trailing previous-value copies */
+static UOp *
+append(Kernel *k, UOp *l, UOp *const *stmts, int n)
+{
+	UOp *b[1024];
+	int nb = 0, i, at;
+
+	if (l->nsrc - 1 + n > 1024)
+		return NULL;
+	for (at = l->nsrc; at > 1 && is_prev_copy(k, l->src[at - 1]); at--)
+		;
+	for (i = 1; i < at; i++)
+		b[nb++] = l->src[i];
+	for (i = 0; i < n; i++)
+		b[nb++] = stmts[i];
+	for (i = at; i < l->nsrc; i++)
+		b[nb++] = l->src[i];
+	return kernel_loop(k, l->src[0], b, nb);
+}
+
+int
+fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, Buf *ex, Err *e)
+{
+	const char *tn = k->stage[t].name;
+	UOp *sv[64], *U = NULL, *l, *PS[MAXL], *PT[MAXL], *inits[32], *ix;
+	UOp *ms[MAXL], *rs[MAXL], *mt[MAXL], *rt[MAXL], *old[2 * MAXL], *new[2 * MAXL];
+	UOp *pre = NULL, *body, *stmts[64], *Xr_upd = NULL;
+	int n = sched_stores(k, t, sv, 64), nps, npt, nms = 0, nrs = 0, nmt = 0, nrt = 0, ninit = 0;
+	int i, j, op, nsub = 0, nst = 0, xt;
+
+	for (i = 0; i < n; i++)
+		if (fusion_update(sv[i], &op, NULL))
+			U = sv[i];
+	if (!U)
+		return err_set(e, "stage %s has no reduction update to fuse", tn);
+	xt = (int)U->src[0]->src[0]->arg[0];
+	ix = U->src[0];
+	for (i = 0; i < n; i++)
+		if (sv[i] != U) {
+			if (sv[i]->src[0]->src[0]->arg[0] != xt)
+				return err_set(e, "stage %s writes %s and %s; it fuses as one reduction", tn,
+				               k->buf[xt].name, sv[i]->src[0]->src[0]->name);
+			if (ninit == 32)
+				return err_set(e, "stage %s has too many inits", tn);
+			inits[ninit++] = sv[i];
+		}
+	if (!(l = sched_loop(k, S, loop, e)))
+		return -1;
+	if (krange_hw(l->src[0]) != HW_NONE || krange_type(l->src[0]) == AX_THREAD)
+		return err_set(e, "loop %s of stage %s runs in parallel (%s); the fused reduction needs its "
+		               "iterations in order", loop, k->stage[S].name,
+		               krange_hw(l->src[0]) ? hwaxis_name(krange_hw(l->src[0])) : "THREAD");
+	/* S's loops down to l: map loops (indexing what S writes under l), then reduce loops */
+	if ((nps = loops_to(k, S, l, PS, MAXL)) < 0)
+		return err_set(e, "stage %s: a guard stands above loop %s; fuse before splitting with a tail",
+		               k->stage[S].name, loop);
+	{
+		UOp *ss[64];
+		int nss = sched_stores(k, S, ss, 64);
+
+		for (i = 0; i < nss && !Xr_upd; i++) {
+			UOp *p2[256];
+			int np2 = sched_path(k, S, ss[i], p2, 256);
+
+			for (j = 0; j < np2; j++)
+				if (p2[j] == l && !is_prev_copy(k, ss[i]))
+					Xr_upd = ss[i];
+		}
+		if (!Xr_upd)
+			return err_set(e, "stage %s stores nothing under loop %s", k->stage[S].name, loop);
+	}
+	for (i = 0; i < nps; i++) {
+		UOp *v = krange_var(PS[i]->src[0]);
+
+		if (indexes(Xr_upd->src[0], v)) {
+			if (nrs)
+				return err_set(e, "stage %s: map loop %s is inside reduce loop %s; fuse before "
+				               "reordering", k->stage[S].name, v->name,
+				               krange_var(rs[nrs - 1]->src[0])->name);
+			ms[nms++] = PS[i];
+		} else
+			rs[nrs++] = PS[i];
+	}
+	/* the target: map loops, then reduce loops, the inits beside the first reduce loop */
+	for (;;) {
+		if ((npt = loops_to(k, t, U, PT, MAXL)) < 0)
+			return err_set(e, "stage %s: its update is guarded; fuse before splitting with a tail", tn);
+		for (nmt = nrt = 0, i = 0; i < npt; i++) {
+			UOp *v = krange_var(PT[i]->src[0]);
+
+			if (indexes(ix, v)) {
+				if (nrt)
+					return err_set(e, "stage %s: map loop %s is inside reduce loop %s", tn, v->name,
+					               krange_var(rt[nrt - 1]->src[0])->name);
+				mt[nmt++] = PT[i];
+			} else
+				rt[nrt++] = PT[i];
+		}
+		if (nmt < nms)
+			return err_set(e, "stage %s has %d map loops; loop %s of stage %s sits under %d", tn, nmt,
+			               loop, k->stage[S].name, nms);
+		if (nrt < nrs)
+			return err_set(e, "stage %s has %d reduce loops; loop %s of stage %s sits under %d", tn,
+			               nrt, loop, k->stage[S].name, nrs);
+		/* one reduce loop where S has several down to l: split it the same way */
+		if (nrs > 0 && krange_extent(rt[0]->src[0]) != krange_extent(rs[0]->src[0]) && nrt == 1) {
+			int64_t f[MAXL], prod = 1;
+			char vn[K_NAME];
+
+			for (i = 0; i < nrs; i++)
+				prod *= f[i] = krange_extent(rs[i]->src[0]);
+			if (krange_extent(rt[0]->src[0]) % prod != 0)
+				break;
+			f[nrs] = krange_extent(rt[0]->src[0]) / prod;
+			snprintf(vn, sizeof vn, "%s", krange_var(rt[0]->src[0])->name);
+			if (sched_split_in(k, t, vn, f, nrs + (f[nrs] > 1), NULL, e) < 0)
+				return -1;
+			if (ex)
+				emit(ex, "             (loop %s of %s split like the loops of %s down to %s)\n", vn, tn,
+				     k->stage[S].name, loop);
+			n = sched_stores(k, t, sv, 64);
+			for (i = 0, ninit = 0, U = NULL; i < n; i++)
+				if (fusion_update(sv[i], &op, NULL))
+					U = sv[i];
+				else
+					inits[ninit++] = sv[i];
+			ix = U->src[0];
+			continue;
+		}
+		break;
+	}
+	for (i = 0; i < nms; i++)
+		if (krange_extent(mt[i]->src[0]) != krange_extent(ms[i]->src[0]))
+			return err_set(e, "stage %s: map loop %s has %lld iterations, loop %s of stage %s has %lld",
+			               tn, krange_var(mt[i]->src[0])->name, (long long)krange_extent(mt[i]->src[0]),
+			               krange_var(ms[i]->src[0])->name, k->stage[S].name,
+			               (long long)krange_extent(ms[i]->src[0]));
+	for (i = 0; i < nrs; i++)
+		if (krange_extent(rt[i]->src[0]) != krange_extent(rs[i]->src[0]))
+			return err_set(e, "stage %s: reduce loop %s has %lld iterations, loop %s of stage %s has %lld",
+			               tn, krange_var(rt[i]->src[0])->name, (long long)krange_extent(rt[i]->src[0]),
+			               krange_var(rs[i]->src[0])->name, k->stage[S].name,
+			               (long long)krange_extent(rs[i]->src[0]));
+	/* the inits sit beside the first unmatched-or-reduce statement: under the map loops only */
+	for (i = 0; i < ninit; i++) {
+		UOp *p2[MAXL];
+		int n2 = loops_to(k, t, inits[i], p2, MAXL);
+
+		if (n2 != nmt)
+			return err_set(e, "stage %s: an init of %s is not right inside the map loops", tn,
+			               k->buf[xt].name);
+	}
+	/* variables: matched ones become S's, unmatched ones fresh in S */
+	for (i = 0; i < nmt; i++) {
+		old[nsub] = krange_var(mt[i]->src[0]);
+		new[nsub++] = i < nms ? krange_var(ms[i]->src[0])
+		            : sched_fresh_var(k, S, krange_var(mt[i]->src[0])->name, krange_extent(mt[i]->src[0]));
+	}
+	for (i = 0; i < nrt; i++) {
+		old[nsub] = krange_var(rt[i]->src[0]);
+		new[nsub++] = i < nrs ? krange_var(rs[i]->src[0])
+		            : sched_fresh_var(k, S, krange_var(rt[i]->src[0])->name, krange_extent(rt[i]->src[0]));
+	}
+	for (i = 0; i < nsub; i++)
+		if (!new[i])
+			return err_set(e, "out of memory");
+	if (nrs > 0) {
+		/* the inits go before S's first reduce loop, under the unmatched map loops */
+		UOp *is[32];
+
+		for (i = 0; i < ninit; i++)
+			if (!(is[i] = kernel_substitute(k->c, inits[i], old, new, nsub)))
+				return err_set(e, "out of memory");
+		if (ninit && !(pre = nest(k, seq(k, is, ninit), mt + nms, new + nms, nmt - nms)))
+			return err_set(e, "out of memory");
+		/* the body of the last matched reduce loop, the update repaired, under the unmatched map loops */
+		{
+			UOp *lt = rt[nrs - 1];
+
+			for (i = 1; i < lt->nsrc; i++)
+				if (!(stmts[nst++] = kernel_substitute(k->c, lt->src[i], old, new, nsub)))
+					return err_set(e, "out of memory");
+		}
+	} else {
+		UOp *lt = nms ? mt[nms - 1] : NULL;
+
+		if (!lt)
+			return err_set(e, "stage %s: nothing to fuse under loop %s", tn, loop);
+		for (i = 1; i < lt->nsrc; i++)
+			if (!(stmts[nst++] = kernel_substitute(k->c, lt->src[i], old, new, nsub)))
+				return err_set(e, "out of memory");
+	}
+	if (fn) {
+		UOp *U2 = kernel_substitute(k->c, U, old, new, nsub);
+
+		if (!U2 || fn(k, aux, U2, stmts, &nst, e) < 0)
+			return e->msg[0] ? -1 : err_set(e, "out of memory");
+	}
+	body = seq(k, stmts, nst);
+	if (nrs > 0 && !(body = nest(k, body, mt + nms, new + nms, nmt - nms)))
+		return err_set(e, "out of memory");
+	/* into S: the body at the end of l's body, the inits before its first reduce loop */
+	{
+		UOp *l2 = append(k, l, &body, 1), *p2[256], *first;
+		int np2;
+
+		if (!l2 || sched_replace(k, S, l, l2, e) < 0)
+			return e->msg[0] ? -1 : err_set(e, "out of memory");
+		if (pre) {
+			np2 = loops_to(k, S, l2, p2, 256);
+			first = p2[nms];
+			if (np2 <= nms || sched_replace(k, S, first, kernel_if(k, kernel_const(k, DT_BOOL, 1),
+			                                (UOp *[]){ pre, first }, 2), e) < 0)
+				return e->msg[0] ? -1 : err_set(e, "out of memory");
+		}
+	}
+	sched_remove_stage(k, t);
+	return 0;
+}
