@@ -554,6 +554,37 @@ s_rolling_update(lua_State *L)
 }
 
 static int
+s_split_k_update(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	Err e = { "" };
+
+	return done(L, sched_split_k_update(s, b, l, &e), &e);
+}
+
+static int
+s_fuse_and_privatize(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	Err e = { "" };
+
+	return done(L, sched_fuse_and_privatize(s, b, l, &e), &e);
+}
+
+static int
+s_privatize_reduce(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "privatize_reduce");
+	lua_Integer n = luaL_checkinteger(L, 4);
+	Err e = { "" };
+
+	return done(L, sched_privatize_reduce(s, b, l, (int64_t)n, &e), &e);
+}
+
+static int
 s_explain(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
@@ -597,6 +628,17 @@ static const HelpReg smeths[] = {
 	  "The reduction block fused under loop (\"stage.loop\", or a loop name of an earlier stage) of\n"
 	  "its reduce predecessor, with a repair h derived from its update and proved (Eq. 4, 5);\n"
 	  "s:explain() shows the derivation. Refused when no h exists or the proof fails." },
+	{ "split_k_update", s_split_k_update,
+	  "s:split_k_update(block, loop): Neptune's split-k update (Algorithm 2, FlashDecoding)\n"
+	  "The reduce predecessors privatized on loop (split first: s:split(pred, j, {nil, 64})): a\n"
+	  "local stage reducing each slice in parallel and a global one; block privatized alike, its\n"
+	  "local fused into the local stage, its global repaired by h (Eq. 8)." },
+	{ "fuse_and_privatize", s_fuse_and_privatize,
+	  "s:fuse_and_privatize(block, loop): both reductions privatized on loop, block's local fused\n"
+	  "under it; for reductions that need no repair (split_k_update for those that do)" },
+	{ "privatize_reduce", s_privatize_reduce,
+	  "s:privatize_reduce(block, loop, k): loop split into k slices; a local stage reduces each\n"
+	  "slice into <buffer>_local, the block combines them (Neptune's PrivatizeReduce)" },
 	{ "explain", s_explain, "s:explain(): the derivations of the schedule's fusion steps, as text" },
 	{ "thread_layout", s_thread_layout,
 	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"

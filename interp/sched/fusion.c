@@ -673,7 +673,7 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 	UOp *ms[MAXL], *rs[MAXL], *mt[MAXL], *rt[MAXL], *old[2 * MAXL], *new[2 * MAXL];
 	UOp *pre = NULL, *body, *stmts[64], *Xr_upd = NULL;
 	int n = sched_stores(k, t, sv, 64), nps, npt, nms = 0, nrs = 0, nmt = 0, nrt = 0, ninit = 0;
-	int i, j, op, nsub = 0, nst = 0, xt;
+	int i, j, op, nsub = 0, nst = 0, xt, reordered = 0;
 
 	for (i = 0; i < n; i++)
 		if (fusion_update(sv[i], &op, NULL))
@@ -746,6 +746,70 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 		if (nmt < nms)
 			return err_set(e, "stage %s has %d map loops; loop %s of stage %s sits under %d", tn, nmt,
 			               loop, k->stage[S].name, nms);
+		/* S's map loops paired with the target's through what S writes and the target reads there */
+		if (nms > 0 && !reordered) {
+			UOp *ld[MAXL], *ldb = NULL;
+			int nl = 0, pair[MAXL], d, x, y, np = 0, inorder = 1;
+			const char *names[MAXL];
+
+			loads(U->src[1], ld, &nl, MAXL, 0);
+			for (i = 0; i < nl && !ldb; i++)
+				if (ld[i]->src[0]->src[0] == Xr_upd->src[0]->src[0])
+					ldb = ld[i];
+			for (x = 0; x < nms; x++)
+				pair[x] = -1;
+			for (d = 1; ldb && d < Xr_upd->src[0]->nsrc && d < ldb->src[0]->nsrc; d++)
+				for (x = 0; x < nms; x++)
+					for (y = 0; y < nmt; y++)
+						if (Xr_upd->src[0]->src[d] == krange_var(ms[x]->src[0])
+						&& ldb->src[0]->src[d] == krange_var(mt[y]->src[0]) && pair[x] < 0) {
+							pair[x] = y;
+							np++;
+						}
+			/* a loop of one iteration folds to 0 in indices: pair it with one of the target's */
+			for (x = 0; x < nms; x++)
+				for (y = 0; y < nmt && pair[x] < 0 && krange_extent(ms[x]->src[0]) == 1; y++) {
+					int used = 0, z;
+
+					for (z = 0; z < nms; z++)
+						used |= pair[z] == y;
+					if (!used && krange_extent(mt[y]->src[0]) == 1) {
+						pair[x] = y;
+						np++;
+					}
+				}
+			if (np == nms) {
+				for (x = 0; x < nms; x++) {
+					names[x] = krange_var(mt[pair[x]]->src[0])->name;
+					inorder &= pair[x] == x;
+				}
+				for (y = 0, x = nms; y < nmt; y++) {
+					int used = 0, z;
+
+					for (z = 0; z < nms; z++)
+						used |= pair[z] == y;
+					if (!used)
+						names[x++] = krange_var(mt[y]->src[0])->name;
+				}
+				if (!inorder) {
+					if (sched_reorder_in(k, t, names, nmt, e) < 0)
+						return err_set(e, "stage %s: its map loops must be reordered to put %s first, "
+						               "and cannot be: %s", tn, names[0], e->msg);
+					if (ex)
+						emit(ex, "             (the map loops of %s reordered to match %s)\n", tn,
+						     k->stage[S].name);
+					reordered = 1;
+					n = sched_stores(k, t, sv, 64);
+					for (i = 0, ninit = 0, U = NULL; i < n; i++)
+						if (fusion_update(sv[i], &op, NULL))
+							U = sv[i];
+						else
+							inits[ninit++] = sv[i];
+					ix = U->src[0];
+					continue;
+				}
+			}
+		}
 		if (nrt < nrs)
 			return err_set(e, "stage %s has %d reduce loops; loop %s of stage %s sits under %d", tn,
 			               nrt, loop, k->stage[S].name, nrs);
@@ -797,16 +861,19 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 			return err_set(e, "stage %s: an init of %s is not right inside the map loops", tn,
 			               k->buf[xt].name);
 	}
-	/* variables: matched ones become S's, unmatched ones fresh in S */
-	for (i = 0; i < nmt; i++) {
-		old[nsub] = krange_var(mt[i]->src[0]);
-		new[nsub++] = i < nms ? krange_var(ms[i]->src[0])
-		            : sched_fresh_var(k, S, krange_var(mt[i]->src[0])->name, krange_extent(mt[i]->src[0]));
-	}
-	for (i = 0; i < nrt; i++) {
-		old[nsub] = krange_var(rt[i]->src[0]);
-		new[nsub++] = i < nrs ? krange_var(rs[i]->src[0])
-		            : sched_fresh_var(k, S, krange_var(rt[i]->src[0])->name, krange_extent(rt[i]->src[0]));
+	/* variables: matched ones become S's; unmatched ones keep theirs unless a loop around l has it */
+	for (i = 0; i < nmt + nrt; i++) {
+		UOp *lp = i < nmt ? mt[i] : rt[i - nmt], *v = krange_var(lp->src[0]);
+		int matched = i < nmt ? i < nms : i - nmt < nrs, q, clash = 0;
+
+		old[nsub] = v;
+		if (matched) {
+			new[nsub++] = krange_var((i < nmt ? ms[i] : rs[i - nmt])->src[0]);
+			continue;
+		}
+		for (q = 0; q < nps; q++)
+			clash |= strcmp(krange_var(PS[q]->src[0])->name, v->name) == 0;
+		new[nsub++] = clash ? sched_fresh_var(k, S, v->name, krange_extent(lp->src[0])) : v;
 	}
 	for (i = 0; i < nsub; i++)
 		if (!new[i])

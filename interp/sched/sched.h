@@ -298,6 +298,33 @@ int fusion_loop_stage(const Kernel *k, int t, const char *spec, char *var, size_
 ** is the step's note (sched_explain). */
 int sched_rolling_update(Schedule *s, const char *stage, const char *loop, Err *e);
 
+/* privatize.c */
+/* Stage st's reduction privatized on its reduce loop `loop` (rfactor with
+** the loop as the last axis): a local stage <stage>_local at st and the
+** global stage at st + 1; *local (may be NULL) gets <X>_local. */
+int fusion_privatize(Kernel *k, int st, const char *loop, int *local, Err *e);
+/* Stage t's lone reduce loop split like loop `loop` of stage S and the
+** loops inside it that enclose S's reduction; first gets the name of t's
+** loop that matches `loop`. */
+int fusion_split_like(Kernel *k, int t, int S, const char *loop, char *first, size_t nfirst, Err *e);
+/* Steps of FuseAndPrivatize: stage *S privatized on var (unless it is a
+** local stage already), stage *t split alike and privatized (indices follow). */
+int fusion_fuse_privatized(Kernel *k, int *t, int *S, const char *var, Buf *ex, Err *e);
+/* Neptune's PrivatizeReduce: loop split into an outer loop of `parts`
+** iterations and an inner one; the reduction privatized on the outer one. */
+int sched_privatize_reduce(Schedule *s, const char *stage, const char *loop, int64_t parts, Err *e);
+/* Neptune's FuseAndPrivatize: the reduction `stage` and the reduction under
+** `loop` both privatized on it, the stage's local fused under the loop's
+** local; refused when the stage reads what needs a repair (split_k_update). */
+int sched_fuse_and_privatize(Schedule *s, const char *stage, const char *loop, Err *e);
+
+/* split_k_update.c: Neptune's Algorithm 2. The reduce predecessors
+** privatized under `loop` (a local stage, its reductions in parallel over
+** the loop, and a global one), the target privatized alike with its local
+** reading theirs and fused into the local stage, and its global repaired:
+** X_t = X_t f h(X_t_local, X_r_local, X_r) (Eq. 8). */
+int sched_split_k_update(Schedule *s, const char *stage, const char *loop, Err *e);
+
 /* verify.c */
 typedef struct SVerifyOpts {
 	int trials;          /* random inputs tried (0: 3) */
