@@ -211,6 +211,117 @@ test_refusals(void **state)
 	free(before);
 }
 
+/* Figure 3: split-k update of Figure 1(a) */
+static void
+test_split_k(void **state)
+{
+	char *t;
+
+	(void)state;
+	start(figure1(2, 4, 1));
+	OK(sched_split(S, "xmax", "j", (int64_t[]){ 0, 2 }, 2, &E));
+	OK(sched_split_k_update(S, "out", "j0", &E));
+	show("split_k_update");
+	assert_printed("# inputs: inp: float32[2, 4]\n"
+	               "# outputs: out: float32[2]\n"
+	               "# buffers: xmax: float32[2], xmax_local: float32[2, 2], out_local: float32[2, 2]\n"
+	               "# xmax_local\n"
+	               "for i, j0 in grid(2, 2):\n"
+	               "  xmax_local[i, j0] = -inf\n"
+	               "  for j1 in range(2):  # REDUCE\n"
+	               "    xmax_local[i, j0] = max(xmax_local[i, j0], inp[i, j0*2 + j1])\n"
+	               "  out_local[i, j0] = 0.0\n"
+	               "  for j1 in range(2):  # REDUCE\n"
+	               "    out_local[i, j0] += exp(inp[i, j0*2 + j1] - xmax_local[i, j0])\n"
+	               "# xmax\n"
+	               "for i in range(2):\n"
+	               "  xmax[i] = -inf\n"
+	               "  for j0 in range(2):  # REDUCE\n"
+	               "    xmax[i] = max(xmax[i], xmax_local[i, j0])\n"
+	               "# out\n"
+	               "for i in range(2):\n"
+	               "  out[i] = 0.0\n"
+	               "  for j0 in range(2):  # REDUCE\n"
+	               "    out[i] += out_local[i, j0] * exp(xmax_local[i, j0] - xmax[i])\n");
+	assert_same(1e-5);
+	t = explained();
+	assert_has(t, "split_k_update(out, xmax.j0): Algorithm 2");
+	assert_has(t, "apply   out[i] += out_local[i, j0] * exp(xmax_local[i, j0] - xmax[i])   (Eq. 8)");
+	free(t);
+	stop();
+
+	/* decoding attention (FlashDecoding): one query row, the keys in slices of 8 */
+	uctx_free(C);
+	C = uctx_new();
+	start(attention(1, 48, 4, 30));
+	OK(sched_split(S, "xmax", "j", (int64_t[]){ 0, 8 }, 2, &E));
+	OK(sched_split_k_update(S, "xsum_1", "xmax.j0", &E));
+	OK(sched_split_k_update(S, "out", "xmax_local.j0", &E));
+	show("flash decoding");
+	t = now();
+	assert_has(t, "out_local: float32[1, 4, 6]");
+	assert_has(t, "xsum_1_local[0, k0] * 1/xsum_1[0] * out_local[i, j, k0] * exp(xmax_local[0, k0] - xmax[0])");
+	free(t);
+	assert_same(1e-4);
+	/* the loop must be privatized, and the predecessor split first */
+	{
+		char *before = now();
+
+		assert_refused(sched_split_k_update(S, "out", "xmax.j0", &E), before,
+		               "split_k_update: xmax is not reduced under loop j0 of stage xmax, nor privatized there");
+		free(before);
+	}
+}
+
+/* Figure 11: the predecessor privatized, then the sum rolled under the slices */
+static void
+test_privatize(void **state)
+{
+	char *t, *before;
+	UOp *x;
+
+	(void)state;
+	start(figure1(2, 4, 1));
+	OK(sched_privatize_reduce(S, "xmax", "j", 2, &E));
+	OK(sched_rolling_update(S, "out", "xmax.j0", &E));
+	show("figure 11");
+	t = now();
+	assert_has(t, "    xmax[i] = max(xmax[i], xmax_local[i, j0])\n"
+	              "    out[i] *= exp(xmax_prev[i] - xmax[i])\n"
+	              "    for j1 in range(2):  # REDUCE\n"
+	              "      out[i] += exp(inp[i, j0*2 + j1] - xmax[i])\n"
+	              "    xmax_prev[i] = xmax[i]\n");
+	free(t);
+	assert_same(1e-5);
+	before = now();
+	assert_refused(sched_privatize_reduce(S, "xmax", "j0", 0, &E), before,
+	               "privatize_reduce: 0 parts; give at least 1");
+	free(before);
+	stop();
+
+	/* two independent reductions of one input fuse with no repair */
+	uctx_free(C);
+	C = uctx_new();
+	x = param("inp", 0, 3, 8);
+	start(alu(OP_ADD, red(OP_MAX, x, 1), red(OP_ADD, x, 1)));
+	OK(sched_split(S, "xmax", "j", (int64_t[]){ 0, 4 }, 2, &E));
+	OK(sched_fuse_and_privatize(S, "xsum", "xmax.j0", &E));
+	assert_int_equal(S->k->nstage, 4);
+	assert_same(1e-5);
+	stop();
+
+	/* a dependent one needs the repair */
+	uctx_free(C);
+	C = uctx_new();
+	start(figure1(2, 4, 1));
+	OK(sched_split(S, "xmax", "j", (int64_t[]){ 0, 2 }, 2, &E));
+	before = now();
+	assert_refused(sched_fuse_and_privatize(S, "out", "xmax.j0", &E), before,
+	               "fuse_and_privatize: stage out reads xmax, which stage xmax computes: fusing it "
+	               "under loop j0 needs a repair (split_k_update)");
+	free(before);
+}
+
 int
 main(void)
 {
@@ -218,6 +329,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_figure1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_privatize, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,7 +116,7 @@ UOp *sched_copy_nest(Kernel *k, int dst, int src);
 ** by the others, rounded up. A product past the extent guards the body. */
 int sched_split(Schedule *s, const char *stage, const char *loop, const int64_t *factors, int n, Err *e);
 /* The same on a kernel being built (compositions: tile); vars gets the new
-** loops' variables, outermost first. e has no "split: " prefix. */
+** loops' variables, outermost first (may be NULL). e has no "split: " prefix. */
 int sched_split_in(Kernel *k, int st, const char *loop, const int64_t *factors, int n, UOp **vars,
                    Err *e);
 

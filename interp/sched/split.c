@@ -42,9 +42,11 @@ sched_split_in(Kernel *k, int st, const char *loop, const int64_t *factors, int 
 	const char *sn = k->stage[st].name;
 	int64_t f[MAXFACTOR], known = 1, ext;
 	int unknown = -1, i, nb, rc = -1;
-	UOp *l, *r, *old, *x, **body = NULL, *cur;
+	UOp *l, *r, *old, *x, **body = NULL, *cur, *own[MAXFACTOR];
 	AxisType t;
 
+	if (!vars)
+		vars = own;
 	if (n < 2 || n > MAXFACTOR)
 		return err_set(e, "stage %s: loop %s: give 2 to %d factors, not %d", sn, loop, MAXFACTOR, n);
 	for (i = 0; i < n; i++) {
