@@ -515,10 +515,17 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 			rp->method = "separation";
 			emit(ex, "  4. separate g into a factor of r and a factor of c (no inverse in c: %s)\n",
 			     why ? why : "none tried");
-		} else
-			return err_set(e, "stage %s: no repair function: g = %s... has no inverse in c (%s) and "
-			               "does not separate into factors of r and c (%s)", k->stage[t].name,
-			               "g", why ? why : "?", why2 ? why2 : "?");
+		} else {
+			Buf gb;
+
+			buf_init(&gb);
+			show(&gb, k, c, g);
+			err_set(e, "stage %s: no repair function: g = %s has no inverse in c (%s) and does not "
+			        "separate into factors of r and c (%s)", k->stage[t].name, gb.s ? gb.s : "?",
+			        why ? why : "?", why2 ? why2 : "?");
+			buf_free(&gb);
+			return -1;
+		}
 	}
 	if (alg_normalize(c, h, &hn, e) < 0)
 		return -1;
