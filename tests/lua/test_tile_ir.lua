@@ -55,4 +55,31 @@ check("bound loops stay loops; only unannotated nests become tiles", function()
   assert(text:find("for bx in range(2):  # block.x GLOBAL", 1, true), text)
 end)
 
+check("Figure 4 written with kernel.new: a permuted read and a row max as tiles", function()
+  local k = kernel.new{}
+  local inp = k:input("inp", "float32", {15, 8})
+  local max1d = k:output("max1d", "float32", {8})
+  local exp2d = k:buffer("exp2d", "float32", {8, 15})
+  k:stage("fig4", function()
+    for i in kernel.range(2, "i") do
+      for j in kernel.range(3, "j") do
+        for r in kernel.range(4, "r") do
+          for c in kernel.range(5, "c") do
+            exp2d[{i * 4 + r, j * 5 + c}] = kernel.exp(inp[{j * 5 + c, i * 4 + r}])
+          end
+        end
+        for r in kernel.range(4, "r") do
+          for c in kernel.range(5, "c") do
+            max1d[{i * 4 + r}] = kernel.max(max1d[{i * 4 + r}], exp2d[{i * 4 + r, j * 5 + c}])
+          end
+        end
+      end
+    end
+  end)
+  local text = k:tile_ir()
+  assert(text:find("for i, j in grid(2, 3):\n"
+    .. "  exp2d[i*4 : i*4 + 4, j*5 : j*5 + 5] = exp(permute(inp[j*5 : j*5 + 5, i*4 : i*4 + 4], order=(1, 0)))\n"
+    .. "  max1d[i*4 : i*4 + 4] = max(max1d[i*4 : i*4 + 4], reduce(max, exp2d[i*4 : i*4 + 4, j*5 : j*5 + 5], dim=1))", 1, true), text)
+end)
+
 finish()
