@@ -559,7 +559,7 @@ value(Tr *t, const UOp *u, const int *frame, int nf)
 	return rebuild(t, u, frame, nf);
 }
 
-/* reduce(op, other, dim=d): other's tile over the value's frame, reduced over the loops past the stored ones */
+/* reduce(op, other, dim=d): other over the value's frame, reduced over the loops past the stored ones */
 static UOp *
 reduction(Tr *t, const Plan *pl, Op op)
 {
@@ -714,7 +714,10 @@ body(Tr *t, const UOp *s, int from, int ind, int depth)
 		stmt(t, s->src[i], ind, depth + 1);
 }
 
-/* a loop that heads no partition: perfectly nested unbound loops print as one grid, as kernel_print does, up to one that heads a partition */
+/*
+** A loop that heads no partition: perfectly nested unbound loops print as
+** one grid, as kernel_print does, up to a loop that heads a partition.
+*/
 static void
 loop(Tr *t, const UOp *s, int ind, int depth)
 {
