@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../interp/kernel.h"
+#include "../interp/sched/tile_ir.h"
 #include "../layout/layout.h"
 #include "../viz/viz.h"
 #include "help.h"
@@ -1604,6 +1605,25 @@ k_uops(lua_State *L)
 }
 
 static int
+k_tile_ir(lua_State *L)
+{
+	LKernel *x = checkk(L, 1);
+	Buf b;
+	Err e = { "" };
+
+	buf_init(&b);
+	if (tile_ir_print(&b, x->k, &e) < 0) {
+		buf_free(&b);
+		return err(L, &e);
+	}
+	if (b.len && b.s[b.len - 1] == '\n')
+		b.s[--b.len] = 0;
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+static int
 k_buffers(lua_State *L)
 {
 	LKernel *x = checkk(L, 1);
@@ -1735,6 +1755,8 @@ static const HelpReg kmeths[] = {
 	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
+	{ "tile_ir", k_tile_ir,
+	  "k:tile_ir(): the kernel in Neptune's tile IR: nests that compute on tiles as tile stores" },
 	{ "buffers", k_buffers, "k:buffers(): the buffers as a table (name, role, scope, dtype, shape, layout)" },
 	{ "stages", k_stages, "k:stages(): the stage names in order" },
 	{ NULL, NULL, NULL }
