@@ -214,26 +214,5 @@ sched_compute_inline_in(Kernel *k, int st, Err *e)
 int
 sched_compute_inline(Schedule *s, const char *stage, Err *e)
 {
-	Kernel *next;
-	Buf line;
-	Err ie;
-	int st, rc;
-
-	memset(&ie, 0, sizeof ie);
-	if ((st = sched_stage(s->k, stage, &ie)) < 0)
-		return err_set(e, "compute_inline: %s", ie.msg);
-	if (!(next = sched_begin(s, e)))
-		return -1;
-	if (sched_compute_inline_in(next, st, &ie) < 0) {
-		kernel_free(next);
-		return err_set(e, "compute_inline: %s", ie.msg);
-	}
-	buf_init(&line);
-	emit(&line, "s:compute_inline(");
-	sched_quote(&line, stage);
-	emit(&line, ")");
-	rc = line.oom ? (kernel_free(next), err_set(e, "compute_inline: out of memory"))
-	   : sched_commit(s, next, "compute_inline", line.s, e);
-	buf_free(&line);
-	return rc;
+	return sched_apply_stage(s, "compute_inline", stage, sched_compute_inline_in, e);
 }

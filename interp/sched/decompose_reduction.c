@@ -9,15 +9,9 @@
 static int
 is_update(const UOp *s, const UOp *def)
 {
-	const UOp *v = s->src[1];
-	int i;
+	int op;
 
-	if (s->src[0]->src[0] != def || v->nsrc != 2)
-		return 0;
-	for (i = 0; i < 2; i++)
-		if (v->src[i]->op == OP_LOAD && v->src[i]->src[0] == s->src[0])
-			return 1;
-	return 0;
+	return s->src[0]->src[0] == def && sched_update(s, &op, NULL) != NULL;
 }
 
 /*

@@ -11,28 +11,6 @@ enum { MAXL = 64, MAXV = 64 };
 
 /* ---- small helpers ---- */
 
-/* the load x[I] of the update x[I] = x[I] op v, op and v; NULL when s is not one */
-const UOp *
-fusion_update(const UOp *s, int *op, UOp **other)
-{
-	UOp *v;
-	int i;
-
-	if (!s || s->op != OP_STORE || s->nsrc != 2)
-		return NULL;
-	v = s->src[1];
-	if (v->op != OP_ADD && v->op != OP_MUL && v->op != OP_MAX && v->op != OP_MIN)
-		return NULL;
-	for (i = 0; i < 2; i++)
-		if (v->src[i]->op == OP_LOAD && v->src[i]->nsrc == 1 && v->src[i]->src[0] == s->src[0]) {
-			*op = v->op;
-			if (other)
-				*other = v->src[1 - i];
-			return v->src[i];
-		}
-	return NULL;
-}
-
 int
 fusion_accumulates(const Kernel *k, const UOp *s)
 {
@@ -165,7 +143,7 @@ fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e)
 		again = 0;
 		if (n < 1)
 			return err_set(e, "stage %s stores nothing", k->stage[*t].name);
-		for (i = 0; i < n && !fusion_update(sv[i], &op, &other); i++)
+		for (i = 0; i < n && !sched_update(sv[i], &op, &other); i++)
 			;
 		if (i == n)
 			return 0;   /* the caller says what is missing */
@@ -179,7 +157,7 @@ fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e)
 				continue;
 			/* a map stage on a path from the target to a reduce predecessor */
 			if (sched_not_elementwise(k->stage[m].body, &rl) || sched_stores(k, m, ms, 4) != 1
-			|| fusion_update(ms[0], &op, NULL))
+			|| sched_update(ms[0], &op, NULL))
 				continue;
 			for (j = 0; j < k->nstage; j++)
 				if (j != m && j != *t && sched_reads(k, k->stage[j].body, b))
@@ -383,7 +361,7 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	rp->nr = 0;
 	rp->upd = NULL;
 	for (i = 0; i < n; i++)
-		if (fusion_update(sv[i], &rp->f, &other)) {
+		if (sched_update(sv[i], &rp->f, &other)) {
 			if (rp->upd)
 				return err_set(e, "stage %s updates twice; the pattern X_t = X_t f g(X_r, C) takes one "
 				               "update", k->stage[t].name);
@@ -392,7 +370,10 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	if (!rp->upd)
 		return err_set(e, "stage %s is not a reduction X_t[I] = X_t[I] f g(...) (f one of +, *, max, "
 		               "min): no pattern to match", k->stage[t].name);
-	(void)fusion_update(rp->upd, &rp->f, &other);
+	(void)sched_update(rp->upd, &rp->f, &other);
+	if (rp->upd->nsrc > 2)
+		return err_set(e, "stage %s: its update is gated; fuse before splitting with a tail",
+		               k->stage[t].name);
 	rp->xt = (int)rp->upd->src[0]->src[0]->arg[0];
 	/* the target's reduce loops: the loops around the update that do not index X_t */
 	{
@@ -652,6 +633,21 @@ is_prev_copy(const Kernel *k, const UOp *s)
 	return strncmp(P->name, X->name, n) == 0 && strncmp(P->name + n, "_prev", 5) == 0;
 }
 
+/* stage t's update, its other stores (the inits) in inits[0..*n-1] (at most 32) */
+static UOp *
+target(const Kernel *k, int t, UOp **inits, int *n)
+{
+	UOp *sv[64], *U = NULL;
+	int ns = sched_stores(k, t, sv, 64), i, op;
+
+	for (i = 0, *n = 0; i < ns; i++)
+		if (sched_update(sv[i], &op, NULL))
+			U = sv[i];
+		else if (*n < 32)
+			inits[(*n)++] = sv[i];
+	return U;
+}
+
 /* loop l with stmts inserted before its trailing previous-value copies */
 static UOp *
 append(Kernel *k, UOp *l, UOp *const *stmts, int n)
@@ -683,7 +679,7 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 	int i, j, op, nsub = 0, nst = 0, xt, reordered = 0;
 
 	for (i = 0; i < n; i++)
-		if (fusion_update(sv[i], &op, NULL))
+		if (sched_update(sv[i], &op, NULL))
 			U = sv[i];
 	if (!U)
 		return err_set(e, "stage %s has no reduction update to fuse", tn);
@@ -806,12 +802,8 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 						emit(ex, "             (the map loops of %s reordered to match %s)\n", tn,
 						     k->stage[S].name);
 					reordered = 1;
-					n = sched_stores(k, t, sv, 64);
-					for (i = 0, ninit = 0, U = NULL; i < n; i++)
-						if (fusion_update(sv[i], &op, NULL))
-							U = sv[i];
-						else
-							inits[ninit++] = sv[i];
+					if (!(U = target(k, t, inits, &ninit)))
+						return err_set(e, "stage %s lost its update", tn);
 					ix = U->src[0];
 					continue;
 				}
@@ -836,12 +828,8 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 			if (ex)
 				emit(ex, "             (loop %s of %s split like the loops of %s down to %s)\n", vn, tn,
 				     k->stage[S].name, loop);
-			n = sched_stores(k, t, sv, 64);
-			for (i = 0, ninit = 0, U = NULL; i < n; i++)
-				if (fusion_update(sv[i], &op, NULL))
-					U = sv[i];
-				else
-					inits[ninit++] = sv[i];
+			if (!(U = target(k, t, inits, &ninit)))
+				return err_set(e, "stage %s lost its update", tn);
 			ix = U->src[0];
 			continue;
 		}
@@ -937,4 +925,39 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 	}
 	sched_remove_stage(k, t);
 	return 0;
+}
+
+int
+fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
+            int (*fn)(Kernel *, int, const char *, Buf *, Err *), Err *e)
+{
+	Kernel *next;
+	Buf line, ex;
+	Err ie;
+	int t, rc;
+
+	memset(&ie, 0, sizeof ie);
+	if ((t = sched_stage(s->k, stage, &ie)) < 0)
+		return err_set(e, "%s: %s", what, ie.msg);
+	if (!(next = sched_begin(s, e)))
+		return -1;
+	buf_init(&ex);
+	if (fn(next, t, loop, &ex, &ie) < 0) {
+		kernel_free(next);
+		buf_free(&ex);
+		return err_set(e, "%s: %s", what, ie.msg);
+	}
+	buf_init(&line);
+	emit(&line, "s:%s(", what);
+	sched_quote(&line, stage);
+	emit(&line, ", ");
+	sched_quote(&line, loop);
+	emit(&line, ")");
+	rc = line.oom || ex.oom ? (kernel_free(next), err_set(e, "%s: out of memory", what))
+	   : sched_commit(s, next, what, line.s, e);
+	if (rc == 0 && ex.s)
+		sched_note(s, ex.s);
+	buf_free(&line);
+	buf_free(&ex);
+	return rc;
 }

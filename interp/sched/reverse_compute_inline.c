@@ -161,26 +161,5 @@ reverse_compute_inline(Kernel *k, int st, Err *e)
 int
 sched_reverse_compute_inline(Schedule *s, const char *stage, Err *e)
 {
-	Kernel *next;
-	Buf line;
-	Err ie;
-	int st, rc;
-
-	memset(&ie, 0, sizeof ie);
-	if ((st = sched_stage(s->k, stage, &ie)) < 0)
-		return err_set(e, "reverse_compute_inline: %s", ie.msg);
-	if (!(next = sched_begin(s, e)))
-		return -1;
-	if (reverse_compute_inline(next, st, &ie) < 0) {
-		kernel_free(next);
-		return err_set(e, "reverse_compute_inline: %s", ie.msg);
-	}
-	buf_init(&line);
-	emit(&line, "s:reverse_compute_inline(");
-	sched_quote(&line, stage);
-	emit(&line, ")");
-	rc = line.oom ? (kernel_free(next), err_set(e, "reverse_compute_inline: out of memory"))
-	   : sched_commit(s, next, "reverse_compute_inline", line.s, e);
-	buf_free(&line);
-	return rc;
+	return sched_apply_stage(s, "reverse_compute_inline", stage, reverse_compute_inline, e);
 }

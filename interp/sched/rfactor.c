@@ -5,24 +5,6 @@
 
 #include "sched.h"
 
-/* the load D[I] of the update D[I] = D[I] op v, its op and the other operand v; NULL when s is not one */
-static const UOp *
-update(const UOp *s, int *op, UOp **other)
-{
-	UOp *v = s->src[1];
-	int i;
-
-	if (v->op != OP_ADD && v->op != OP_MUL && v->op != OP_MAX && v->op != OP_MIN)
-		return NULL;
-	for (i = 0; i < 2; i++)
-		if (v->src[i]->op == OP_LOAD && v->src[i]->nsrc == 1 && v->src[i]->src[0] == s->src[0]) {
-			*op = v->op;
-			*other = v->src[1 - i];
-			return v->src[i];
-		}
-	return NULL;
-}
-
 /* whether expression u mentions one of the variables vars[0..n-1] */
 static int
 mentions(const UOp *u, UOp *const *vars, int n)
@@ -129,7 +111,7 @@ sched_rfactor_in(Kernel *k, int st, const char *loop, int axis, const char *suff
 		if (sv[i]->src[0]->src[0] != sv[0]->src[0]->src[0])
 			return err_set(e, "stage %s writes %s and %s; rfactor takes a stage that writes one "
 			               "buffer", sn, k->buf[d].name, sv[i]->src[0]->src[0]->name);
-		if (update(sv[i], &op, &o)) {
+		if (sched_update(sv[i], &op, &o)) {
 			if (upd)
 				return err_set(e, "stage %s updates %s twice; rfactor takes one reduction", sn,
 				               k->buf[d].name);
@@ -143,7 +125,7 @@ sched_rfactor_in(Kernel *k, int st, const char *loop, int axis, const char *suff
 	if (!upd)
 		return err_set(e, "stage %s has no reduction (an update %s[I] = %s[I] op v)", sn,
 		               k->buf[d].name, k->buf[d].name);
-	(void)update(upd, &op, &other);
+	(void)sched_update(upd, &op, &other);
 	D = &k->buf[d];
 	if (sched_reads(k, other, d))
 		return err_set(e, "stage %s: the update's operand reads %s", sn, D->name);

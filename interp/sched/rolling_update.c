@@ -76,7 +76,7 @@ repair(Kernel *k, void *aux, UOp *U, UOp **stmts, int *n, Err *e)
 	const UOp *tv;
 	int op, q, i, nl = 0;
 
-	if (!(tv = fusion_update(U, &op, &other)))
+	if (!(tv = sched_update(U, &op, &other)))
 		return err_set(e, "the fused update lost its form");
 	/* the predecessors' loads, now at the fused loop's variables */
 	{
@@ -241,33 +241,5 @@ out:
 int
 sched_rolling_update(Schedule *s, const char *stage, const char *loop, Err *e)
 {
-	Kernel *next;
-	Buf line, ex;
-	Err ie;
-	int t, rc;
-
-	memset(&ie, 0, sizeof ie);
-	if ((t = sched_stage(s->k, stage, &ie)) < 0)
-		return err_set(e, "rolling_update: %s", ie.msg);
-	if (!(next = sched_begin(s, e)))
-		return -1;
-	buf_init(&ex);
-	if (rolling(next, t, loop, &ex, &ie) < 0) {
-		kernel_free(next);
-		buf_free(&ex);
-		return err_set(e, "rolling_update: %s", ie.msg);
-	}
-	buf_init(&line);
-	emit(&line, "s:rolling_update(");
-	sched_quote(&line, stage);
-	emit(&line, ", ");
-	sched_quote(&line, loop);
-	emit(&line, ")");
-	rc = line.oom || ex.oom ? (kernel_free(next), err_set(e, "rolling_update: out of memory"))
-	   : sched_commit(s, next, "rolling_update", line.s, e);
-	if (rc == 0)
-		sched_note(s, ex.s);
-	buf_free(&line);
-	buf_free(&ex);
-	return rc;
+	return fusion_step(s, "rolling_update", stage, loop, rolling, e);
 }

@@ -493,18 +493,22 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	}
 }
 
-/* the load x[I] of the update x[I] = x[I] op v, and op; NULL when s is not one */
-static const UOp *
-update(const UOp *s, int *op)
+const UOp *
+sched_update(const UOp *s, int *op, UOp **other)
 {
-	const UOp *v = s->src[1];
+	UOp *v;
 	int i;
 
+	if (!s || s->op != OP_STORE)
+		return NULL;
+	v = s->src[1];
 	if (v->op != OP_ADD && v->op != OP_MUL && v->op != OP_MAX && v->op != OP_MIN)
 		return NULL;
 	for (i = 0; i < 2; i++)
 		if (v->src[i]->op == OP_LOAD && v->src[i]->nsrc == 1 && v->src[i]->src[0] == s->src[0]) {
 			*op = v->op;
+			if (other)
+				*other = v->src[1 - i];
 			return v->src[i];
 		}
 	return NULL;
@@ -703,14 +707,14 @@ sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute
 			if (w.a[j].ix->src[0] != def)
 				continue;
 			if (w.a[j].store) {
-				if (!update(a, &op1) || (op >= 0 && op1 != op))
+				if (!sched_update(a, &op1, NULL) || (op >= 0 && op1 != op))
 					allupd = 0;
 				op = op1;
 			} else {
 				int m, isupd = 0;
 
 				for (m = i; m < w.n && !isupd; m++)
-					isupd = w.a[m].store && w.a[m].ix->src[0] == def && update(w.a[m].node, &op1) == a;
+					isupd = w.a[m].store && w.a[m].ix->src[0] == def && sched_update(w.a[m].node, &op1, NULL) == a;
 				allupd = isupd;
 			}
 		}
@@ -1092,4 +1096,32 @@ const char *
 sched_not_elementwise(const UOp *s, const UOp **loop)
 {
 	return not_elementwise(s, loop, 0);
+}
+
+int
+sched_apply_stage(Schedule *s, const char *what, const char *stage, int (*fn)(Kernel *, int, Err *),
+                  Err *e)
+{
+	Kernel *next;
+	Buf line;
+	Err ie;
+	int st, rc;
+
+	memset(&ie, 0, sizeof ie);
+	if ((st = sched_stage(s->k, stage, &ie)) < 0)
+		return err_set(e, "%s: %s", what, ie.msg);
+	if (!(next = sched_begin(s, e)))
+		return -1;
+	if (fn(next, st, &ie) < 0) {
+		kernel_free(next);
+		return err_set(e, "%s: %s", what, ie.msg);
+	}
+	buf_init(&line);
+	emit(&line, "s:%s(", what);
+	sched_quote(&line, stage);
+	emit(&line, ")");
+	rc = line.oom ? (kernel_free(next), err_set(e, "%s: out of memory", what))
+	   : sched_commit(s, next, what, line.s, e);
+	buf_free(&line);
+	return rc;
 }

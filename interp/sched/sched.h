@@ -42,6 +42,9 @@ int sched_undo(Schedule *s, Err *e);
 int sched_note(Schedule *s, const char *note);
 /* Every note, each under the line of its step; a sentence when there is none. */
 void sched_explain(Buf *b, const Schedule *s);
+/* A step on one stage: fn on a copy (stage st), committed as s:what(stage). */
+int sched_apply_stage(Schedule *s, const char *what, const char *stage, int (*fn)(Kernel *, int, Err *),
+                      Err *e);
 /* The Lua lines that replay the schedule, one a line. */
 void sched_trace(Buf *b, const Schedule *s);
 /* A step that transforms loops loops[0..n-1] of a stage with fn on the copy,
@@ -95,6 +98,10 @@ int sched_drop_buffer(Kernel *k, int b, Err *e);
 /* Whether statement s (and everything under it) loads, or stores to, buffer b. */
 int sched_reads(const Kernel *k, const UOp *s, int b);
 int sched_writes(const Kernel *k, const UOp *s, int b);
+
+/* The update x[I] = x[I] op v (op add, mul, max, min; gated or not) that
+** statement s is: its load of x, with op and v (other may be NULL); or NULL. */
+const UOp *sched_update(const UOp *s, int *op, UOp **other);
 
 /* The distinct loads of the buffer defined by def under s (a statement or a
 ** value), at most max; their count. */
@@ -260,8 +267,6 @@ typedef struct FRepair {
 /* upd (the target's update, its variables those of the fused loops) among
 ** the fused statements stmts[0..*n-1]: rewrite them (repair). */
 typedef int (*FRepairFn)(Kernel *k, void *aux, UOp *upd, UOp **stmts, int *n, Err *e);
-/* The update x[I] = x[I] op v of statement s: its load of x, op and v; or NULL. */
-const UOp *fusion_update(const UOp *s, int *op, UOp **other);
 /* Whether store s reads the buffer it writes (a reduction, repaired or not). */
 int fusion_accumulates(const Kernel *k, const UOp *s);
 /* Step 1 (InlineMapReturnReduce): the element-wise stages between stage S
@@ -285,6 +290,11 @@ UOp *fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp
 ** rewriting it; stage t goes. */
 int fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, Buf *ex, Err *e);
 
+/* A fusion step: fn on a copy of the kernel (stage t, the loop spec, the
+** derivation into ex), committed as s:what(stage, loop) with the
+** derivation as its note. */
+int fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
+                int (*fn)(Kernel *, int, const char *, Buf *, Err *), Err *e);
 /* The stage of the loop named by spec before stage t: "stage.loop", or
 ** "loop" for the nearest earlier stage with a loop of that name; var gets
 ** the loop's name. */

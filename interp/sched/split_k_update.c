@@ -26,7 +26,7 @@ local_of(const Kernel *k, int X, int S)
 			UOp *other = NULL, *stack[256];
 			int sp = 0;
 
-			if ((int)sv[i]->src[0]->src[0]->arg[0] != X || !fusion_update(sv[i], &op, &other))
+			if ((int)sv[i]->src[0]->src[0]->arg[0] != X || !sched_update(sv[i], &op, &other))
 				continue;
 			stack[sp++] = other;
 			while (sp && nl < 64) {
@@ -143,7 +143,7 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 			int n = sched_stores(k, g, sv, 8), i, op;
 			const UOp *tv;
 
-			for (i = 0; i < n && !fusion_update(sv[i], &op, &other); i++)
+			for (i = 0; i < n && !sched_update(sv[i], &op, &other); i++)
 				;
 			if (i == n || other->op != OP_LOAD) {
 				err_set(e, "the global stage %s lost its form", k->stage[g].name);
@@ -161,7 +161,7 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 				cur[q] = rp.rload[q];
 			}
 			H = fusion_apply_h(k, &rp, (UOp *)tv, prev, cur);
-			acc = (UOp *)fusion_update(sv[i], &op, NULL);
+			acc = (UOp *)sched_update(sv[i], &op, NULL);
 			s = H ? kernel_store(k, sv[i]->src[0], kernel_alu(k, (Op)op, (DType)k->buf[rp.xt].dtype,
 			                                                  (UOp *[]){ acc, H }, 2), NULL) : NULL;
 			if (!s || sched_replace(k, g, sv[i], s, e) < 0) {
@@ -184,33 +184,5 @@ out:
 int
 sched_split_k_update(Schedule *s, const char *stage, const char *loop, Err *e)
 {
-	Kernel *next;
-	Buf line, ex;
-	Err ie;
-	int t, rc;
-
-	memset(&ie, 0, sizeof ie);
-	if ((t = sched_stage(s->k, stage, &ie)) < 0)
-		return err_set(e, "split_k_update: %s", ie.msg);
-	if (!(next = sched_begin(s, e)))
-		return -1;
-	buf_init(&ex);
-	if (split_k(next, t, loop, &ex, &ie) < 0) {
-		kernel_free(next);
-		buf_free(&ex);
-		return err_set(e, "split_k_update: %s", ie.msg);
-	}
-	buf_init(&line);
-	emit(&line, "s:split_k_update(");
-	sched_quote(&line, stage);
-	emit(&line, ", ");
-	sched_quote(&line, loop);
-	emit(&line, ")");
-	rc = line.oom || ex.oom ? (kernel_free(next), err_set(e, "split_k_update: out of memory"))
-	   : sched_commit(s, next, "split_k_update", line.s, e);
-	if (rc == 0)
-		sched_note(s, ex.s);
-	buf_free(&line);
-	buf_free(&ex);
-	return rc;
+	return fusion_step(s, "split_k_update", stage, loop, split_k, e);
 }
