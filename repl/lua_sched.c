@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../interp/sched/sched.h"
+#include "../interp/sched/tile_ir.h"
 #include "../layout/layout.h"
 #include "../viz/viz.h"
 #include "help.h"
@@ -585,6 +586,23 @@ s_privatize_reduce(lua_State *L)
 }
 
 static int
+s_tile_ir(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	Buf b;
+	Err e = { "" };
+
+	buf_init(&b);
+	if (tile_ir_print(&b, s->k, &e) < 0) {
+		buf_free(&b);
+		return luaL_error(L, "tile_ir: %s", e.msg);
+	}
+	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+static int
 s_explain(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
@@ -639,6 +657,7 @@ static const HelpReg smeths[] = {
 	{ "privatize_reduce", s_privatize_reduce,
 	  "s:privatize_reduce(block, loop, k): loop split into k slices; a local stage reduces each\n"
 	  "slice into <buffer>_local, the block combines them (Neptune's PrivatizeReduce)" },
+	{ "tile_ir", s_tile_ir, "s:tile_ir(): the scheduled kernel in Neptune's tile IR (k:tile_ir())" },
 	{ "explain", s_explain, "s:explain(): the derivations of the schedule's fusion steps, as text" },
 	{ "thread_layout", s_thread_layout,
 	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"
