@@ -179,6 +179,37 @@ fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e)
 
 /* ---- steps 3 and 4: the pattern and the repair function ---- */
 
+/* an infinite float constant under value u */
+static int
+has_inf(const UOp *u, int depth)
+{
+	int i;
+
+	if (depth > 400)
+		return 0;
+	if (u->op == OP_CONST)
+		return dtype_is_float(u->dtype) && isinf(tensor_const_value(u));
+	if (u->op == OP_LOAD)
+		return 0;
+	for (i = 0; i < u->nsrc; i++)
+		if (has_inf(u->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+UOp *
+fusion_safe(Kernel *k, const FRepair *rp, int q, UOp *x)
+{
+	DType t = (DType)x->dtype;
+	UOp *inf, *eq;
+
+	if (!rp->safe[q])
+		return x;
+	inf = kernel_const(k, t, rp->safe[q] < 0 ? -INFINITY : INFINITY);
+	eq = kernel_alu(k, OP_CMPEQ, t, (UOp *[]){ x, inf }, 2);
+	return kernel_alu(k, OP_WHERE, t, (UOp *[]){ eq, kernel_const(k, t, 0), x }, 3);
+}
+
 static int
 has_sym(const UOp *u, UOp *const *sym, int n, int depth)
 {
@@ -462,6 +493,30 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 		show(ex, k, c, g);
 	emit(ex, "\n");
 	/* Theorem 4.3 first: one c, reached by one path of invertible nodes */
+	/*
+	** A mask makes g see -inf (where(mask, s, -inf)); a max predecessor is then
+	** -inf while every key so far is masked, and g(r, c) = exp(c - r) is
+	** exp(-inf + inf). Reading r as 0 there keeps Eq. 4 (it holds for every
+	** finite r, used alike in g and h) and gives 0 for the masked terms; the
+	** final r is the true one wherever the row has an unmasked key.
+	*/
+	if (has_inf(other, 0))
+		for (q = 0; q < rp->nr; q++) {
+			UOp *ws[64];
+			int w = writer(k, rp->rbuf[q], lo, hi), nw = w < 0 ? 0 : sched_stores(k, w, ws, 64), j;
+
+			for (j = 0; j < nw; j++) {
+				double v;
+
+				if ((int)ws[j]->src[0]->src[0]->arg[0] == rp->rbuf[q] && ws[j]->src[1]->op == OP_CONST
+				&& dtype_is_float(ws[j]->src[1]->dtype) && isinf(v = tensor_const_value(ws[j]->src[1]))) {
+					rp->safe[q] = v < 0 ? -1 : 1;
+					emit(ex, "             (g reads a masked -inf: %s is read as where(%s == %sinf, 0, %s))\n",
+					     k->buf[rp->rbuf[q]].name, k->buf[rp->rbuf[q]].name, v < 0 ? "-" : "",
+					     k->buf[rp->rbuf[q]].name);
+				}
+			}
+		}
 	rp->method = NULL;
 	if (nc == 1 && occurrences(g, cp[0], 0) == 1) {
 		UOp *csym = alg_sym(c, "c"), *inv = invert(c, g, cp[0], alg_sym(c, "y"), &why), *invn;

@@ -72,7 +72,7 @@ repair(Kernel *k, void *aux, UOp *U, UOp **stmts, int *n, Err *e)
 {
 	Roll *R = aux;
 	FRepair *rp = R->rp;
-	UOp *ld[64], *cur[FMAXR], *prev[FMAXR], *other = NULL, *H, *s;
+	UOp *ld[64], *cur[FMAXR], *prev[FMAXR], *other = NULL, *other0, *H, *s;
 	const UOp *tv;
 	int op, q, i, nl = 0;
 
@@ -106,6 +106,31 @@ repair(Kernel *k, void *aux, UOp *U, UOp **stmts, int *n, Err *e)
 		if (!prev[q])
 			return err_set(e, "out of memory");
 	}
+	/* masked inputs: the predecessors read safely in g and in h alike */
+	other0 = other;
+	{
+		UOp *sc[FMAXR];
+		int ns = 0;
+
+		for (q = 0; q < rp->nr; q++) {
+			UOp *c0 = cur[q];
+
+			prev[q] = fusion_safe(k, rp, q, prev[q]);
+			cur[q] = fusion_safe(k, rp, q, cur[q]);
+			if (cur[q] != c0)
+				sc[ns++] = c0;
+		}
+		if (ns) {
+			UOp *sn[FMAXR];
+			int m = 0;
+
+			for (q = 0; q < rp->nr; q++)
+				if (rp->safe[q])
+					sn[m++] = cur[q];
+			if (!(other = kernel_substitute(k->c, other, sc, sn, ns)))
+				return err_set(e, "out of memory");
+		}
+	}
 	if (!(H = fusion_apply_h(k, rp, (UOp *)tv, prev, cur)))
 		return err_set(e, "out of memory");
 	for (i = 0; i < *n && stmts[i] != U; i++)
@@ -119,6 +144,15 @@ repair(Kernel *k, void *aux, UOp *U, UOp **stmts, int *n, Err *e)
 		/* the repair before the rest of the reduction: X_t = h(X_t, r_prev, r), then X_t = X_t f g */
 		if (*n >= 63)
 			return err_set(e, "too many statements");
+		if (other != other0) {
+			/* g reads the predecessors safely in the rest of the reduction too */
+			UOp *u2 = kernel_store(k, U->src[0], kernel_alu(k, (Op)op, (DType)k->buf[rp->xt].dtype,
+			                                                (UOp *[]){ (UOp *)tv, other }, 2), NULL);
+
+			for (i = 0; i < *n; i++)
+				if (!u2 || !(stmts[i] = kernel_substitute(k->c, stmts[i], &U, &u2, 1)))
+					return err_set(e, "out of memory");
+		}
 		s = kernel_store(k, U->src[0], H, NULL);
 		memmove(stmts + 1, stmts, *n * sizeof *stmts);
 		stmts[0] = s;

@@ -262,6 +262,7 @@ typedef struct FRepair {
 	UOp *g, *h;          /* g(r, c) and h(t, r, r'), over the symbols below */
 	UOp *t, *r[FMAXR], *r2[FMAXR];
 	const char *method;  /* "inverse" (Theorem 4.3) or "separation" */
+	int safe[FMAXR];     /* read predecessor q as where(r == inf, 0, r): g sees masked (-inf) inputs */
 	Buf explain;         /* the derivation, as Figure 10 shows it */
 } FRepair;
 /* upd (the target's update, its variables those of the fused loops) among
@@ -280,6 +281,9 @@ int fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e);
 ** (Theorem 4.3) or by separating g into factors of r and c; prove Eq. 4
 ** and Eq. 5 in the algebra (algebra.h). rp->explain must be initialized. */
 int fusion_derive(const Kernel *k, int t, int lo, int hi, FRepair *rp, Err *e);
+/* Predecessor q's value x as the fused program reads it: x, or where(x ==
+** -inf, 0, x) when rp->safe[q] (a max from -inf; +inf for a min). */
+UOp *fusion_safe(Kernel *k, const FRepair *rp, int q, UOp *x);
 /* h(tv, prev, cur) in the dtype of X_t: the repair term as kernel values. */
 UOp *fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *const *cur);
 /* Step 2 (naive loop fusion): the reduction of stage t moved under loop

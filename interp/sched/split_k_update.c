@@ -117,7 +117,7 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 				idx[d] = rp.rload[q]->src[0]->src[d + 1];
 			idx[nd] = v;
 			old[q] = rp.rload[q];
-			new[q] = kernel_load(k, kernel_index(k, local[q], idx, nd + 1), NULL);
+			new[q] = fusion_safe(k, &rp, q, kernel_load(k, kernel_index(k, local[q], idx, nd + 1), NULL));
 			if (!new[q]) {
 				err_set(e, "out of memory");
 				goto out;
@@ -157,8 +157,8 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 				for (d = 0; d < nd; d++)
 					idx[d] = rp.rload[q]->src[0]->src[d + 1];
 				idx[nd] = other->src[0]->src[other->src[0]->nsrc - 1];
-				prev[q] = kernel_load(k, kernel_index(k, local[q], idx, nd + 1), NULL);
-				cur[q] = rp.rload[q];
+				prev[q] = fusion_safe(k, &rp, q, kernel_load(k, kernel_index(k, local[q], idx, nd + 1), NULL));
+				cur[q] = fusion_safe(k, &rp, q, rp.rload[q]);
 			}
 			H = fusion_apply_h(k, &rp, (UOp *)tv, prev, cur);
 			acc = (UOp *)sched_update(sv[i], &op, NULL);
