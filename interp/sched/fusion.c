@@ -201,13 +201,25 @@ UOp *
 fusion_safe(Kernel *k, const FRepair *rp, int q, UOp *x)
 {
 	DType t = (DType)x->dtype;
-	UOp *inf, *eq;
+	double I = rp->init[q];
+	UOp *eq;
 
 	if (!rp->safe[q])
 		return x;
-	inf = kernel_const(k, t, rp->safe[q] < 0 ? -INFINITY : INFINITY);
-	eq = kernel_alu(k, OP_CMPEQ, t, (UOp *[]){ x, inf }, 2);
-	return kernel_alu(k, OP_WHERE, t, (UOp *[]){ eq, kernel_const(k, t, 0), x }, 3);
+	eq = kernel_alu(k, OP_CMPEQ, t, (UOp *[]){ x, kernel_const(k, t, I) }, 2);
+	return kernel_alu(k, OP_WHERE, t, (UOp *[]){ eq, kernel_const(k, t, isinf(I) ? 0 : I == 0 ? 1 : I), x }, 3);
+}
+
+UOp *
+fusion_safe_prev(Kernel *k, const FRepair *rp, int q, UOp *prev, UOp *cur_safe)
+{
+	DType t = (DType)prev->dtype;
+	UOp *eq;
+
+	if (!rp->safe[q])
+		return prev;
+	eq = kernel_alu(k, OP_CMPEQ, t, (UOp *[]){ prev, kernel_const(k, t, rp->init[q]) }, 2);
+	return kernel_alu(k, OP_WHERE, t, (UOp *[]){ eq, cur_safe, prev }, 3);
 }
 
 static int
@@ -505,16 +517,18 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 			UOp *ws[64];
 			int w = writer(k, rp->rbuf[q], lo, hi), nw = w < 0 ? 0 : sched_stores(k, w, ws, 64), j;
 
-			for (j = 0; j < nw; j++) {
+			for (j = 0; j < nw && !rp->safe[q]; j++) {
 				double v;
 
-				if ((int)ws[j]->src[0]->src[0]->arg[0] == rp->rbuf[q] && ws[j]->src[1]->op == OP_CONST
-				&& dtype_is_float(ws[j]->src[1]->dtype) && isinf(v = tensor_const_value(ws[j]->src[1]))) {
-					rp->safe[q] = v < 0 ? -1 : 1;
-					emit(ex, "             (g reads a masked -inf: %s is read as where(%s == %sinf, 0, %s))\n",
-					     k->buf[rp->rbuf[q]].name, k->buf[rp->rbuf[q]].name, v < 0 ? "-" : "",
-					     k->buf[rp->rbuf[q]].name);
-				}
+				if ((int)ws[j]->src[0]->src[0]->arg[0] != rp->rbuf[q] || ws[j]->src[1]->op != OP_CONST
+				|| !dtype_is_float(ws[j]->src[1]->dtype))
+					continue;
+				v = tensor_const_value(ws[j]->src[1]);
+				rp->safe[q] = 1;
+				rp->init[q] = v;
+				emit(ex, "             (g reads a masked -inf: %s, while still %s%s, is read as %g)\n",
+				     k->buf[rp->rbuf[q]].name, v < 0 && isinf(v) ? "-" : "", isinf(v) ? "inf" : v == 0 ? "0" : "its init",
+				     isinf(v) ? 0.0 : v == 0 ? 1.0 : v);
 			}
 		}
 	rp->method = NULL;

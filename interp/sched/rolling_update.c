@@ -115,8 +115,8 @@ repair(Kernel *k, void *aux, UOp *U, UOp **stmts, int *n, Err *e)
 		for (q = 0; q < rp->nr; q++) {
 			UOp *c0 = cur[q];
 
-			prev[q] = fusion_safe(k, rp, q, prev[q]);
 			cur[q] = fusion_safe(k, rp, q, cur[q]);
+			prev[q] = fusion_safe_prev(k, rp, q, prev[q], cur[q]);
 			if (cur[q] != c0)
 				sc[ns++] = c0;
 		}

@@ -262,7 +262,8 @@ typedef struct FRepair {
 	UOp *g, *h;          /* g(r, c) and h(t, r, r'), over the symbols below */
 	UOp *t, *r[FMAXR], *r2[FMAXR];
 	const char *method;  /* "inverse" (Theorem 4.3) or "separation" */
-	int safe[FMAXR];     /* read predecessor q as where(r == inf, 0, r): g sees masked (-inf) inputs */
+	int safe[FMAXR];     /* g sees masked (-inf) inputs: predecessor q is read safely */
+	double init[FMAXR];  /* its value while no unmasked input has reached it */
 	Buf explain;         /* the derivation, as Figure 10 shows it */
 } FRepair;
 /* upd (the target's update, its variables those of the fused loops) among
@@ -281,9 +282,14 @@ int fusion_inline_maps(Kernel *k, int S, int *t, Buf *ex, Err *e);
 ** (Theorem 4.3) or by separating g into factors of r and c; prove Eq. 4
 ** and Eq. 5 in the algebra (algebra.h). rp->explain must be initialized. */
 int fusion_derive(const Kernel *k, int t, int lo, int hi, FRepair *rp, Err *e);
-/* Predecessor q's value x as the fused program reads it: x, or where(x ==
-** -inf, 0, x) when rp->safe[q] (a max from -inf; +inf for a min). */
+/* Predecessor q's value x as the fused program reads it in g: x, or, when
+** rp->safe[q], x with its init value (-inf for a max, 0 for a sum) read as
+** a finite stand-in (0, 1) that keeps g finite (and 0) on masked inputs. */
 UOp *fusion_safe(Kernel *k, const FRepair *rp, int q, UOp *x);
+/* Its previous value as h reads it: prev, or, when rp->safe[q] and prev is
+** still the init, the current one read safely (then h is the identity on
+** the masked terms accumulated so far, which are 0). */
+UOp *fusion_safe_prev(Kernel *k, const FRepair *rp, int q, UOp *prev, UOp *cur_safe);
 /* h(tv, prev, cur) in the dtype of X_t: the repair term as kernel values. */
 UOp *fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *const *cur);
 /* Step 2 (naive loop fusion): the reduction of stage t moved under loop

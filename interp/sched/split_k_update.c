@@ -157,8 +157,9 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 				for (d = 0; d < nd; d++)
 					idx[d] = rp.rload[q]->src[0]->src[d + 1];
 				idx[nd] = other->src[0]->src[other->src[0]->nsrc - 1];
-				prev[q] = fusion_safe(k, &rp, q, kernel_load(k, kernel_index(k, local[q], idx, nd + 1), NULL));
 				cur[q] = fusion_safe(k, &rp, q, rp.rload[q]);
+				prev[q] = fusion_safe_prev(k, &rp, q, kernel_load(k, kernel_index(k, local[q], idx, nd + 1),
+				                                                  NULL), cur[q]);
 			}
 			H = fusion_apply_h(k, &rp, (UOp *)tv, prev, cur);
 			acc = (UOp *)sched_update(sv[i], &op, NULL);
