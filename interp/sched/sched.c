@@ -661,6 +661,29 @@ out:
 	return rc;
 }
 
+/* a with every variable of one value (a loop of one iteration) at that value */
+static const UOp *
+pinned(const Kernel *k, const UOp *a)
+{
+	const UOp *v[64];
+	UOp *old[64], *val[64];
+	int nv = uop_vars(a, v, 64), i, n = 0;
+
+	for (i = 0; i < nv && i < 64; i++)
+		if (v[i]->arg[0] == v[i]->arg[1]) {
+			old[n] = (UOp *)v[i];
+			val[n++] = uop_int(k->c, v[i]->arg[0]);
+		}
+	return n ? kernel_substitute(k->c, (UOp *)a, old, val, n) : a;
+}
+
+/* the same element: the same index, or one that differs by loops of one iteration (i and 0) */
+static int
+same_index(const Kernel *k, const UOp *a, const UOp *b)
+{
+	return a == b || pinned(k, a) == pinned(k, b);
+}
+
 int
 sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e)
 {
@@ -724,7 +747,7 @@ sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute
 		for (j = i; j < w.n; j++) {
 			if (w.a[j].ix->src[0] != def)
 				continue;
-			if (same && w.a[j].ix != same) {
+			if (same && !same_index(k, w.a[j].ix, same)) {
 				Buf b;
 
 				buf_init(&b);

@@ -203,6 +203,18 @@ for _, big in ipairs{false, true} do
   end)
 end
 
+-- one query row: the local stage's slices bind to blocks (i, of one iteration, reads as 0)
+check("FlashDecoding: the slices of one query row bind to blocks and verify", function()
+  local x = tensor.param("x", {1, 64})
+  local s = kernel.lower(x:softmax(1), "out"):schedule()
+  s:split("xmax", "j", {nil, 16})
+  s:split_k_update("xsum", "xmax.j0")
+  s:bind("xmax_local", "i", "blockIdx.y")
+  s:bind("xmax_local", "j0", "blockIdx.x")
+  assert(s:verify{trials = 1})
+  eq(s:counts().blocks, 4 + 1 + 1 + 1, "4 blocks of slices, then one block a stage")
+end)
+
 -- a slice of keys wholly masked: causal prefill split by 4, decoded with split_k_update
 check("Causal, split-k over slices of 4: wholly masked slices stay finite", function()
   local a = {sq = 8, skv = 8, heads = 1, mask = causal(8, 8)}
