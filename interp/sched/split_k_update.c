@@ -66,7 +66,7 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 	FRepair rp;
 	Buf names;
 	char var[K_NAME];
-	int S, q, rc = -1, local[FMAXR], g;
+	int S, q, rc = -1, local[FMAXR], g, step2 = 0;
 	UOp *l;
 
 	memset(&rp, 0, sizeof rp);
@@ -94,8 +94,8 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 		}
 		if (fusion_privatize(k, S, var, &local[q], e) < 0)
 			goto out;
-		emit(ex, "  2. privatize %s on %s: the local %s, the global %s\n", k->buf[rp.rbuf[q]].name, var,
-		     k->stage[S].name, k->stage[S + 1].name);
+		emit(ex, "  %s privatize %s on %s: the local %s, the global %s\n", step2++ ? "  " : "2.",
+		     k->buf[rp.rbuf[q]].name, var, k->stage[S].name, k->stage[S + 1].name);
 		t++;
 	}
 	/* the target privatized alike; its local reads the predecessors' locals (ReplaceTensorReads) */
@@ -128,8 +128,8 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 			goto out;
 		}
 		k->stage[t].body = body;
-		emit(ex, "     privatize %s on %s, its local reading the predecessors' locals\n", k->stage[t + 1].name,
-		     first);
+		emit(ex, "  %s privatize %s on %s, its local reading the predecessors' locals\n",
+		     step2++ ? "  " : "2.", k->stage[t + 1].name, first);
 		emit(ex, "%s", rp.explain.s ? rp.explain.s : "");
 		/* the local fused under the loop: no repair, each local is final for its iteration */
 		if (fusion_fuse(k, t, S, var, NULL, NULL, ex, e) < 0)
