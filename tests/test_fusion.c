@@ -322,6 +322,98 @@ test_privatize(void **state)
 	free(before);
 }
 
+/* ---- random programs: every committed fusion step keeps the values ---- */
+
+static UOp *
+random_graph(uint64_t *r)
+{
+	int64_t m = 1 + rnd(r) % 4, n = 2 + rnd(r) % 9;
+	UOp *x = param("inp", 0, m, n);
+
+	if (rnd(r) % 3 == 0)
+		x = alu(OP_MUL, x, fc(1 + (double)(rnd(r) % 200)));
+	switch (rnd(r) % 5) {
+	case 0: return figure1(m, n, 1 + (double)(rnd(r) % 50));
+	case 1: return attention(m, n, 1 + rnd(r) % 4, 0.5);
+	case 2: return alu(OP_ADD, red(OP_MAX, x, 1), red(OP_ADD, x, 1));
+	case 3: return red(OP_MAX, ex(alu(OP_SUB, x, red(OP_ADD, x, 1))), 1);
+	default: {
+		/* softmax normalized: exp / sum */
+		UOp *e = ex(alu(OP_SUB, x, red(OP_MAX, x, 1)));
+
+		return alu(OP_MUL, e, ok(tensor_unary(C, OP_RECIP, red(OP_ADD, e, 1), &E)));
+	}
+	}
+}
+
+static void
+test_random(void **state)
+{
+	static const char *const loopn[] = { "j", "j0", "j1", "k", "k0", "i" };
+	uint64_t seed;
+	int kept = 0, tried = 0, hits[6] = { 0 }, i;
+
+	(void)state;
+	for (seed = 1; seed <= 200; seed++) {
+		uint64_t r = seed * 0x9e3779b97f4a7c15ull;
+		int step;
+		char msg[600];
+
+		start(random_graph(&r));
+		for (step = 0; step < 6; step++) {
+			int st = (int)(rnd(&r) % S->k->nstage), rc, op = (int)(rnd(&r) % 6);
+			const char *sn = S->k->stage[st].name;
+			char spec[2 * K_NAME];
+			int sp = (int)(rnd(&r) % S->k->nstage);
+
+			/* mostly a real loop of an earlier stage, sometimes anything */
+			if (st > 0 && rnd(&r) % 4) {
+				UOp *ls[64];
+				int nl;
+
+				sp = (int)(rnd(&r) % st);
+				nl = sched_loops(S->k, sp, ls, 64);
+				snprintf(spec, sizeof spec, "%s.%s", S->k->stage[sp].name,
+				         nl ? krange_var(ls[rnd(&r) % nl]->src[0])->name : "j");
+			} else
+				snprintf(spec, sizeof spec, rnd(&r) % 2 ? "%s.%s" : "%.0s%s", S->k->stage[sp].name,
+				         loopn[rnd(&r) % 6]);
+			switch (op) {
+			case 0: rc = sched_split(S, sn, loopn[rnd(&r) % 6], (int64_t[]){ 0, 1 + (int64_t)(rnd(&r) % 4) },
+			                         2, &E); break;
+			case 1: rc = sched_rolling_update(S, sn, spec, &E); break;
+			case 2: rc = sched_split_k_update(S, sn, spec, &E); break;
+			case 3: rc = sched_privatize_reduce(S, sn, loopn[rnd(&r) % 6], 1 + (int64_t)(rnd(&r) % 3), &E); break;
+			case 4: rc = sched_fuse_and_privatize(S, sn, spec, &E); break;
+			default: rc = sched_undo(S, &E); break;
+			}
+			tried++;
+			if (rc < 0)
+				continue;
+			kept++;
+			hits[op]++;
+			if (same(S->orig, S->k, 1e-4, seed, msg, sizeof msg) < 0) {
+				char *t = trace(), *p = now();
+
+				print_message("seed %llu, after:\n%s%s", (unsigned long long)seed, t, p);
+				free(t);
+				free(p);
+				fail_msg("seed %llu: %s", (unsigned long long)seed, msg);
+			}
+		}
+		stop();
+		uctx_free(C);
+		C = uctx_new();
+	}
+	if (getenv("TESSEL_SHOW"))
+		for (i = 0; i < 6; i++)
+			print_message("op %d: %d committed\n", i, hits[i]);
+	for (i = 0; i < 6; i++)
+		assert_true(hits[i] > 0);
+	(void)tried;
+	(void)kept;
+}
+
 int
 main(void)
 {
@@ -331,6 +423,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_k, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_privatize, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

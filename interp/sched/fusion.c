@@ -66,23 +66,6 @@ opname(int op)
 	return op == OP_ADD ? "+" : op == OP_MUL ? "*" : op == OP_MAX ? "max" : "min";
 }
 
-/* f(x, y) as text: x + y, or max(x, y) */
-static void
-print_f(Buf *b, const Kernel *k, int f, const UOp *x, const UOp *y)
-{
-	if (f == OP_ADD || f == OP_MUL) {
-		kernel_print_expr(b, k, x);
-		emit(b, " %s ", opname(f));
-		kernel_print_expr(b, k, y);
-	} else {
-		emit(b, "%s(", opname(f));
-		kernel_print_expr(b, k, x);
-		emit(b, ", ");
-		kernel_print_expr(b, k, y);
-		emit(b, ")");
-	}
-}
-
 static void
 show(Buf *b, const Kernel *k, UCtx *c, UOp *u)
 {
@@ -533,7 +516,7 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 		}
 	rp->method = NULL;
 	if (nc == 1 && occurrences(g, cp[0], 0) == 1) {
-		UOp *csym = alg_sym(c, "c"), *inv = invert(c, g, cp[0], alg_sym(c, "y"), &why), *invn;
+		UOp *inv = invert(c, g, cp[0], alg_sym(c, "y"), &why), *invn;
 
 		if (inv && alg_normalize(c, kernel_substitute(c, inv, (UOp *[]){ alg_sym(c, "y") },
 		                                              (UOp *[]){ rp->t }, 1), &invn, e) == 0) {
@@ -550,7 +533,6 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 			emit(ex, "  4. invert  y = g(r, c)  =>  c = ");
 			show(ex, k, c, kernel_substitute(c, invn, &rp->t, (UOp *[]){ alg_sym(c, "y") }, 1));
 			emit(ex, "   (Theorem 4.3)\n");
-			(void)csym;
 		}
 	} else if (nc == 0)
 		why = "g reads nothing but the reduce predecessors";
@@ -623,7 +605,6 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 		emit(ex, "     prove   h(x %s y, r, r') = h(x, r, r') %s h(y, r, r')   holds (Eq. 5)\n",
 		     opname(f), opname(f));
 	}
-	(void)print_f;
 	return 0;
 }
 

@@ -202,6 +202,36 @@ rolling(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 				goto out;
 			}
 	}
+	/* the rolling loop runs over the reduction: it indexes none of what the stage accumulates under it */
+	{
+		UOp *l0 = sched_loop(k, S, var, e), *sv[256];
+		int ns = l0 ? sched_stores(k, S, sv, 256) : 0, i, red = 0;
+
+		if (!l0)
+			goto out;
+		for (i = 0; i < ns; i++) {
+			UOp *p[256];
+			int np = sched_path(k, S, sv[i], p, 256), m, d, in = 0, idx = 0;
+
+			for (m = 0; m < np; m++)
+				in |= p[m] == l0;
+			if (!in || !fusion_accumulates(k, sv[i]))
+				continue;
+			for (d = 1; d < sv[i]->src[0]->nsrc; d++) {
+				const UOp *v[64];
+				int nv = uop_vars(sv[i]->src[0]->src[d], v, 64), q;
+
+				for (q = 0; q < nv && q < 64; q++)
+					idx |= v[q] == krange_var(l0->src[0]);
+			}
+			red |= !idx;
+		}
+		if (!red) {
+			err_set(e, "loop %s of stage %s indexes what the stage reduces (a map loop); rolling update "
+			        "fuses under the reduction's loop", var, k->stage[S].name);
+			goto out;
+		}
+	}
 	/* a cache of each predecessor's previous value */
 	R.rp = &rp;
 	for (q = 0; q < rp.nr; q++) {

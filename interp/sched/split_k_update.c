@@ -135,7 +135,6 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 		if (fusion_fuse(k, t, S, var, NULL, NULL, ex, e) < 0)
 			goto out;
 		emit(ex, "  5. fuse    %s under loop %s of %s\n", k->buf[tl].name, var, k->stage[S].name);
-		(void)tl;
 		/* Eq. 8: the global combines the locals repaired to the global predecessors */
 		g = t;   /* the target's global stage took the local's place */
 		{
