@@ -996,36 +996,52 @@ describe(Buf *o, const UOp *u)
 	emit(o, ">");
 }
 
+/*
+** Printing never raises: a tensor that cannot be realized shows its dtype,
+** shape and device and says why (the params it needs, or the evaluator's
+** message), so that the REPL can echo a program with unbound params.
+*/
 static int
 l_tostring(lua_State *L)
 {
 	LTensor *t = check(L, 1);
+	TEvalOpts opts = { mem_limit(L), NULL, 0 };
 	TBuf b;
 	Buf o;
+	Err e = { "" };
+	int eval = 1;
 
-	if (lua_getfield(L, LUA_REGISTRYINDEX, "tessel.tensor.noeval"), lua_toboolean(L, -1)) {
-		lua_pop(L, 1);
-		goto shape_only;
-	}
+	if (lua_getfield(L, LUA_REGISTRYINDEX, "tessel.tensor.noeval"), lua_toboolean(L, -1))
+		eval = 0;
 	lua_pop(L, 1);
 	if (t->u->dtype == DT_VOID || t->u->op == OP_FUNCTION || t->u->op == OP_CALL
 	|| t->u->op == OP_TUPLE)
-		goto shape_only;
-	realize(L, 1, 0, &b);
+		eval = 0;
 	buf_init(&o);
 	describe(&o, t->u);
-	emit(&o, "\n");
-	if (b.ndim == 0)
-		fmt_value(&o, &b, 0);
-	else
-		fmt_axis(&o, &b, 0, 0, b.numel, b.numel > 1000);
-	tbuf_free(&b);
-	lua_pushstring(L, o.s ? o.s : "");
-	buf_free(&o);
-	return 1;
-shape_only:
-	buf_init(&o);
-	describe(&o, t->u);
+	if (eval && tensor_realize(t->u, &opts, &b, &e) < 0) {
+		const UOp *ps[64];
+		int np = 0, k;
+
+		collect_params(t->u, ps, &np, 64, 0);
+		if (np) {
+			emit(&o, " (unbound param%s: ", np > 1 ? "s" : "");
+			for (k = 0; k < np; k++)
+				emit(&o, "%s%s", k ? ", " : "", ps[k]->name ? ps[k]->name : "?");
+			emit(&o, "; bind %s with t:realize{", np > 1 ? "them" : "it");
+			for (k = 0; k < np && k < 3; k++)
+				emit(&o, "%s%s = ...", k ? ", " : "", ps[k]->name ? ps[k]->name : "?");
+			emit(&o, "%s})", np > 3 ? ", ..." : "");
+		} else
+			emit(&o, " (not realized: %s)", e.msg);
+	} else if (eval) {
+		emit(&o, "\n");
+		if (b.ndim == 0)
+			fmt_value(&o, &b, 0);
+		else
+			fmt_axis(&o, &b, 0, 0, b.numel, b.numel > 1000);
+		tbuf_free(&b);
+	}
 	lua_pushstring(L, o.s ? o.s : "");
 	buf_free(&o);
 	return 1;
@@ -1468,6 +1484,7 @@ l_param(lua_State *L)
 	TCtxBox *x;
 	Err e = { "" };
 
+	lua_settop(L, 4);   /* the context goes above the arguments */
 	luaL_checktype(L, 2, LUA_TTABLE);
 	n = get_shape(L, 2, s, "tensor.param");
 	t = get_dtype(L, 3, DT_FLOAT32, "tensor.param");

@@ -1,6 +1,6 @@
 -- test_tensor_compose.lua - the spec's compositions as tinygrad's Tensor methods: minimum, min, sum's
 -- dtypes, cumsum, gather, scatter_add, pad with values and negative amounts, batched matmul, arange
--- with floats. Expected values are tinygrad 0.14's (CPU device), checked
+-- with floats, printing unbound tensors. Expected values are tinygrad 0.14's (CPU device), checked
 -- once by a randomized differential run (not committed: the suite stays C and Lua); the property
 -- checks compare with loops written here, on seeded random tensors.
 local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
@@ -415,6 +415,20 @@ check("arange with float start, stop and step (tinygrad's count and dtypes)", fu
     eq(#got, n, ("count of arange(%g, %g, %g)"):format(a, b, st))
     for i = 0, n - 1 do same(got[i + 1], a + i * st, "arange value") end
   end
+end)
+
+check("printing never raises: unbound params are named", function()
+  eq(tostring(tensor.param("x", {2})),
+     '<Tensor float32 (2,) on CPU "x"> (unbound param: x; bind it with t:realize{x = ...})')
+  local x, y = tensor.param("x", {2}, "float16"), tensor.param("y", {2}, "float16")
+  eq(tostring(x * 2 + y), "<Tensor float16 (2,) on CPU> (unbound params: x, y; bind them with t:realize{x = ..., y = ...})")
+  eq(tostring((x * 2):realize{x = tensor.from({1, 2}, "float16")}), "<Tensor float16 (2,) on CPU>\n[2.0, 4.0]")
+  tensor.options{mem_limit = 64}
+  local big = tostring(tensor.ones(100) + 1)
+  tensor.options{mem_limit = 0}
+  assert(big:find("<Tensor float32 (100,) on CPU> (not realized: realize: the graph needs", 1, true), big)
+  -- a param with a dtype and no device (the context used to take the device's place)
+  eq(tensor.param("z", {3}, "int8").dtype, "int8")
 end)
 
 finish()
