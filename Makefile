@@ -45,7 +45,7 @@ endif
 CORE_SRC = util/buf.c util/pmap.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c interp/algebra.c \
-           interp/dtype.c interp/tensor.c interp/tensor_eval.c \
+           interp/dtype.c interp/tensor.c interp/tensor_eval.c interp/tensor_compose.c \
            interp/kernel.c interp/kernel_layout.c interp/kernel_check.c interp/kernel_print.c \
            interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c \
            interp/sched/sched.c interp/sched/split.c interp/sched/fuse.c interp/sched/reorder.c interp/sched/bind.c \

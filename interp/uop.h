@@ -326,6 +326,51 @@ UOp *tensor_named(UCtx *c, UOp *a, const char *name, Err *e);
 UOp *tensor_function(UCtx *c, UOp *const *body, int nbody, UOp *const *args, int nargs, Err *e);
 UOp *tensor_gettuple(UCtx *c, UOp *f, int k, Err *e);
 
+/* tensor_compose.c */
+/*
+** The spec's compositions of the primitives above (its "Common Ops as
+** Compositions" and decomposed ops), named and typed as tinygrad's Tensor
+** methods: one definition for the Lua binding, C users and the kernel
+** lowering. Each comment in tensor_compose.c writes the graph it builds.
+** Axes count from the end when negative. A NULL operand passes through.
+*/
+UOp *tensor_div(UCtx *c, UOp *a, UOp *b, Err *e);       /* Mul(A, Recip(B)) in float */
+UOp *tensor_gt(UCtx *c, UOp *a, UOp *b, Err *e);        /* CmpLt(b, a) */
+UOp *tensor_ge(UCtx *c, UOp *a, UOp *b, Err *e);        /* CmpNe(CmpLt(a, b), true) */
+UOp *tensor_le(UCtx *c, UOp *a, UOp *b, Err *e);        /* CmpNe(CmpLt(b, a), true) */
+UOp *tensor_eq(UCtx *c, UOp *a, UOp *b, Err *e);        /* CmpNe(CmpNe(a, b), true) */
+UOp *tensor_minimum(UCtx *c, UOp *a, UOp *b, Err *e);   /* -max(-a, -b); ints: max(a^k, b^k)^k */
+UOp *tensor_exp(UCtx *c, UOp *a, Err *e);               /* exp2(x * log2 e) */
+UOp *tensor_log(UCtx *c, UOp *a, Err *e);               /* log2(x) * ln 2 */
+UOp *tensor_cos(UCtx *c, UOp *a, Err *e);               /* sin(pi/2 - x) */
+UOp *tensor_relu(UCtx *c, UOp *a, Err *e);              /* max(x, 0) */
+UOp *tensor_sigmoid(UCtx *c, UOp *a, Err *e);           /* recip(1 + exp(-x)) */
+UOp *tensor_tanh(UCtx *c, UOp *a, Err *e);              /* 2 sigmoid(2x) - 1 */
+/* Reductions over axes (k < 0: all) as tensor_reduce takes them. sum accumulates
+** in tinygrad's sum_acc_dtype (bool, int8, int16 -> int32; uint8, uint16 ->
+** uint32: Reduce of a Cast); min is inv(max(inv(x))) with -x for floats and x ^ ~0
+** otherwise; mean gives float32 for integers. */
+UOp *tensor_sum(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);
+UOp *tensor_min(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);
+UOp *tensor_mean(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);
+UOp *tensor_softmax(UCtx *c, UOp *a, int axis, Err *e);
+UOp *tensor_log_softmax(UCtx *c, UOp *a, int axis, Err *e);
+/* numpy's matmul: rank 1 or more, batch axes broadcast; the spec's gemm per batch. */
+UOp *tensor_matmul(UCtx *c, UOp *a, UOp *b, Err *e);
+/* The spec's prefix_sum along an axis (two stages past 512 elements), in sum's dtype. */
+UOp *tensor_cumsum(UCtx *c, UOp *a, int axis, Err *e);
+/* tinygrad's gather(dim, index) and scatter_reduce(dim, index, src, "sum") by
+** one-hot masks; an index outside the axis selects nothing. */
+UOp *tensor_gather(UCtx *c, UOp *a, int dim, UOp *index, Err *e);
+UOp *tensor_scatter_add(UCtx *c, UOp *a, int dim, UOp *index, UOp *src, Err *e);
+/* pad with signed amounts (negative ones shrink) and a value (a CONST; NULL is 0). */
+UOp *tensor_pad_constant(UCtx *c, UOp *a, const int64_t *before, const int64_t *after, int n, UOp *value,
+                         Err *e);
+/* arange(start, stop, step) in dtype t: ceil((stop - start) / step) values start + i*step;
+** refused when an integer dtype cannot hold them. */
+UOp *tensor_arange_step(UCtx *c, double start, double stop, double step, DType t, Err *e);
+UOp *tensor_arange_int(UCtx *c, int64_t start, int64_t stop, int64_t step, DType t, Err *e);
+
 /* tensor_eval.c */
 /*
 ** The reference evaluator: realizes a tensor graph to a contiguous row-major

@@ -204,7 +204,7 @@ enum { LEGO_VERIFY_LIMIT = 1 << 16 };
 enum { LEGO_PERM, LEGO_ORDER, LEGO_CHAINED, LEGO_GROUP };        /* Lego.kind */
 enum { LEGO_REGP, LEGO_GENP };                                    /* LegoPerm.kind */
 enum { LEGO_GEN_USER, LEGO_GEN_IDENTITY, LEGO_GEN_REVERSE, LEGO_GEN_ANTIDIAG,
-       LEGO_GEN_MORTON };                                          /* LegoPerm.gen */
+       LEGO_GEN_MORTON, LEGO_GEN_MORTON_ROW };                     /* LegoPerm.gen */
 enum { LEGO_SUGAR_NONE, LEGO_SUGAR_ROW, LEGO_SUGAR_COL, LEGO_SUGAR_TILEBY };
 
 /* A user GenP: apply maps idx[0..rank) to a flat index, inv the reverse.
@@ -277,6 +277,11 @@ int lego_col(Lego *out, const int64_t *dims, int rank, Err *e);
 ** to the row-major index of the untiled shape (prod over levels per dim). */
 int lego_tileby(Lego *out, const int64_t *dims, int d, int q, Err *e);
 int lego_genp(Lego *out, const int64_t *dims, int rank, int gen, uint32_t mask, Err *e);
+/* A morton GenP's bit positions: bit b of coordinate k goes to bit pos[k][b] of the flat
+** index (bits[k] = log2 of dimension k). LEGO_GEN_MORTON hands positions out round-robin
+** from dimension 0 (LEGO's Morton2DFast: the row on the even bits), LEGO_GEN_MORTON_ROW
+** from the last dimension (a 2x2 tile is row-major). */
+void lego_morton_pos(const LegoPerm *p, int pos[][64], int *bits);
 /* A user GenP; verified by enumeration (every value in range, distinct, inv
 ** inverts apply) when it has at most LEGO_VERIFY_LIMIT elements. */
 int lego_genp_user(Lego *out, const int64_t *dims, int rank, LegoApplyFn apply, LegoInvFn inv,

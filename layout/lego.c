@@ -45,6 +45,7 @@ crd_print(Buf *b, const int64_t *x, int n)
 static const char *const gen_name[] = {
 	[LEGO_GEN_USER] = "user", [LEGO_GEN_IDENTITY] = "identity", [LEGO_GEN_REVERSE] = "reverse",
 	[LEGO_GEN_ANTIDIAG] = "antidiagonal", [LEGO_GEN_MORTON] = "morton",
+	[LEGO_GEN_MORTON_ROW] = "morton_rowmajor",
 };
 
 static void
@@ -463,6 +464,7 @@ check_gen(const char *op, const int64_t *dims, int rank, int gen, uint32_t mask,
 			               (long long)dims[0], (long long)dims[1]);
 		return 0;
 	case LEGO_GEN_MORTON:
+	case LEGO_GEN_MORTON_ROW:
 		for (k = 0; k < rank; k++)
 			if (dims[k] & (dims[k] - 1))
 				return err_set(e, "%s: morton needs power-of-two dimensions; dimension %d is %lld",
@@ -508,9 +510,14 @@ lego_genp(Lego *out, const int64_t *dims, int rank, int gen, uint32_t mask, Err 
 **                      k = (isqrt(8f + 1) - 1) / 2)
 **                    i = f - B(k) + max(0, k - (c - 1)),  j = k - i
 **   morton     (Z-order; power-of-two dimensions) bit b of x_k goes to bit
-**              p(k,b) of f, positions handed out round-robin from the last
-**              dimension: for b = 0, 1, ...: for k = r-1 down to 0: if
-**              b < log2 n_k: p(k,b) = next++. A 2x2 tile is row-major.
+**              p(k,b) of f, positions handed out round-robin from the first
+**              dimension: for b = 0, 1, ...: for k = 0 to r-1: if
+**              b < log2 n_k: p(k,b) = next++. For a square 2-D tile this is
+**              LEGO's Morton2DFast, spread(i) | spread(j) << 1: the row index
+**              on the even bits, so (0,1) -> 2 and a 2x2 tile is column-major.
+**   morton_rowmajor  the same with positions handed out from the last
+**              dimension (k = r-1 down to 0): the column on the even bits,
+**              (0,1) -> 1, a 2x2 tile row-major.
 **              apply f = sum_{k,b} ((x_k >> b) & 1) << p(k,b)
 **              inv   x_k = sum_b ((f >> p(k,b)) & 1) << b
 */
@@ -558,10 +565,10 @@ unflatten(int64_t f, const int64_t *d, int n, int64_t *x)
 	}
 }
 
-static void
-morton_pos(const LegoPerm *p, int pos[LEGO_DIMS][64], int *bits)
+void
+lego_morton_pos(const LegoPerm *p, int pos[][64], int *bits)
 {
-	int k, b, next = 0, maxb = 0;
+	int k, i, b, next = 0, maxb = 0;
 
 	for (k = 0; k < p->rank; k++) {
 		bits[k] = log2i(p->dim[k]);
@@ -569,9 +576,11 @@ morton_pos(const LegoPerm *p, int pos[LEGO_DIMS][64], int *bits)
 			maxb = bits[k];
 	}
 	for (b = 0; b < maxb; b++)
-		for (k = p->rank - 1; k >= 0; k--)
+		for (i = 0; i < p->rank; i++) {
+			k = p->gen == LEGO_GEN_MORTON_ROW ? p->rank - 1 - i : i;
 			if (b < bits[k])
 				pos[k][b] = next++;
+		}
 }
 
 static int
@@ -598,7 +607,8 @@ genp_apply(const LegoPerm *p, const int64_t *x, int64_t *f, Err *e)
 		*f = before(k, r, c) + i - (k - (c - 1) > 0 ? k - (c - 1) : 0);
 		return 0;
 	case LEGO_GEN_MORTON:
-		morton_pos(p, pos, bits);
+	case LEGO_GEN_MORTON_ROW:
+		lego_morton_pos(p, pos, bits);
 		*f = 0;
 		for (j = 0; j < p->rank; j++)
 			for (b = 0; b < bits[j]; b++)
@@ -651,7 +661,8 @@ genp_inv(const LegoPerm *p, int64_t f, int64_t *x, Err *e)
 		x[1] = k - i;
 		return 0;
 	case LEGO_GEN_MORTON:
-		morton_pos(p, pos, bits);
+	case LEGO_GEN_MORTON_ROW:
+		lego_morton_pos(p, pos, bits);
 		for (j = 0; j < p->rank; j++) {
 			x[j] = 0;
 			for (b = 0; b < bits[j]; b++)
@@ -1342,7 +1353,7 @@ order_layout(const LegoOrder *o, Layout *out, Err *e)
 	for (k = o->nparts - 1; k >= 0; k--) {
 		const LegoPerm *q = &o->part[k];
 		off -= q->rank;
-		if (q->kind == LEGO_GENP && q->gen == LEGO_GEN_MORTON) {
+		if (q->kind == LEGO_GENP && (q->gen == LEGO_GEN_MORTON || q->gen == LEGO_GEN_MORTON_ROW)) {
 			for (t = 0; t < q->rank; t++) {
 				zk[off + t] = t;
 				zp[off + t] = q;
@@ -1371,7 +1382,7 @@ order_layout(const LegoOrder *o, Layout *out, Err *e)
 			continue;
 		}
 		/* morton: bit j of the coordinate is a mode of size 2, stride 2^pos */
-		morton_pos(zp[k], pos, bits);
+		lego_morton_pos(zp[k], pos, bits);
 		if ((c0 = tuple_open(&sh, e)) < 0 || (c1 = tuple_open(&st, e)) < 0)
 			return -1;
 		for (t = 0; t < bits[zk[k]]; t++)

@@ -267,21 +267,11 @@ tri_i(int64_t t)
 	return t > 0 ? t * (t + 1) / 2 : 0;
 }
 
-static int
-bits_of(int64_t n)
-{
-	int b = 0;
-
-	while (((int64_t)1 << b) < n)
-		b++;
-	return b;
-}
-
 int
 lower_genp(UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, Err *e)
 {
 	UOp *d[LEGO_DIMS] = {0}, *y[LEGO_DIMS] = {0}, *k, *i, *f;
-	int pos[LEGO_DIMS][64], bits[LEGO_DIMS], j, b, next = 0, maxb = 0;
+	int pos[LEGO_DIMS][64], bits[LEGO_DIMS], j, b;
 	int64_t r, cc, t;
 
 	for (j = 0; j < p->rank; j++)
@@ -339,15 +329,8 @@ lower_genp(UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, E
 		out[1] = uop_sub(c, k, i);
 		return 0;
 	case LEGO_GEN_MORTON:
-		for (j = 0; j < p->rank; j++) {
-			bits[j] = bits_of(p->dim[j]);
-			if (bits[j] > maxb)
-				maxb = bits[j];
-		}
-		for (b = 0; b < maxb; b++)
-			for (j = p->rank - 1; j >= 0; j--)
-				if (b < bits[j])
-					pos[j][b] = next++;
+	case LEGO_GEN_MORTON_ROW:
+		lego_morton_pos(p, pos, bits);
 		if (!inverse) {
 			f = k_int(c, 0);
 			for (j = 0; j < p->rank; j++)

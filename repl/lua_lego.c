@@ -439,6 +439,7 @@ static const struct {
 	{ "identity", LEGO_GEN_IDENTITY }, { "reverse", LEGO_GEN_REVERSE },
 	{ "antidiagonal", LEGO_GEN_ANTIDIAG }, { "antidiag", LEGO_GEN_ANTIDIAG },
 	{ "morton", LEGO_GEN_MORTON }, { "zorder", LEGO_GEN_MORTON },
+	{ "morton_rowmajor", LEGO_GEN_MORTON_ROW },
 };
 
 static int
@@ -459,7 +460,7 @@ l_genp(lua_State *L)
 				break;
 		if (k == (int)(sizeof builtins / sizeof builtins[0]))
 			return luaL_argerror(L, 2, lua_pushfstring(L, "unknown built-in '%s' (identity, "
-			                     "reverse, antidiagonal, morton)", name));
+			                     "reverse, antidiagonal, morton, morton_rowmajor)", name));
 		if (builtins[k].gen == LEGO_GEN_REVERSE && !lua_isnoneornil(L, 3)) {
 			int64_t which[LEGO_DIMS];
 			int m = check_ints(L, 3, which, LEGO_DIMS, "reversed dimensions"), j;
@@ -1659,6 +1660,8 @@ static const Fn funcs[] = {
 	{ "GenP", l_genp,
 	  "a general bijection of a tile: built-in or a pair of Lua functions\n"
 	  "lego.GenP(dims, \"identity\"|\"reverse\"|\"antidiagonal\"|\"morton\" [, reversed dims])\n"
+	  "morton is LEGO's Z-order (Morton2DFast): dimension 0 on the even bits, (0,1) -> 2;\n"
+	  "\"morton_rowmajor\" the other order (the last dimension on the even bits).\n"
 	  "lego.GenP(dims, f, finv [, label]): f(i, j, ...) -> flat index, finv(k) -> i, j, ... (or a\n"
 	  "table). Checked by enumeration when it has at most 65536 elements; errors in f name the\n"
 	  "coordinate. label is how it prints (default \"f, finv\").\n"

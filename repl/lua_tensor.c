@@ -210,51 +210,33 @@ static int m_shl(lua_State *L) { return binop(L, OP_SHL, 0, "tensor <<"); }
 static int m_shr(lua_State *L) { return binop(L, OP_SHR, 0, "tensor >>"); }
 static int l_maximum(lua_State *L) { return binop(L, OP_MAX, 0, "tensor.maximum"); }
 static int l_lt(lua_State *L) { return binop(L, OP_CMPLT, 0, "lt"); }
-static int l_gt(lua_State *L) { return binop(L, OP_CMPLT, 1, "gt"); }
 static int l_ne(lua_State *L) { return binop(L, OP_CMPNE, 0, "ne"); }
 
-/* The spec's decompositions: ge = (a < b) != true, le = (b < a) != true, eq = (a != b) != true. */
+/* Two operands (a tensor and a tensor or Lua value) through a composition of tensor_compose.c. */
+typedef UOp *(*Build2)(UCtx *c, UOp *a, UOp *b, Err *e);
+
 static int
-negcmp(lua_State *L, Op op, int swap, const char *what)
-{
-	TCtxBox *x;
-	Err e = { "" };
-	UOp *r;
-
-	binop(L, op, swap, what);
-	x = current(L);
-	r = in_ctx(L, -2, x->c);
-	push(L, tensor_alu(x->c, OP_CMPNE, r, tensor_const(x->c, DT_BOOL, 1), &e), -1, &e);
-	return 1;
-}
-
-static int l_ge(lua_State *L) { return negcmp(L, OP_CMPLT, 0, "ge"); }
-static int l_le(lua_State *L) { return negcmp(L, OP_CMPLT, 1, "le"); }
-static int l_eq(lua_State *L) { return negcmp(L, OP_CMPNE, 0, "eq"); }
-
-static UOp *
-to_float(UCtx *c, UOp *u, Err *e)
-{
-	return dtype_is_float(u->dtype) ? u : tensor_cast(c, DT_FLOAT32, u, e);
-}
-
-/* Div = Mul(A, Recip(B)) (the spec), in float. */
-static int
-m_div(lua_State *L)
+compose2(lua_State *L, Build2 f, const char *what)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
 	TCtxBox *x = current(L);
 	int ci = lua_gettop(L);
 	DType like = like_of(L, 1, 2);
-	UOp *a = operand(L, 1, x->c, like, "tensor /"), *b = operand(L, 2, x->c, like, "tensor /");
+	UOp *a = operand(L, 1, x->c, like, what), *b = operand(L, 2, x->c, like, what);
 	Err e = { "" };
 
-	a = to_float(x->c, a, &e);
-	b = a ? to_float(x->c, b, &e) : NULL;
-	b = b ? tensor_unary(x->c, OP_RECIP, b, &e) : NULL;
-	push(L, b ? tensor_alu(x->c, OP_MUL, a, b, &e) : NULL, ci, &e);
+	push(L, f(x->c, a, b, &e), ci, &e);
 	return 1;
 }
+
+/* The spec's decompositions (tensor_compose.c): ge = (a < b) != true, le = (b < a) != true,
+** eq = (a != b) != true, gt = b < a, div = a * recip(b) in float. */
+static int l_gt(lua_State *L) { return compose2(L, tensor_gt, "gt"); }
+static int l_ge(lua_State *L) { return compose2(L, tensor_ge, "ge"); }
+static int l_le(lua_State *L) { return compose2(L, tensor_le, "le"); }
+static int l_eq(lua_State *L) { return compose2(L, tensor_eq, "eq"); }
+static int m_div(lua_State *L) { return compose2(L, tensor_div, "tensor /"); }
+static int l_minimum(lua_State *L) { return compose2(L, tensor_minimum, "minimum"); }
 
 /* Pow = Exp2(Log2(A) * B) (the spec); the evaluator computes pow exactly. */
 static int m_pow(lua_State *L) { return binop(L, OP_POW, 0, "tensor ^"); }
@@ -272,7 +254,7 @@ m_unm(lua_State *L)
 
 /* ---- unary functions and compositions ---- */
 
-typedef UOp *(*Build)(UCtx *c, UOp *a, lua_State *L, Err *e);
+typedef UOp *(*Build)(UCtx *c, UOp *a, Err *e);
 
 static int
 apply(lua_State *L, Build f)
@@ -283,68 +265,21 @@ apply(lua_State *L, Build f)
 	Err e = { "" };
 	UOp *a = in_ctx(L, 1, x->c);
 
-	push(L, f(x->c, a, L, &e), ci, &e);
+	push(L, f(x->c, a, &e), ci, &e);
 	return 1;
 }
 
-static UOp *K(UCtx *c, UOp *like, double v) { return tensor_const(c, dtype_is_float(like->dtype) ? (DType)like->dtype : DT_FLOAT32, v); }
-static UOp *b_exp2(UCtx *c, UOp *a, lua_State *L, Err *e) { return tensor_unary(c, OP_EXP2, a, e); }
-static UOp *b_log2(UCtx *c, UOp *a, lua_State *L, Err *e) { return tensor_unary(c, OP_LOG2, a, e); }
-static UOp *b_sin(UCtx *c, UOp *a, lua_State *L, Err *e) { return tensor_unary(c, OP_SIN, a, e); }
-static UOp *b_sqrt(UCtx *c, UOp *a, lua_State *L, Err *e) { return tensor_unary(c, OP_SQRT, a, e); }
-static UOp *b_recip(UCtx *c, UOp *a, lua_State *L, Err *e) { return tensor_unary(c, OP_RECIP, a, e); }
-static UOp *b_trunc(UCtx *c, UOp *a, lua_State *L, Err *e) { return tensor_unary(c, OP_TRUNC, a, e); }
-
-/* exp(x) = exp2(x * log2(e)); log(x) = log2(x) * ln 2; cos(x) = sin(pi/2 - x) */
-static UOp *
-b_exp(UCtx *c, UOp *a, lua_State *L, Err *e)
+static int
+unary(lua_State *L, Op op)
 {
-	a = to_float(c, a, e);
-	a = a ? tensor_alu(c, OP_MUL, a, K(c, a, 1.4426950408889634), e) : NULL;
-	return tensor_unary(c, OP_EXP2, a, e);
-}
+	lua_settop(L, 1);   /* the context goes above the arguments */
+	TCtxBox *x = current(L);
+	int ci = lua_gettop(L);
+	Err e = { "" };
+	UOp *a = in_ctx(L, 1, x->c);
 
-static UOp *
-b_log(UCtx *c, UOp *a, lua_State *L, Err *e)
-{
-	a = tensor_unary(c, OP_LOG2, a, e);
-	return a ? tensor_alu(c, OP_MUL, a, K(c, a, 0.6931471805599453), e) : NULL;
-}
-
-static UOp *
-b_cos(UCtx *c, UOp *a, lua_State *L, Err *e)
-{
-	a = to_float(c, a, e);
-	a = a ? tensor_alu(c, OP_SUB, K(c, a, 1.5707963267948966), a, e) : NULL;
-	return tensor_unary(c, OP_SIN, a, e);
-}
-
-static UOp *
-b_relu(UCtx *c, UOp *a, lua_State *L, Err *e)
-{
-	return tensor_alu(c, OP_MAX, a, tensor_const(c, (DType)a->dtype, 0), e);
-}
-
-/* sigmoid(x) = 1 / (1 + exp(-x)) */
-static UOp *
-b_sigmoid(UCtx *c, UOp *a, lua_State *L, Err *e)
-{
-	a = to_float(c, a, e);
-	a = tensor_unary(c, OP_NEG, a, e);
-	a = a ? b_exp(c, a, L, e) : NULL;
-	a = a ? tensor_alu(c, OP_ADD, a, K(c, a, 1), e) : NULL;
-	return tensor_unary(c, OP_RECIP, a, e);
-}
-
-/* tanh(x) = 2 sigmoid(2x) - 1 */
-static UOp *
-b_tanh(UCtx *c, UOp *a, lua_State *L, Err *e)
-{
-	a = to_float(c, a, e);
-	a = a ? tensor_alu(c, OP_MUL, a, K(c, a, 2), e) : NULL;
-	a = a ? b_sigmoid(c, a, L, e) : NULL;
-	a = a ? tensor_alu(c, OP_MUL, a, K(c, a, 2), e) : NULL;
-	return a ? tensor_alu(c, OP_SUB, a, K(c, a, 1), e) : NULL;
+	push(L, tensor_unary(x->c, op, a, &e), ci, &e);
+	return 1;
 }
 
 static int
@@ -357,79 +292,59 @@ axis_arg(lua_State *L, int i, int nd)
 	return (int)(ax < 0 ? ax + nd : ax);
 }
 
-/* softmax(x, axis) = e / e.sum(axis) with e = exp(x - x.max(axis)) */
-static UOp *
-softmax(UCtx *c, UOp *a, int ax, int logsm, Err *e)
-{
-	int64_t axes[1] = { ax };
-	UOp *m, *x, *s;
-
-	a = to_float(c, a, e);
-	m = tensor_reduce(c, OP_MAX, a, axes, 1, 1, e);
-	x = m ? tensor_alu(c, OP_SUB, a, m, e) : NULL;
-	s = x ? b_exp(c, x, NULL, e) : NULL;
-	if (!logsm) {
-		UOp *sum = s ? tensor_reduce(c, OP_ADD, s, axes, 1, 1, e) : NULL;
-
-		sum = sum ? tensor_unary(c, OP_RECIP, sum, e) : NULL;
-		return sum ? tensor_alu(c, OP_MUL, s, sum, e) : NULL;
-	}
-	s = s ? tensor_reduce(c, OP_ADD, s, axes, 1, 1, e) : NULL;
-	s = s ? b_log(c, s, NULL, e) : NULL;
-	return s ? tensor_alu(c, OP_SUB, x, s, e) : NULL;
-}
+/* t:softmax([axis]), t:log_softmax([axis]); t:cumsum([axis]) (default 0, as tinygrad) */
+typedef UOp *(*BuildAx)(UCtx *c, UOp *a, int axis, Err *e);
 
 static int
-l_softmax(lua_State *L)
+with_axis(lua_State *L, BuildAx f, int def)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
 	TCtxBox *x = current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
 	UOp *a = in_ctx(L, 1, x->c);
+	int ax = def;
 
-	push(L, softmax(x->c, a, axis_arg(L, 2, a->ndim), 0, &e), ci, &e);
+	if (!lua_isnoneornil(L, 2))
+		ax = axis_arg(L, 2, a->ndim);
+	push(L, f(x->c, a, ax, &e), ci, &e);
 	return 1;
 }
 
-static int
-l_log_softmax(lua_State *L)
-{
-	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
-	int ci = lua_gettop(L);
-	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+static int l_softmax(lua_State *L) { return with_axis(L, tensor_softmax, -1); }
+static int l_log_softmax(lua_State *L) { return with_axis(L, tensor_log_softmax, -1); }
+static int l_cumsum(lua_State *L) { return with_axis(L, tensor_cumsum, 0); }
 
-	push(L, softmax(x->c, a, axis_arg(L, 2, a->ndim), 1, &e), ci, &e);
-	return 1;
-}
-
-static int l_exp(lua_State *L) { return apply(L, b_exp); }
-static int l_exp2(lua_State *L) { return apply(L, b_exp2); }
-static int l_log(lua_State *L) { return apply(L, b_log); }
-static int l_log2(lua_State *L) { return apply(L, b_log2); }
-static int l_sin(lua_State *L) { return apply(L, b_sin); }
-static int l_cos(lua_State *L) { return apply(L, b_cos); }
-static int l_sqrt(lua_State *L) { return apply(L, b_sqrt); }
-static int l_recip(lua_State *L) { return apply(L, b_recip); }
-static int l_trunc(lua_State *L) { return apply(L, b_trunc); }
-static int l_relu(lua_State *L) { return apply(L, b_relu); }
-static int l_sigmoid(lua_State *L) { return apply(L, b_sigmoid); }
-static int l_tanh(lua_State *L) { return apply(L, b_tanh); }
+static int l_exp(lua_State *L) { return apply(L, tensor_exp); }
+static int l_exp2(lua_State *L) { return unary(L, OP_EXP2); }
+static int l_log(lua_State *L) { return apply(L, tensor_log); }
+static int l_log2(lua_State *L) { return unary(L, OP_LOG2); }
+static int l_sin(lua_State *L) { return unary(L, OP_SIN); }
+static int l_cos(lua_State *L) { return apply(L, tensor_cos); }
+static int l_sqrt(lua_State *L) { return unary(L, OP_SQRT); }
+static int l_recip(lua_State *L) { return unary(L, OP_RECIP); }
+static int l_trunc(lua_State *L) { return unary(L, OP_TRUNC); }
+static int l_relu(lua_State *L) { return apply(L, tensor_relu); }
+static int l_sigmoid(lua_State *L) { return apply(L, tensor_sigmoid); }
+static int l_tanh(lua_State *L) { return apply(L, tensor_tanh); }
 
 /* ---- reductions ---- */
 
+typedef UOp *(*BuildRed)(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);
+
+static UOp *red_max(UCtx *c, UOp *a, const int64_t *axes, int k, int keep, Err *e) { return tensor_reduce(c, OP_MAX, a, axes, k, keep, e); }
+static UOp *red_prod(UCtx *c, UOp *a, const int64_t *axes, int k, int keep, Err *e) { return tensor_reduce(c, OP_MUL, a, axes, k, keep, e); }
+
 /* t:sum([axis | {axes}] [, keepdim]) */
 static int
-reduce(lua_State *L, Op op, const char *what)
+reduce(lua_State *L, BuildRed f, const char *what)
 {
 	lua_settop(L, 3);   /* the context goes above the arguments */
 	TCtxBox *x = current(L);
 	int ci = lua_gettop(L), k = -1, keep = lua_toboolean(L, 3);
 	int64_t axes[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c), *r;
+	UOp *a = in_ctx(L, 1, x->c);
 
 	if (lua_type(L, 2) == LUA_TTABLE)
 		k = get_shape(L, 2, axes, what);
@@ -440,38 +355,17 @@ reduce(lua_State *L, Op op, const char *what)
 		keep = lua_toboolean(L, 2);
 	else if (!lua_isnoneornil(L, 2))
 		return luaL_error(L, "%s: the axis must be an integer or a table of integers", what);
-	r = op == OP_MIN ? tensor_unary(x->c, OP_NEG, a, &e) : a;
-	r = r ? tensor_reduce(x->c, op == OP_MIN ? OP_MAX : op, r, axes, k, keep, &e) : NULL;
-	if (r && op == OP_MIN)
-		r = tensor_unary(x->c, OP_NEG, r, &e);
-	push(L, r, ci, &e);
+	push(L, f(x->c, a, axes, k, keep, &e), ci, &e);
 	return 1;
 }
 
-static int l_sum(lua_State *L) { return reduce(L, OP_ADD, "sum"); }
-static int l_max(lua_State *L) { return reduce(L, OP_MAX, "max"); }
-static int l_min(lua_State *L) { return reduce(L, OP_MIN, "min"); }
-static int l_prod(lua_State *L) { return reduce(L, OP_MUL, "prod"); }
+static int l_sum(lua_State *L) { return reduce(L, tensor_sum, "sum"); }
+static int l_max(lua_State *L) { return reduce(L, red_max, "max"); }
+static int l_min(lua_State *L) { return reduce(L, tensor_min, "min"); }
+static int l_prod(lua_State *L) { return reduce(L, red_prod, "prod"); }
+static int l_mean(lua_State *L) { return reduce(L, tensor_mean, "mean"); }
 
-static int
-l_mean(lua_State *L)
-{
-	LTensor *t = check(L, 1);
-	int64_t before = tensor_numel(t->u), after;
-	TCtxBox *x;
-	Err e = { "" };
-	UOp *r;
-
-	l_sum(L);
-	x = current(L);
-	r = in_ctx(L, -2, x->c);
-	after = tensor_numel(r);
-	r = to_float(x->c, r, &e);
-	push(L, r ? tensor_alu(x->c, OP_MUL, r, K(x->c, r, after ? (double)after / before : 0), &e) : NULL, -1, &e);
-	return 1;
-}
-
-/* a:matmul(b) for (M,K) @ (K,N), (K,) @ (K,N), (M,K) @ (K,): the spec's gemm. */
+/* a:matmul(b): numpy's rules (rank 1 or more, batch axes broadcast), the spec's gemm */
 static int
 l_matmul(lua_State *L)
 {
@@ -479,29 +373,45 @@ l_matmul(lua_State *L)
 	TCtxBox *x = current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c), *b = in_ctx(L, 2, x->c), *r;
-	int va = a->ndim == 1, vb = b->ndim == 1;
-	int64_t M, K, N, s[3], ax = 1, o[2];
+	UOp *a = in_ctx(L, 1, x->c), *b = in_ctx(L, 2, x->c);
 
-	if (a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
-		return luaL_error(L, "matmul: ranks %d and %d (1 or 2 each)", a->ndim, b->ndim);
-	M = va ? 1 : a->shape[0];
-	K = a->shape[a->ndim - 1];
-	N = vb ? 1 : b->shape[1];
-	if (b->shape[0] != K)
-		return luaL_error(L, "matmul: inner sizes differ: %lld (axis %d of a) and %lld (axis 0 of b)",
-		                  (long long)K, a->ndim - 1, (long long)b->shape[0]);
-	s[0] = M; s[1] = K; s[2] = 1;
-	a = tensor_reshape(x->c, a, s, 3, &e);
-	s[0] = 1; s[1] = K; s[2] = N;
-	b = a ? tensor_reshape(x->c, b, s, 3, &e) : NULL;
-	r = b ? tensor_alu(x->c, OP_MUL, a, b, &e) : NULL;
-	r = r ? tensor_reduce(x->c, OP_ADD, r, &ax, 1, 0, &e) : NULL;
-	if (r && (va || vb)) {
-		o[0] = va ? N : M;
-		r = tensor_reshape(x->c, r, o, va && vb ? 0 : 1, &e);
-	}
-	push(L, r, ci, &e);
+	push(L, tensor_matmul(x->c, a, b, &e), ci, &e);
+	return 1;
+}
+
+/* t:gather(dim, index) */
+static int
+l_gather(lua_State *L)
+{
+	lua_settop(L, 3);   /* the context goes above the arguments */
+	TCtxBox *x = current(L);
+	int ci = lua_gettop(L);
+	Err e = { "" };
+	UOp *a = in_ctx(L, 1, x->c);
+	lua_Integer dim = luaL_checkinteger(L, 2);
+	UOp *idx = in_ctx(L, 3, x->c);
+
+	if (dim < INT32_MIN || dim > INT32_MAX)
+		return luaL_error(L, "gather: axis %I is out of range for rank %d", dim, a->ndim);
+	push(L, tensor_gather(x->c, a, (int)dim, idx, &e), ci, &e);
+	return 1;
+}
+
+/* t:scatter_add(dim, index, src) */
+static int
+l_scatter_add(lua_State *L)
+{
+	lua_settop(L, 4);   /* the context goes above the arguments */
+	TCtxBox *x = current(L);
+	int ci = lua_gettop(L);
+	Err e = { "" };
+	UOp *a = in_ctx(L, 1, x->c);
+	lua_Integer dim = luaL_checkinteger(L, 2);
+	UOp *idx = in_ctx(L, 3, x->c), *src = operand(L, 4, x->c, (DType)a->dtype, "scatter_add");
+
+	if (dim < INT32_MIN || dim > INT32_MAX)
+		return luaL_error(L, "scatter_add: axis %I is out of range for rank %d", dim, a->ndim);
+	push(L, tensor_scatter_add(x->c, a, (int)dim, idx, src, &e), ci, &e);
 	return 1;
 }
 
@@ -630,18 +540,21 @@ pairs(lua_State *L, int i, UOp *a, int64_t *p, int64_t *q, int pad, const char *
 	return n;
 }
 
+/* t:pad({{before, after}, false, ...} [, value]): negative amounts shrink (tinygrad's pad) */
 static int
 l_pad(lua_State *L)
 {
-	lua_settop(L, 2);   /* the context goes above the arguments */
+	lua_settop(L, 3);   /* the context goes above the arguments */
 	TCtxBox *x = current(L);
 	int ci = lua_gettop(L);
 	int64_t p[T_MAXDIM], q[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = in_ctx(L, 1, x->c), *v = NULL;
 	int n = pairs(L, 2, a, p, q, 1, "pad");
 
-	push(L, tensor_pad(x->c, a, p, q, n, &e), ci, &e);
+	if (!lua_isnil(L, 3))
+		v = operand(L, 3, x->c, (DType)a->dtype, "pad");
+	push(L, tensor_pad_constant(x->c, a, p, q, n, v, &e), ci, &e);
 	return 1;
 }
 
@@ -1083,36 +996,52 @@ describe(Buf *o, const UOp *u)
 	emit(o, ">");
 }
 
+/*
+** Printing never raises: a tensor that cannot be realized shows its dtype,
+** shape and device and says why (the params it needs, or the evaluator's
+** message), so that the REPL can echo a program with unbound params.
+*/
 static int
 l_tostring(lua_State *L)
 {
 	LTensor *t = check(L, 1);
+	TEvalOpts opts = { mem_limit(L), NULL, 0 };
 	TBuf b;
 	Buf o;
+	Err e = { "" };
+	int eval = 1;
 
-	if (lua_getfield(L, LUA_REGISTRYINDEX, "tessel.tensor.noeval"), lua_toboolean(L, -1)) {
-		lua_pop(L, 1);
-		goto shape_only;
-	}
+	if (lua_getfield(L, LUA_REGISTRYINDEX, "tessel.tensor.noeval"), lua_toboolean(L, -1))
+		eval = 0;
 	lua_pop(L, 1);
 	if (t->u->dtype == DT_VOID || t->u->op == OP_FUNCTION || t->u->op == OP_CALL
 	|| t->u->op == OP_TUPLE)
-		goto shape_only;
-	realize(L, 1, 0, &b);
+		eval = 0;
 	buf_init(&o);
 	describe(&o, t->u);
-	emit(&o, "\n");
-	if (b.ndim == 0)
-		fmt_value(&o, &b, 0);
-	else
-		fmt_axis(&o, &b, 0, 0, b.numel, b.numel > 1000);
-	tbuf_free(&b);
-	lua_pushstring(L, o.s ? o.s : "");
-	buf_free(&o);
-	return 1;
-shape_only:
-	buf_init(&o);
-	describe(&o, t->u);
+	if (eval && tensor_realize(t->u, &opts, &b, &e) < 0) {
+		const UOp *ps[64];
+		int np = 0, k;
+
+		collect_params(t->u, ps, &np, 64, 0);
+		if (np) {
+			emit(&o, " (unbound param%s: ", np > 1 ? "s" : "");
+			for (k = 0; k < np; k++)
+				emit(&o, "%s%s", k ? ", " : "", ps[k]->name ? ps[k]->name : "?");
+			emit(&o, "; bind %s with t:realize{", np > 1 ? "them" : "it");
+			for (k = 0; k < np && k < 3; k++)
+				emit(&o, "%s%s = ...", k ? ", " : "", ps[k]->name ? ps[k]->name : "?");
+			emit(&o, "%s})", np > 3 ? ", ..." : "");
+		} else
+			emit(&o, " (not realized: %s)", e.msg);
+	} else if (eval) {
+		emit(&o, "\n");
+		if (b.ndim == 0)
+			fmt_value(&o, &b, 0);
+		else
+			fmt_axis(&o, &b, 0, 0, b.numel, b.numel > 1000);
+		tbuf_free(&b);
+	}
 	lua_pushstring(L, o.s ? o.s : "");
 	buf_free(&o);
 	return 1;
@@ -1360,39 +1289,56 @@ l_full(lua_State *L)
 	return 1;
 }
 
-/* tensor.arange(n [, dtype]) or arange(start, stop [, step]) */
+/*
+** tensor.arange(stop), arange(start, stop [, step]) [, dtype] (tinygrad's): integers
+** give int32 (int64 when int32 cannot hold the range), any float argument float32.
+*/
 static int
 l_arange(lua_State *L)
 {
 	lua_settop(L, 4);   /* the context goes above the arguments */
 	TCtxBox *x = current(L);
-	int ci = lua_gettop(L);
-	lua_Integer a = luaL_checkinteger(L, 1), b, st = 1;
+	int ci = lua_gettop(L), n, allint = 1, k, explicit;
 	Err e = { "" };
-	DType t = DT_INT32;
+	DType t;
 	UOp *r;
 
-	if (lua_isinteger(L, 2)) {
-		b = lua_tointeger(L, 2);
-		st = luaL_optinteger(L, 3, 1);
-		if (st == 0)
-			return luaL_error(L, "tensor.arange: the step is 0");
-		t = get_dtype(L, 4, DT_INT32, "tensor.arange");
-	} else {
-		b = a;
-		a = 0;
-		t = get_dtype(L, 2, DT_INT32, "tensor.arange");
-	}
-	{
-		lua_Integer n = st > 0 ? (b - a + st - 1) / st : (a - b - st - 1) / -st;
+	for (n = 0; n < 3 && lua_type(L, n + 1) == LUA_TNUMBER; n++)
+		allint &= lua_isinteger(L, n + 1);
+	if (n == 0)
+		luaL_checknumber(L, 1);
+	for (k = n + 2; k <= 4; k++)
+		if (!lua_isnil(L, k))
+			return luaL_error(L, "tensor.arange: argument %d is extra (arange(stop), arange(start, stop "
+			                  "[, step]), then a dtype)", k);
+	explicit = !lua_isnil(L, n + 1);
+	if (explicit && lua_type(L, n + 1) != LUA_TSTRING)
+		return luaL_error(L, "tensor.arange: argument %d must be a number or a dtype name, got %s", n + 1,
+		                  luaL_typename(L, n + 1));
+	if (allint) {
+		lua_Integer a = n == 1 ? 0 : lua_tointeger(L, 1), b = lua_tointeger(L, n == 1 ? 1 : 2);
+		lua_Integer st = n == 3 ? lua_tointeger(L, 3) : 1;
+		int64_t hi;
+		int wide = 0;
 
-		if (n < 0)
-			n = 0;
-		r = tensor_arange(x->c, n, t, &e);
-		if (r && st != 1)
-			r = tensor_alu(x->c, OP_MUL, r, tensor_const(x->c, t, (double)st), &e);
-		if (r && a != 0)
-			r = tensor_alu(x->c, OP_ADD, r, tensor_const(x->c, t, (double)a), &e);
+		if (st != 0) {   /* tinygrad: int64 when start .. stop-step leaves int32 */
+			if (uck_sub(b, st, &hi) < 0)
+				wide = 1;
+			else if (st > 0)
+				wide = a < INT32_MIN || hi > INT32_MAX;
+			else
+				wide = hi < INT32_MIN || a > INT32_MAX;
+		}
+		t = get_dtype(L, n + 1, wide ? DT_INT64 : DT_INT32, "tensor.arange");
+		r = tensor_arange_int(x->c, a, b, st, t, &e);
+	} else {
+		double a = n == 1 ? 0 : lua_tonumber(L, 1), b = lua_tonumber(L, n == 1 ? 1 : 2);
+		double st = n == 3 ? lua_tonumber(L, 3) : 1;
+
+		t = get_dtype(L, n + 1, DT_FLOAT32, "tensor.arange");
+		if (!dtype_is_float(t))
+			return luaL_error(L, "tensor.arange: float arguments need a float dtype, not %s", dtype_name(t));
+		r = tensor_arange_step(x->c, a, b, st, t, &e);
 	}
 	push(L, r, ci, &e);
 	return 1;
@@ -1538,6 +1484,7 @@ l_param(lua_State *L)
 	TCtxBox *x;
 	Err e = { "" };
 
+	lua_settop(L, 4);   /* the context goes above the arguments */
 	luaL_checktype(L, 2, LUA_TTABLE);
 	n = get_shape(L, 2, s, "tensor.param");
 	t = get_dtype(L, 3, DT_FLOAT32, "tensor.param");
@@ -1711,9 +1658,11 @@ static const Fn funcs[] = {
 	{ "zeros", l_zeros, "zeros of a shape\ntensor.zeros({2, 3} [, dtype]) or tensor.zeros(2, 3) -> float32 (2, 3)" },
 	{ "ones", l_ones, "ones of a shape\ntensor.ones({2, 3} [, dtype]) -> a constant reshaped and expanded" },
 	{ "full", l_full, "a constant of a shape\ntensor.full({2, 3}, value [, dtype])" },
-	{ "arange", l_arange, "0, 1, ..., n-1\n"
-	  "tensor.arange(n [, dtype]) or tensor.arange(start, stop [, step [, dtype]]) -> int32.\n"
-	  "Built from the primitives in mixed radix (stack, reshape, expand, mul, add): linear work." },
+	{ "arange", l_arange, "start, start + step, ... below stop (tinygrad's arange)\n"
+	  "tensor.arange(stop [, dtype]) or tensor.arange(start, stop [, step] [, dtype]): integers give\n"
+	  "int32 (int64 when the range needs it), a float argument float32: tensor.arange(0.0, 1.0, 0.25).\n"
+	  "ceil((stop - start) / step) values, built as arange(n) * step + start; arange(n) from the\n"
+	  "primitives in mixed radix (stack, reshape, expand, mul, add): linear work." },
 	{ "rand", l_rand, "uniform random numbers in [0, 1)\n"
 	  "tensor.rand({4, 4}, {seed = 1, dtype = \"float32\"}): element i is the top 23 bits of\n"
 	  "threefry2x32_20(i, seed) as a float32 mantissa in [1, 2), minus 1; reproducible for a seed." },
@@ -1724,6 +1673,8 @@ static const Fn funcs[] = {
 	  "f = tensor.fn(function(a, b) return a + b end); y = f(x1, x2) builds\n"
 	  "GetTuple(Function(Tuple(body), x1, x2), 0) where body uses Param 0 and 1." },
 	{ "maximum", l_maximum, "elementwise max\ntensor.maximum(a, b)" },
+	{ "minimum", l_minimum, "elementwise min: -max(-a, -b), for integers max(a ^ k, b ^ k) ^ k (k all ones)\n"
+	  "tensor.minimum(a, b)" },
 	{ "options", l_options, "evaluator options\n"
 	  "tensor.options{mem_limit = bytes} sets the memory guard (default 4 GiB: a graph whose\n"
 	  "buffers would pass it is refused, naming its largest buffer); returns the options." },
@@ -1736,16 +1687,29 @@ static const Fn meths[] = {
 	{ "permute", l_permute, "reorder axes (0-based)\nt:permute{1, 0}" },
 	{ "transpose", l_transpose, "swap two axes\nt:transpose([a, b]) (default the last two)" },
 	{ "flip", l_flip, "reverse axes\nt:flip{0} or t:flip(0, 1)" },
-	{ "pad", l_pad, "pad with zeros\nt:pad{{before, after}, false, ...} (false: leave the axis)" },
+	{ "pad", l_pad, "pad an axis before and after, with zeros or a value\n"
+	  "t:pad({{before, after}, false, ...} [, value]) (false: leave the axis). Negative amounts\n"
+	  "shrink, as tinygrad's: t:pad({{-1, 2}}, -math.huge). A value is where(pad(ones), padded, value)." },
 	{ "shrink", l_shrink, "keep a range per axis\nt:shrink{{begin, end}, false, ...}" },
 	{ "index", l_index, "index from the left\nt:index(1) drops axis 0; t:index(idx) with an int tensor of shape (k,)\n"
 	  "makes it k (gather). t[i] is t:index(i) (0-based, as in tinygrad)." },
-	{ "sum", l_sum, "sum over axes\nt:sum([axis | {axes}] [, keepdim]); no axis: all. Floats accumulate in float64." },
+	{ "sum", l_sum, "sum over axes\nt:sum([axis | {axes}] [, keepdim]); no axis: all. Floats accumulate in float64;\n"
+	  "bool, int8 and int16 sum to int32, uint8 and uint16 to uint32 (tinygrad's sum_acc_dtype)." },
 	{ "max", l_max, "max over axes\nt:max([axis | {axes}] [, keepdim])" },
-	{ "min", l_min, "min over axes (as -max(-t))\nt:min([axis | {axes}] [, keepdim])" },
+	{ "min", l_min, "min over axes: -max(-t) for floats, ~max(~t) for integers\nt:min([axis | {axes}] [, keepdim])" },
 	{ "prod", l_prod, "product over axes\nt:prod([axis | {axes}] [, keepdim])" },
-	{ "mean", l_mean, "mean over axes\nt:mean([axis | {axes}] [, keepdim])" },
-	{ "matmul", l_matmul, "matrix product (the spec's gemm)\na:matmul(b) = (a:reshape{M,K,1} * b:reshape{1,K,N}):sum(1)" },
+	{ "mean", l_mean, "mean over axes\nt:mean([axis | {axes}] [, keepdim]) (integers give float32)" },
+	{ "cumsum", l_cumsum, "cumulative sum along an axis (the spec's prefix_sum)\n"
+	  "t:cumsum([axis]) (default 0); in sum's dtype (int8 gives int32); two stages past 512 elements" },
+	{ "matmul", l_matmul, "matrix product (the spec's gemm, numpy's rules)\n"
+	  "a:matmul(b) = (a:reshape{..., M, K, 1} * b:reshape{..., 1, K, N}):sum(-2): batch axes broadcast;\n"
+	  "a 1-D operand is a row (a) or a column (b) and its axis leaves the result" },
+	{ "gather", l_gather, "gather along an axis (tinygrad's gather)\n"
+	  "t:gather(dim, index): out has index's shape, out[..., i, ...] = t[..., index[..., i, ...], ...]\n"
+	  "along dim; index.shape[k] <= t.shape[k] elsewhere; an index outside the axis gives 0" },
+	{ "scatter_add", l_scatter_add, "add src into t at indices along an axis (torch's scatter_add)\n"
+	  "t:scatter_add(dim, index, src): out = t, out[..., index[..., i, ...], ...] += src[..., i, ...];\n"
+	  "the spec's scatter_add on any axis; sums in sum's dtype (int8 gives int32)" },
 	{ "exp", l_exp, "e^x = exp2(x * log2 e)\nt:exp()" },
 	{ "exp2", l_exp2, "2^x\nt:exp2()" },
 	{ "log", l_log, "ln x = log2(x) * ln 2\nt:log()" },
@@ -1770,6 +1734,7 @@ static const Fn meths[] = {
 	{ "eq", l_eq, "a == b = (a != b) != true\na:eq(b)" },
 	{ "ne", l_ne, "a != b\na:ne(b)" },
 	{ "maximum", l_maximum, "elementwise max\na:maximum(b)" },
+	{ "minimum", l_minimum, "elementwise min (tinygrad's: no overflow for integers)\na:minimum(b)" },
 	{ "contiguous", l_contiguous, "force contiguous memory\nt:contiguous()" },
 	{ "detach", l_detach, "stop gradients (identity on data)\nt:detach()" },
 	{ "named", l_named, "name the node for later schedules\nt:named(\"s_max\")" },

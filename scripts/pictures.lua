@@ -20,12 +20,16 @@ add("zipped_divide", "an 8x8 row-major matrix in 2x4 tiles: column j is tile j, 
                                        "#d2ffd2", "#ffffd2", "#ffd2d2" }
                            return p[c.col % 8 + 1] end })
 
--- 3 and 4. Shared memory: a row-major 8x64 tile of f16 without and with Swizzle<3,4,3>.
+-- 3 and 4. Shared memory: a row-major 8x64 tile of f16 without and with the 128-byte swizzle.
+-- CuTe's Sw<3,4,3> (SW128) swizzles byte addresses; counted in 2-byte elements it is
+-- Sw<3,3,3>. (Sw<3,4,3> on f16 element offsets xors row/2, not the row: its columns and
+-- its 16-byte vectors of 8 rows read 2-way, as its caption and the kernel counts say.)
 add("smem_plain", "an 8x64 f16 tile in shared memory, row-major: reading a column hits one bank 8 times",
     cute.layout("(8,64):(64,1)"), { scheme = "bank", dtype = "f16", max_cols = 32,
                                     title = "(8,64):(64,1), f16, coloured by bank (32 of 64 columns)" })
-add("smem_swizzled", "the same tile through Swizzle<3,4,3>: every 128-byte access is conflict-free",
-    cute.composition(cute.swizzle(3, 4, 3), "(8,64):(64,1)"), { dtype = "f16", max_cols = 32 })
+add("smem_swizzled", "the same tile through Swizzle<3,3,3> (SW128 in 2-byte elements): rows, f16 columns "
+    .. "(4 columns of 8 rows per warp) and 16-byte vector loads of the 8 rows of a column are conflict-free",
+    cute.composition(cute.swizzle(3, 3, 3), "(8,64):(64,1)"), { dtype = "f16", max_cols = 32 })
 
 -- 5. A TV layout: 32 threads of 4 values each over a 16x8 tile.
 local _, tv = cute.make_layout_tv(cute.layout({ 4, 8 }, { 8, 1 }), cute.layout({ 4, 1 }))

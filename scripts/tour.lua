@@ -52,6 +52,8 @@ print(err)
 
 title("A swizzled shared-memory layout, coloured by bank")
 print("-- 8 rows of 128 bytes as 16-byte vectors; Sw<3,0,3> xors the row into the column")
+print("-- conflict-free: 16-byte vector loads of one row, or of the 8 rows of one column (8 threads,")
+print("-- 128 bytes). On byte addresses this is CuTe's Sw<3,4,3>; on f16 element offsets, Sw<3,3,3>.")
 say('cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)")')
 show(cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)"), {elem_bytes = 16})
 

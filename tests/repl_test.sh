@@ -191,6 +191,9 @@ check '#K:stages(), K:check()' '3       true'
 complete 'kernel.redu' 'kernel.reduce' ' ~= nil' 'true'
 complete 'K:coun' 'K:counts' '().threads' '3'
 
+# The echo of a program with unbound params shows it and names them (printing never raises).
+check 'tensor.param("p", {2}) * 2' '<Tensor float32 (2,) on CPU> (unbound param: p; bind it with t:realize{p = ...})'
+
 # Ctrl-C stops a running loop; the state stays.
 enter 'print("spin") while true do end'
 expect_after 'print("spin") while true do end' 'spin'

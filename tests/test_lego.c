@@ -461,13 +461,21 @@ static void
 test_builtins(void **state)
 {
 	int64_t d4[2] = { 4, 4 }, d24[2] = { 2, 8 }, d3[3] = { 2, 3, 4 }, a, f, x[3];
-	static const int64_t z44[16] = { 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15 };
+	/* LEGO's Morton2DFast: the row on the even bits, (0,1) -> 2; morton_rowmajor the other order */
+	static const int64_t z44[16] = { 0, 2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7, 13, 15 };
+	static const int64_t r44[16] = { 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15 };
 	Lego m = genp(2, d4, LEGO_GEN_MORTON), r, id;
 	Err e;
 
 	for (a = 0; a < 16; a++)
 		assert_int_equal(ap(&m, a / 4, a % 4), z44[a]);
 	checked(&m);
+	assert_string_equal(str(&m), "lego.GenP({4,4}, \"morton\")");
+	m = genp(2, d4, LEGO_GEN_MORTON_ROW);
+	for (a = 0; a < 16; a++)
+		assert_int_equal(ap(&m, a / 4, a % 4), r44[a]);
+	checked(&m);
+	assert_string_equal(str(&m), "lego.GenP({4,4}, \"morton_rowmajor\")");
 	r = genp(2, d24, LEGO_GEN_MORTON);
 	checked(&r);
 	assert_int_equal(lego_genp(&r, d3, 3, LEGO_GEN_REVERSE, 2u, &e), 0);
@@ -650,7 +658,8 @@ rand_perm(int64_t n, int regonly)
 	choice = regonly ? (rint_(0, 3) == 0 ? 2 : 0) : rint_(0, 4);
 	if (choice == 1 && r == 2 && lego_genp(&g, d, r, LEGO_GEN_ANTIDIAG, 0, &e) == 0)
 		return g;
-	if (choice == 2 && pow2 && lego_genp(&g, d, r, LEGO_GEN_MORTON, 0, &e) == 0)
+	if (choice == 2 && pow2 && lego_genp(&g, d, r, rint_(0, 1) ? LEGO_GEN_MORTON : LEGO_GEN_MORTON_ROW,
+	                                     0, &e) == 0)
 		return g;
 	if (choice == 3 && lego_genp(&g, d, r, LEGO_GEN_REVERSE, (uint32_t)rint_(0, (1 << r) - 1), &e) == 0)
 		return g;

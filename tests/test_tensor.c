@@ -234,6 +234,160 @@ test_differential(void **state)
 	tbuf_free(&S);
 }
 
+/* A tensor of shape s[n] and dtype t from values (row-major). */
+static UOp *
+vals(DType t, const double *v, const int64_t *s, int n)
+{
+	Err e;
+	UOp *u = tensor_from(C, t, v, s, n, &e);
+
+	if (!u)
+		fail_msg("%s", e.msg);
+	return u;
+}
+
+static UOp *
+ok(UOp *u, const Err *e)
+{
+	if (!u)
+		fail_msg("%s", e->msg);
+	return u;
+}
+
+/* the compositions of tensor_compose.c build the spec's graphs: hash-consing makes them
+** the very nodes a caller writing the formula out gets (the kernel lowering relies on it) */
+static void
+test_compose_graphs(void **state)
+{
+	int64_t sa[2] = { 3, 4 }, sb[2] = { 4, 2 }, s1[3] = { 3, 4, 1 }, s2[3] = { 1, 4, 2 }, ax = 1;
+	Err e;
+	UOp *a = ok(tensor_param(C, "a", 0, sa, 2, DT_FLOAT32, NULL, &e), &e);
+	UOp *b = ok(tensor_param(C, "b", 1, sb, 2, DT_FLOAT32, NULL, &e), &e);
+	UOp *gemm, *mx, *ex, *sum, *sm, *i8;
+
+	gemm = tensor_reduce(C, OP_ADD, tensor_alu(C, OP_MUL, tensor_reshape(C, a, s1, 3, &e),
+	                     tensor_reshape(C, b, s2, 3, &e), &e), &ax, 1, 0, &e);
+	assert_ptr_equal(ok(tensor_matmul(C, a, b, &e), &e), gemm);
+	mx = tensor_reduce(C, OP_MAX, a, &ax, 1, 1, &e);
+	ex = tensor_unary(C, OP_EXP2, tensor_alu(C, OP_MUL, tensor_alu(C, OP_SUB, a, mx, &e),
+	                  tensor_const(C, DT_FLOAT32, 1.4426950408889634), &e), &e);
+	sum = tensor_reduce(C, OP_ADD, ex, &ax, 1, 1, &e);
+	sm = tensor_alu(C, OP_MUL, ex, tensor_unary(C, OP_RECIP, sum, &e), &e);
+	assert_ptr_equal(ok(tensor_softmax(C, a, 1, &e), &e), sm);
+	assert_ptr_equal(ok(tensor_softmax(C, a, -1, &e), &e), sm);
+	assert_ptr_equal(ok(tensor_gt(C, a, mx, &e), &e), tensor_alu(C, OP_CMPLT, mx, a, &e));
+	/* sum of int8: Reduce of a Cast to int32 */
+	i8 = ok(tensor_cast(C, DT_INT8, a, &e), &e);
+	sum = ok(tensor_sum(C, i8, NULL, -1, 0, &e), &e);
+	assert_int_equal(sum->dtype, DT_INT32);
+	assert_int_equal(sum->src[0]->op, OP_REDUCE);
+	assert_int_equal(sum->src[0]->src[0]->op, OP_CAST);
+	assert_int_equal(ok(tensor_sum(C, a, NULL, -1, 0, &e), &e)->dtype, DT_FLOAT32);
+	/* refusals name the operation */
+	assert_null(tensor_softmax(C, a, 2, &e));
+	assert_string_equal(e.msg, "softmax: axis 2 is out of range for rank 2");
+	assert_null(tensor_matmul(C, a, a, &e));
+	assert_non_null(strstr(e.msg, "matmul: (3, 4) @ (3, 4): the inner sizes differ: 4"));
+	assert_null(tensor_exp(C, NULL, &e));
+}
+
+static double
+at_(const TBuf *b, int64_t i)
+{
+	return tbuf_get(b, i);
+}
+
+/* values of the compositions against loops: minimum, min, sum, cumsum, gather,
+** scatter_add, pad with a value, arange with a step, batched matmul */
+static void
+test_compose_values(void **state)
+{
+	static const double u8[2] = { 0, 5 }, i8[3] = { 100, 100, 100 }, g[4] = { 10, 20, 30, 40 },
+	                    gi[4] = { 3, 0, 0, 2 }, one3[3] = { 1, 1, 1 }, si[3] = { 0, 2, 0 },
+	                    sv[3] = { 5, 6, 7 }, p4[4] = { 1, 2, 3, 4 };
+	int64_t n2 = 2, n3 = 3, n4 = 4, n600 = 600, bsa[4] = { 2, 1, 3, 4 }, bsb[3] = { 3, 4, 5 };
+	int64_t pb = -1, pa = 2, i, j, k, bb;
+	Err e;
+	TBuf r, A, B;
+	UOp *u;
+
+	realize(ok(tensor_min(C, vals(DT_UINT8, u8, &n2, 1), NULL, -1, 0, &e), &e), &r);
+	assert_true(r.dtype == DT_UINT8 && at_(&r, 0) == 0);
+	tbuf_free(&r);
+	realize(ok(tensor_minimum(C, vals(DT_UINT8, u8, &n2, 1), tensor_const(C, DT_UINT8, 3), &e), &e), &r);
+	assert_true(at_(&r, 0) == 0 && at_(&r, 1) == 3);
+	tbuf_free(&r);
+	realize(ok(tensor_sum(C, vals(DT_INT8, i8, &n3, 1), NULL, -1, 0, &e), &e), &r);
+	assert_true(r.dtype == DT_INT32 && at_(&r, 0) == 300);
+	tbuf_free(&r);
+	realize(ok(tensor_cumsum(C, vals(DT_INT8, i8, &n3, 1), 0, &e), &e), &r);
+	assert_true(r.dtype == DT_INT32 && at_(&r, 0) == 100 && at_(&r, 1) == 200 && at_(&r, 2) == 300);
+	tbuf_free(&r);
+	/* past 512: the two-stage scan */
+	realize(ok(tensor_cumsum(C, ok(tensor_arange(C, n600, DT_INT32, &e), &e), -1, &e), &e), &r);
+	for (i = 0; i < n600; i++)
+		if (at_(&r, i) != i * (i + 1) / 2)
+			fail_msg("cumsum(arange(600))[%lld] = %g", (long long)i, at_(&r, i));
+	tbuf_free(&r);
+	realize(ok(tensor_gather(C, vals(DT_INT32, g, &n4, 1), 0, vals(DT_INT32, gi, &n4, 1), &e), &e), &r);
+	assert_true(at_(&r, 0) == 40 && at_(&r, 1) == 10 && at_(&r, 2) == 10 && at_(&r, 3) == 30);
+	tbuf_free(&r);
+	realize(ok(tensor_scatter_add(C, vals(DT_INT32, one3, &n3, 1), 0, vals(DT_INT32, si, &n3, 1),
+	                              vals(DT_INT32, sv, &n3, 1), &e), &e), &r);
+	assert_true(at_(&r, 0) == 13 && at_(&r, 1) == 1 && at_(&r, 2) == 7);
+	tbuf_free(&r);
+	u = ok(tensor_pad_constant(C, vals(DT_INT32, p4, &n4, 1), &pb, &pa, 1, tensor_const(C, DT_INT32, 9), &e), &e);
+	realize(u, &r);
+	assert_true(r.numel == 5 && at_(&r, 0) == 2 && at_(&r, 2) == 4 && at_(&r, 3) == 9 && at_(&r, 4) == 9);
+	tbuf_free(&r);
+	pb = -3;
+	pa = -2;
+	assert_null(tensor_pad_constant(C, vals(DT_INT32, p4, &n4, 1), &pb, &pa, 1, NULL, &e));
+	assert_non_null(strstr(e.msg, "removes more than its 4 elements"));
+	realize(ok(tensor_arange_step(C, 0.0, 1.0, 0.25, DT_FLOAT32, &e), &e), &r);
+	assert_true(r.numel == 4 && at_(&r, 3) == 0.75);
+	tbuf_free(&r);
+	realize(ok(tensor_arange_int(C, 5, 0, -2, DT_INT32, &e), &e), &r);
+	assert_true(r.numel == 3 && at_(&r, 0) == 5 && at_(&r, 2) == 1);
+	tbuf_free(&r);
+	assert_null(tensor_arange_int(C, 0, 300, 1, DT_UINT8, &e));
+	/* batched matmul: (2,1,3,4) @ (3,4,5) -> (2,3,3,5), the batch axes broadcast */
+	{
+		int64_t sa2[2] = { 2 * 3, 4 }, sb2[2] = { 3 * 4, 5 };
+		UOp *a = ok(tensor_reshape(C, rnd(sa2[0], sa2[1], seed), bsa, 4, &e), &e);
+		UOp *b = ok(tensor_reshape(C, rnd(sb2[0], sb2[1], seed + 1), bsb, 3, &e), &e);
+
+		realize(a, &A);
+		realize(b, &B);
+		realize(ok(tensor_matmul(C, a, b, &e), &e), &r);
+		assert_true(r.ndim == 4 && r.shape[0] == 2 && r.shape[1] == 3 && r.shape[2] == 3 && r.shape[3] == 5);
+		for (bb = 0; bb < 6; bb++)
+			for (i = 0; i < 3; i++)
+				for (j = 0; j < 5; j++) {
+					double acc = 0;
+					float want;
+
+					for (k = 0; k < 4; k++)
+						acc += (double)(float)((float)at_(&A, (bb / 3) * 12 + i * 4 + k)
+						                       * (float)at_(&B, (bb % 3) * 20 + k * 5 + j));
+					want = (float)acc;
+					if ((float)at_(&r, bb * 15 + i * 5 + j) != want)
+						fail_msg("seed %u: batched matmul [%lld][%lld][%lld] = %.9g, want %.9g", seed,
+						         (long long)bb, (long long)i, (long long)j, at_(&r, bb * 15 + i * 5 + j), want);
+				}
+		tbuf_free(&A);
+		tbuf_free(&B);
+		tbuf_free(&r);
+		{
+			int64_t sc[4] = { 3, 1, 4, 5 };
+			UOp *c = ok(tensor_reshape(C, rnd(12, 5, seed + 2), sc, 4, &e), &e);
+
+			assert_null(tensor_matmul(C, a, c, &e));
+			assert_non_null(strstr(e.msg, "the batch axes do not broadcast: sizes 2 and 3 at batch axis -2"));
+		}
+	}
+}
+
 /* views: pad, shrink, flip, permute, expand compose without copies and read right */
 static void
 test_views(void **state)
@@ -369,6 +523,8 @@ main(void)
 		cmocka_unit_test(test_threefry),
 		cmocka_unit_test_setup_teardown(test_derived, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_differential, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compose_graphs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compose_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function, setup, teardown),

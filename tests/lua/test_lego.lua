@@ -68,7 +68,15 @@ check("LUD coarsening and bricks", function()
 end)
 
 check("builtins and sugar", function()
-  eq(all(lego.GenP({4,4}, "morton")), "0,1,4,5,2,3,6,7,8,9,12,13,10,11,14,15")
+  -- LEGO's Morton2DFast: spread(i) | spread(j) << 1, the row on the even bits
+  -- (checked against LEGO's own f_apply and f_inv on every point of N = 1..64)
+  eq(lego.GenP({2,2}, "morton")(0, 1), 2)
+  eq(lego.GenP({2,2}, "morton")(1, 0), 1)
+  eq(all(lego.GenP({4,4}, "morton")), "0,2,8,10,1,3,9,11,4,6,12,14,5,7,13,15")
+  eq(all(lego.GenP({4,4}, "zorder")), all(lego.GenP({4,4}, "morton")))
+  -- the other order under its own name: the column on the even bits, 2x2 tiles row-major
+  eq(lego.GenP({4,4}, "morton_rowmajor"), 'lego.GenP({4,4}, "morton_rowmajor")')
+  eq(all(lego.GenP({4,4}, "morton_rowmajor")), "0,1,4,5,2,3,6,7,8,9,12,13,10,11,14,15")
   eq(lego.GenP({2,3}, "reverse", {1}), 'lego.GenP({2,3}, "reverse", {1})')
   eq(all(lego.GenP({2,3}, "reverse", {1})), "2,1,0,5,4,3")
   eq(all(lego.Col(2, 3)), "0,2,4,1,3,5")
@@ -81,6 +89,48 @@ check("builtins and sugar", function()
   local G = lego.GroupBy({6,6}, C, B)
   eq(G:kind(), "groupby"); eq(C:kind(), "orderby"); eq(C:OrderBy(B):kind(), "chain")
   eq(table.concat(G:dims(), ","), "6,6"); eq(G:rank(), 2); eq(G:size(), 36)
+end)
+
+check("morton: bit order on random power-of-two tiles", function()
+  -- seeded; the seed is in the failure message
+  local seed = tonumber(os.getenv("TESSEL_SEED") or "") or 16
+  math.randomseed(seed)
+  local function spread(x)   -- bit b of x to bit 2b (LEGO's bit-spread)
+    local r, b = 0, 0
+    while x > 0 do r = r | ((x & 1) << (2 * b)); x = x >> 1; b = b + 1 end
+    return r
+  end
+  for trial = 1, 60 do
+    local r = math.random(1, 4)
+    local d, lg, maxb = {}, {}, 0
+    for k = 1, r do
+      lg[k] = math.random(0, r > 2 and 2 or 3)
+      d[k] = 1 << lg[k]
+      maxb = math.max(maxb, lg[k])
+    end
+    local Z, R = lego.GenP(d, "morton"), lego.GenP(d, "morton_rowmajor")
+    local rd = {}
+    for k = 1, r do rd[k] = d[r + 1 - k] end
+    local Zrev = lego.GenP(rd, "morton")
+    for f = 0, #Z - 1 do
+      local x = {Z:inv(f)}
+      -- the definition: bit b of x_k at the next free position, dimension 0 first
+      local want, pos = 0, 0
+      for b = 0, maxb - 1 do
+        for k = 1, r do
+          if b < lg[k] then want = want | (((x[k] >> b) & 1) << pos); pos = pos + 1 end
+        end
+      end
+      local what = ("seed %d: morton %s at (%s)"):format(seed, table.concat(d, "x"), table.concat(x, ","))
+      eq(Z(table.unpack(x)), want, what)
+      eq(f, want, what)
+      if r == 2 and d[1] == d[2] then eq(want, spread(x[1]) | (spread(x[2]) << 1), what) end
+      -- morton_rowmajor is morton with the dimensions read in reverse
+      local xr = {}
+      for k = 1, r do xr[k] = x[r + 1 - k] end
+      eq(R(table.unpack(x)), Zrev(table.unpack(xr)), what .. " (rowmajor)")
+    end
+  end
 end)
 
 check("expand", function()
@@ -108,8 +158,11 @@ check("cute conversion", function()
   raises(function() return lego.GroupBy({6,6}, C, B):to_cute() end, "antidiagonal", "not affine")
   raises(function() return lego.from_cute("(4,2):(2,4)") end, "not compact")
   local Z = lego.GroupBy({4,4}, lego.OrderBy(lego.GenP({4,4}, "morton")))
-  eq(Z:to_cute(), "((2,2),(2,2)):((2,8),(1,4))")
+  eq(Z:to_cute(), "((2,2),(2,2)):((1,4),(2,8))")
   for i = 0, 3 do for j = 0, 3 do eq(Z:to_cute()(i, j), Z(i, j)) end end
+  local Zr = lego.GroupBy({4,4}, lego.OrderBy(lego.GenP({4,4}, "morton_rowmajor")))
+  eq(Zr:to_cute(), "((2,2),(2,2)):((2,8),(1,4))")
+  for i = 0, 3 do for j = 0, 3 do eq(Zr:to_cute()(i, j), Zr(i, j)) end end
 end)
 
 check("user GenP failures", function()
@@ -206,8 +259,11 @@ check("expr: figures, builtins, ExpandBy", function()
   lowered(lego.GroupBy({{2,2},{4,4}}, lego.OrderBy(lego.TileBy({2,2},{4,4}))):ExpandBy({7,6}))
   eq(lego.TileBy({2,2},{3,3}):expr(), "i0*18 + i1*3 + i2*6 + i3")
   eq(lego.Row(4, 6):ExpandBy({3, 5}):expr(), "where((i0 < 3) & (i1 < 5), i0*5 + i1, -1)")
-  eq(lego.GenP({4,4}, "morton"):inv_expr(), "(k//8*2) | (k//2%2)")
-  eq(select(2, lego.GenP({4,4}, "morton"):expr("inv")), "(k//4%2*2) | (k%2)")
+  lowered(lego.GenP({2,8,4}, "morton"))
+  lowered(lego.GenP({8,2}, "morton_rowmajor"))
+  eq(lego.GenP({4,4}, "morton"):inv_expr(), "(k//4%2*2) | (k%2)")
+  eq(select(2, lego.GenP({4,4}, "morton"):expr("inv")), "(k//8*2) | (k//2%2)")
+  eq(lego.GenP({4,4}, "morton_rowmajor"):inv_expr(), "(k//8*2) | (k//2%2)")
 end)
 
 check("expr: vars, names and apply(inv(k)) == k", function()

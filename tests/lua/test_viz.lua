@@ -56,6 +56,36 @@ check("dot text", function()
   assert(d:find(">v=5</TD>", 1, true))
 end)
 
+check("the 128-byte swizzle on f16: the gallery's claim, by the caption and by the kernel counts", function()
+  local function caption(L, opts) return (viz.text(L, opts):match("banks:[^\n]*")) end
+  local sw128 = cute.composition(cute.swizzle(3, 3, 3), "(8,64):(64,1)")
+  local sw343 = cute.composition(cute.swizzle(3, 4, 3), "(8,64):(64,1)")
+  eq(caption(sw128, {dtype = "f16"}),
+     "banks: reading rows conflict-free, reading columns conflict-free (2-byte elements, 32 per 128-byte access)")
+  eq(caption(sw343, {dtype = "f16"}),
+     "banks: reading rows conflict-free, reading columns 2-way (first at column 0) (2-byte elements, 32 per 128-byte access)")
+  -- the same tiles as 16-byte vectors: 8 threads load the 8 rows of a vector column
+  eq(caption(cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)"), {elem_bytes = 16}),
+     "banks: reading rows conflict-free, reading columns conflict-free (16-byte elements, 8 per 128-byte access)")
+  eq(caption(cute.composition(cute.swizzle(3, 1, 3), "(8,8):(8,1)"), {elem_bytes = 16}),
+     "banks: reading rows conflict-free, reading columns 2-way (first at column 0) (16-byte elements, 8 per 128-byte access)")
+  -- the kernel interpreter: a warp reads f16 down 4 columns of 8 rows, 16 requests
+  local function column_conflicts(L)
+    local t = kernel.new{block = {32}}
+    local A, B = t:input("A", "float16", {8, 64}), t:output("B", "float16", {8, 64})
+    local sm = t:shared("s", "float16", {8, 64}, L)
+    t:stage("columns", function()
+      for r = 0, 7 do sm[{r, t.tx}] = A[{r, t.tx}]; sm[{r, t.tx + 32}] = A[{r, t.tx + 32}] end
+      kernel.barrier()
+      for c0 = 0, 60, 4 do B[{t.tx % 8, c0 + t.tx // 8}] = sm[{t.tx % 8, c0 + t.tx // 8}] end
+    end)
+    return t:counts().bank_conflicts
+  end
+  eq(column_conflicts(sw128), 0, "Sw<3,3,3>")
+  eq(column_conflicts(sw343), 16, "Sw<3,4,3>: each of the 16 requests 2-way")
+  eq(column_conflicts(cute.layout("(8,64):(64,1)")), 16 * 7, "row-major: 8-way")
+end)
+
 check("schemes", function()
   local S = cute.composition(cute.swizzle(3, 4, 3), "(8,64):(64,1)")
   local d = viz.dot(S, {dtype = "f16", max_cols = 16})
