@@ -42,7 +42,7 @@ else
 endif
 
 # One line per area. The core needs libc and Graphviz (viz/gv.c only); the Lua files need Lua.
-CORE_SRC = util/buf.c util/pmap.c \
+CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c interp/algebra.c \
            interp/dtype.c interp/tensor.c interp/tensor_eval.c \
@@ -153,7 +153,7 @@ install: all
 	install -m 644 libtessel.a $(DESTDIR)$(PREFIX)/lib/libtessel.a
 	install -m 644 tessel.so $(DESTDIR)$(LUADIR)/tessel.so
 	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout/layout.h
-	install -m 644 util/buf.h $(DESTDIR)$(PREFIX)/include/tessel/util/buf.h
+	install -m 644 util/buf.h util/limits.h $(DESTDIR)$(PREFIX)/include/tessel/util
 	install -d $(DESTDIR)$(PREFIX)/include/tessel/interp
 	install -m 644 interp/uop.h interp/ops.h interp/kernel.h $(DESTDIR)$(PREFIX)/include/tessel/interp
 	install -d $(DESTDIR)$(PREFIX)/include/tessel/viz
