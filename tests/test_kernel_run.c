@@ -1220,12 +1220,12 @@ test_limits(void **state)
 	TBuf bufs[1] = { { 0 } };
 
 	stage("y", loop(i, HW_NONE, 1, st(at(y, 1, i), kernel_cast(K, DT_INT64, i))));
-	run_fail(bufs, &(KRunOpts){ .checks = 1, .max_steps = 100 }, "step limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .max_steps = 100 }, "steps limit:");
 	has("max_steps");
-	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 4000 }, "memory limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 4000 }, "tensor_bytes limit:");
 	has("mem_limit");
 	/* 8000 bytes of data and 52 bytes of shadow state per element */
-	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 20000 }, "memory limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 20000 }, "tensor_bytes limit:");
 	run_ok(bufs, &(KRunOpts){ .mem_limit = 20000 }, NULL);
 	assert_int_equal(((int64_t *)bufs[0].data)[999], 999);
 	freebufs(bufs, 1);
