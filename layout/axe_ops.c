@@ -242,7 +242,8 @@ compare_maps(const AxeLayout *a, const AxeLayout *b, int64_t *where, Err *e)
 				return -1;
 	}
 	if (size > AXE_ENUM_LIMIT / (na > nb ? na : nb))
-		return err_set(e, "%lld elements x %lld replicas are too many to enumerate", (long long)size,
+		return err_set(e, "%lld elements x %lld replicas are too many to enumerate (check_elems "
+		               "limit; raise it with tessel.limits{check_elems = N})", (long long)size,
 		               (long long)(na > nb ? na : nb));
 	fa = malloc((size_t)na * AXE_AXES * sizeof *fa);
 	fb = malloc((size_t)nb * AXE_AXES * sizeof *fb);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "../util/buf.h"
+#include "../util/limits.h"
 
 /*
 ** Integer tuples are trees stored in preorder in a fixed array, so that every
@@ -329,8 +330,8 @@ int lego_from_cute(Lego *out, const Layout *l, Err *e);
 ** (a stride or offset without @ is on m).
 */
 enum { AXE_NAME = 16, AXE_ITERS = 32, AXE_AXES = 16, AXE_RANK = 16 };
-/* Most (element, replica) pairs an operation enumerates. */
-#define AXE_ENUM_LIMIT ((int64_t)1 << 22)
+/* Most (element, replica) pairs an operation enumerates: tessel.limits check_elems. */
+#define AXE_ENUM_LIMIT (limits_value(LIMIT_CHECK_ELEMS))
 
 /* Axis kinds: well-known names carry one, other names are AXE_OTHER. */
 enum { AXE_MEMORY, AXE_THREAD, AXE_DEVICE, AXE_OTHER };
