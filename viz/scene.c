@@ -1,6 +1,8 @@
 /* scene.c - the scene model shared by the renderers: grids of labelled, coloured cells placed as panels. */
 #include "viz.h"
 
+#include "../util/limits.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +159,7 @@ Grid *
 scene_grid(Scene *s, int rows, int cols, int prow, int pcol, Err *e)
 {
 	Grid *g;
+	int64_t total;
 	int i;
 
 	if (s->ngrid >= SCENE_GRIDS)
@@ -167,6 +170,12 @@ scene_grid(Scene *s, int rows, int cols, int prow, int pcol, Err *e)
 	if (rows < 1 || cols < 1 || (int64_t)rows * cols > VIZ_MAX_CELLS)
 		return err_set(e, "scene: a %dx%d grid is empty or has more than %d cells",
 		               rows, cols, VIZ_MAX_CELLS), NULL;
+	/* the scene's cells so far and this grid's, against the pixels limit */
+	total = (int64_t)rows * cols;
+	for (i = 0; i < s->ngrid; i++)
+		total += (int64_t)s->grid[i].rows * s->grid[i].cols;
+	if (limits_check(LIMIT_PIXELS, total, "a scene", e) < 0)
+		return NULL;
 	g = &s->grid[s->ngrid];
 	grid_init(g);
 	g->cell = calloc((size_t)rows * (size_t)cols, sizeof *g->cell);
