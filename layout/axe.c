@@ -763,7 +763,9 @@ axe_find(const AxeLayout *l, const AxeCoord *q, int64_t *xs, int64_t *rep, int m
 	for (i = 0; i < q->ax.n; i++)
 		at[i] = axe_axes_index(&ax, q->ax.name[i]);
 	*n = 0;
-	for (x = 0; x < size; x++)
+	for (x = 0; x < size; x++) {
+		if ((x & 0xffff) == 0xffff && limits_poll(e) < 0)
+			return -1;
 		for (j = 0; j < nrep; j++) {
 			int ok = 1;
 			axe_base_into(l, x, &ax, v);
@@ -781,6 +783,7 @@ axe_find(const AxeLayout *l, const AxeCoord *q, int64_t *xs, int64_t *rep, int m
 				break;  /* an element counts once */
 			}
 		}
+	}
 	return 0;
 }
 

@@ -253,6 +253,11 @@ compare_maps(const AxeLayout *a, const AxeLayout *b, int64_t *where, Err *e)
 		return err_set(e, "out of memory");
 	}
 	for (x = 0; x < size; x++) {
+		if ((x & 0xffff) == 0xffff && limits_poll(e) < 0) {
+			free(fa);
+			free(fb);
+			return -1;
+		}
 		ka = axe_fiber(a, x, &ax, fa);
 		kb = axe_fiber(b, x, &ax, fb);
 		if (ka != kb || memcmp(fa, fb, (size_t)(ka * ax.n) * sizeof *fa) != 0) {
@@ -289,6 +294,8 @@ axe_equivalent(const AxeLayout *a, const AxeLayout *b, int *same, int64_t *where
 		*same = *where < 0;
 		return 0;
 	}
+	if (limits_poll(e) < 0)   /* interrupted: no answer, not the gap condition's */
+		return -1;
 	if (ga && gb) {
 		*same = 0;
 		return 0;
