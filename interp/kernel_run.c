@@ -2210,6 +2210,8 @@ kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err 
 	r.max_steps = o->max_steps > 0 ? o->max_steps : limits_get()->steps;
 	r.left = r.max_steps;
 	e->msg[0] = 0;
+	if (limits_poll(e) < 0)   /* a Ctrl-C already pending */
+		return -1;
 	if (counts)
 		memset(counts, 0, sizeof *counts);
 	if (!k)

@@ -1229,6 +1229,25 @@ test_limits(void **state)
 	run_ok(bufs, &(KRunOpts){ .mem_limit = 20000 }, NULL);
 	assert_int_equal(((int64_t *)bufs[0].data)[999], 999);
 	freebufs(bufs, 1);
+	/* the limits in force stand in for zero options; Ctrl-C stops a run */
+	{
+		Limits l = *limits_get(), low = l;
+		low.steps = 100;
+		assert_int_equal(limits_set(&low, &E), 0);
+		run_fail(bufs, &(KRunOpts){ .checks = 1 }, "steps limit:");
+		has("tessel.limits{steps = N}");
+		low.steps = l.steps;
+		low.tensor_bytes = 4000;
+		assert_int_equal(limits_set(&low, &E), 0);
+		run_fail(bufs, &(KRunOpts){ .checks = 1 }, "tensor_bytes limit:");
+		assert_int_equal(limits_set(&l, &E), 0);
+		freebufs(bufs, 1);
+		limits_interrupt();
+		run_fail(bufs, &(KRunOpts){ .checks = 1 }, "interrupted");
+		limits_clear_interrupt();
+		run_ok(bufs, NULL, NULL);
+		freebufs(bufs, 1);
+	}
 }
 
 /* ---- dtypes against the reference evaluator ---- */
