@@ -1,6 +1,6 @@
 /* names.c - libFuzzer harness: every reader of a single name: dtypes, dialects, axis types,
-** hardware axes, buffer scopes, execution scopes, colour schemes, element types of pictures,
-** MMA atoms, Axe axis names and scopes, variable names. A name that parses prints back
+** hardware axes, buffer scopes, execution scopes, colour schemes and colours, element types
+** of pictures, MMA atoms, Axe axis names and scopes, variable names. A name that parses prints back
 ** as a name that parses to the same value. */
 #include "fuzz.h"
 
@@ -23,6 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	AxeLayout l;
 	Err e = { "" };
 	int sc;
+	int32_t rgb;
 
 	if (dtype_parse(s, &t) == 0)
 		FUZZ_CHECK(dtype_parse(dtype_name(t), &t2) == 0 && t2 == t, "dtype '%s'", s);
@@ -39,6 +40,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((sc = viz_scheme_parse(s)) >= 0)
 		FUZZ_CHECK(viz_scheme_parse(viz_scheme_name(sc)) == sc, "scheme '%s'", s);
 	(void)viz_dtype_bytes(s);
+	if (viz_color_parse(s, strlen(s), &rgb) == 0) {
+		char back[8];
+		int32_t rgb2;
+		FUZZ_CHECK(rgb >= 0 && rgb <= 0xffffff, "colour '%s' is %d", s, rgb);
+		snprintf(back, sizeof back, "#%06x", (unsigned)rgb);
+		FUZZ_CHECK(viz_color_parse(back, 7, &rgb2) == 0 && rgb2 == rgb, "colour '%s'", s);
+	}
 	if (cute_mma_atom(s, &atom, &e) == 0)
 		FUZZ_CHECK(strcmp(atom.name, s) == 0 || atom.name[0], "atom '%s'", s);
 	else

@@ -49,6 +49,29 @@ viz_scheme_parse(const char *name)
 }
 
 int
+viz_color_parse(const char *s, size_t n, int32_t *rgb)
+{
+	int32_t v = 0;
+	size_t i;
+
+	/* exactly '#' and 3 or 6 hex digits: strtol would take signs, spaces and 0x */
+	if (!s || (n != 4 && n != 7) || s[0] != '#')
+		return -1;
+	for (i = 1; i < n; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		      : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	if (n == 4)
+		v = (v >> 8 & 15) * 0x110000 + (v >> 4 & 15) * 0x1100 + (v & 15) * 0x11;
+	*rgb = v;
+	return 0;
+}
+
+int
 viz_dtype_bytes(const char *dtype)
 {
 	static const struct { const char *name; int bytes; } t[] = {
