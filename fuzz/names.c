@@ -1,6 +1,6 @@
 /* names.c - libFuzzer harness: every reader of a single name: dtypes, dialects, axis types,
 ** hardware axes, buffer scopes, execution scopes, colour schemes and colours, element types
-** of pictures, MMA atoms, Axe axis names and scopes, variable names. A name that parses prints back
+** of pictures, MMA atoms, Axe axis names, scopes and DTensor placements, variable names. A name that parses prints back
 ** as a name that parses to the same value. */
 #include "fuzz.h"
 
@@ -24,6 +24,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Err e = { "" };
 	int sc;
 	int32_t rgb;
+	int pl;
 
 	if (dtype_parse(s, &t) == 0)
 		FUZZ_CHECK(dtype_parse(dtype_name(t), &t2) == 0 && t2 == t, "dtype '%s'", s);
@@ -52,6 +53,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		FUZZ_ERRMSG(&e, "cute_mma_atom");
 	(void)axe_axis_kind(s);
+	if (axe_placement_parse(s, &pl) == 0) {
+		char back[16];
+		int pl2;
+		FUZZ_CHECK(pl >= AXE_REPLICATE && pl <= 9999, "placement '%s' is %d", s, pl);
+		snprintf(back, sizeof back, pl < 0 ? "R" : "S(%d)", pl);
+		FUZZ_CHECK(axe_placement_parse(back, &pl2) == 0 && pl2 == pl, "placement '%s'", s);
+	}
 	if (axe_scope(s, 128, &l, &e) < 0)
 		FUZZ_ERRMSG(&e, "axe_scope");
 	(void)uop_valid_name(s);

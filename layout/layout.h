@@ -451,6 +451,9 @@ int axe_fit(int64_t size, const AxeAxes *ax, const int64_t *const *fib, const in
 ** an axis name are flattened row-major onto it (one gpuid axis). */
 int axe_dtensor(const AxeShape *sh, const AxeMesh *mesh, const int *placement,
                 AxeLayout *out, Err *e);
+/* A placement as PyTorch writes it: "S(d)", "Shard(d)", "Sd" (d a tensor dimension) or
+** "R", "Replicate" (AXE_REPLICATE): 0, or -1 when s is none of them. */
+int axe_placement_parse(const char *s, int *dim);
 int axe_to_dtensor(const AxeLayout *l, const AxeShape *sh, const AxeMesh *mesh,
                    int *placement, Err *e);
 /* The widest vector (elements, a power of two up to max_elems) every thread
