@@ -5,6 +5,7 @@
 #   make test       install dependencies, build, run every C, Lua and REPL test
 #   make test SANITIZE=1   the same under AddressSanitizer and UBSan (in build/san)
 #   make bench      run the benchmarks in bench/
+#   make fuzz SECONDS=N    build the libFuzzer harnesses of fuzz/ with clang and run each N seconds
 #   make install PREFIX=/usr/local
 
 VERSION  = 0.1.0
@@ -42,7 +43,7 @@ else
 endif
 
 # One line per area. The core needs libc and Graphviz (viz/gv.c only); the Lua files need Lua.
-CORE_SRC = util/buf.c util/pmap.c \
+CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
            interp/print.c interp/eval.c interp/algebra.c \
            interp/dtype.c interp/tensor.c interp/tensor_eval.c interp/tensor_compose.c \
@@ -76,7 +77,7 @@ LIB      = $(OUT)/libtessel.a
 CTESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 LUATESTS = $(sort $(wildcard tests/lua/test_*.lua))
 
-.PHONY: all deps run test check bench install clean
+.PHONY: all deps run test check bench install clean fuzz fuzz-deps fuzz-build
 all: $(TESSEL) $(MODULE) $(LIB)
 
 # Install what is missing, quietly when nothing is (run as root on a fresh machine).
@@ -153,7 +154,7 @@ install: all
 	install -m 644 libtessel.a $(DESTDIR)$(PREFIX)/lib/libtessel.a
 	install -m 644 tessel.so $(DESTDIR)$(LUADIR)/tessel.so
 	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout/layout.h
-	install -m 644 util/buf.h $(DESTDIR)$(PREFIX)/include/tessel/util/buf.h
+	install -m 644 util/buf.h util/limits.h $(DESTDIR)$(PREFIX)/include/tessel/util
 	install -d $(DESTDIR)$(PREFIX)/include/tessel/interp
 	install -m 644 interp/uop.h interp/ops.h interp/kernel.h $(DESTDIR)$(PREFIX)/include/tessel/interp
 	install -d $(DESTDIR)$(PREFIX)/include/tessel/viz
@@ -164,5 +165,40 @@ install: all
 
 clean:
 	rm -rf build tessel tessel.so libtessel.a
+
+# Fuzzing (fuzz/, docs/reliability.md): libFuzzer harnesses built by clang with ASan and UBSan
+# in build/fuzz, a build of its own that `make` and `make test` never touch (they need no clang).
+# `make fuzz SECONDS=N` runs each harness N seconds from its seed corpus and dictionary and
+# fails on the first finding; findings land in build/fuzz/findings/.
+FUZZ_CC    = clang
+FUZZ_DEBS  = clang libclang-rt-dev llvm
+FUZZ_B     = build/fuzz
+FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS = $(WARN) $(DEFS) -g -O1 -fPIC -MMD -MP $(PKG_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZERS    = cute tiler composed axe names lego lua_api
+SECONDS   ?= 10
+FUZZ_OBJ   = $(CORE_SRC:%.c=$(FUZZ_B)/%.o) $(LUA_SRC:%.c=$(FUZZ_B)/%.o)
+FUZZ_BIN   = $(FUZZERS:%=$(FUZZ_B)/fuzz_%)
+
+fuzz-deps:
+	@missing=""; for p in $(FUZZ_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(FUZZ_B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_B)/fuzz_%: fuzz/%.c fuzz/fuzz.h fuzz/fuzz_lua.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LUA_LIBS) $(GV_LIBS) -lm
+
+fuzz-build: $(FUZZ_BIN)
+.SECONDARY: $(FUZZ_OBJ)
+
+fuzz: deps fuzz-deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@sh fuzz/run.sh $(SECONDS) $(FUZZERS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)

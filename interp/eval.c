@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/limits.h"
 #include "uop.h"
 
 /*
@@ -276,7 +277,7 @@ uop_equivalent(const UOp *a, const UOp *b, int64_t limit, int *equal,
 {
 	const UOp *roots[2] = { a, b };
 	int root[2], i, rc = 0, ea, eb, ra_i, rb_i, *ma = NULL, *mb = NULL;
-	int64_t *val = NULL, *va = NULL, *vb = NULL, *r = NULL, points = 1, n, ra = 0, rb = 0;
+	int64_t *val = NULL, *va = NULL, *vb = NULL, *r = NULL, points = 1, n, ra = 0, rb = 0, iter = 0;
 	Prog p, pa, pb;
 	Err e1, e2;
 
@@ -303,7 +304,8 @@ uop_equivalent(const UOp *a, const UOp *b, int64_t limit, int *equal,
 		if (uck_sub(v->arg[1], v->arg[0], &n) < 0 || uck_add(n, 1, &n) < 0
 		|| uck_mul(points, n, &points) < 0 || points > limit) {
 			rc = err_set(e, "equivalent: more than %lld points to check (variables' ranges "
-			             "too large); narrow the ranges", (long long)limit);
+			             "too large); narrow the ranges, or raise the limit (tessel.limits"
+			             "{check_elems = N}, or the limit argument)", (long long)limit);
 			goto out;
 		}
 	}
@@ -355,7 +357,9 @@ uop_equivalent(const UOp *a, const UOp *b, int64_t limit, int *equal,
 				*nbind = p.nvars < 16 ? p.nvars : 16;
 			goto out;
 		}
-		/* next point, first variable fastest */
+		/* next point, first variable fastest; Ctrl-C every 2^16 points */
+		if ((++iter & 0xffff) == 0 && (rc = limits_poll(e)) < 0)
+			goto out;
 		for (i = 0; i < p.nvars; i++) {
 			if (val[i] < p.vars[i]->arg[1]) {
 				val[i]++;

@@ -314,8 +314,8 @@ typedef struct KCounts {
 typedef struct KRunOpts {
 	int checks;            /* races, bounds, uninitialized reads (default on: 1) */
 	int counts;            /* fill KCounts */
-	uint64_t mem_limit;    /* bytes of buffers and shadow state; 0: 4 GiB */
-	int64_t max_steps;     /* instructions; 0: 1e10 */
+	uint64_t mem_limit;    /* bytes of buffers and shadow state; 0: tessel.limits tensor_bytes */
+	int64_t max_steps;     /* instructions; 0: tessel.limits steps (util/limits.h) */
 	/* With checks on: watch_msg (watch_len bytes) gets where the last store to
 	** element watch_off (physical) of buffer watch_buf - 1 happened: stage,
 	** block, thread, loop indices ("" when none did). watch_buf 0: no watch. */

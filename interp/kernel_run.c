@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../layout/layout.h"
+#include "../util/limits.h"
 #include "kernel.h"
 
 /*
@@ -1091,8 +1092,8 @@ static int
 charge(Run *r, uint64_t bytes, const char *what)
 {
 	if (bytes > r->limit || r->used > r->limit - bytes)
-		return err_set(r->e, "memory limit: %s needs %llu more bytes, past the limit of %llu bytes "
-		               "(KRunOpts.mem_limit)", what, (unsigned long long)bytes,
+		return err_set(r->e, "tensor_bytes limit: %s needs %llu more bytes, past the limit of %llu "
+		               "bytes (raise it with tessel.limits{tensor_bytes = N}, or KRunOpts.mem_limit)", what, (unsigned long long)bytes,
 		               (unsigned long long)r->limit);
 	r->used += bytes;
 	return 0;
@@ -1411,7 +1412,11 @@ fail_steps(Run *r, Thr *th, const Ins *in)
 	char w[256];
 
 	where(r, th, in, w, sizeof w);
-	return err_set(r->e, "step limit: more than %lld instructions (KRunOpts.max_steps), at %s",
+	if (limits_poll(r->e) < 0)
+		return err_set(r->e, "kernel.run: interrupted (Ctrl-C) at %s", w);
+	return err_set(r->e, "steps limit: kernel.run needs more than %lld instructions, at %s "
+	               "(raise it with tessel.limits{steps = N}, or k:run{max_steps = N} / KRunOpts.max_steps "
+	               "for one run)",
 	               (long long)r->max_steps, w);
 }
 
@@ -1437,7 +1442,8 @@ exec(Run *r, const Prog *P, Thr *th)
 #define U(e) ((uint64_t)(e))
 	for (;;) {
 		in = code + pc++;
-		if (--left < 0) {
+		/* the step limit, and every 2^16 steps Ctrl-C */
+		if (--left < 0 || ((left & 0xffff) == 0 && limits_poll(NULL) < 0)) {
 			r->left = 0;
 			return fail_steps(r, th, in);
 		}
@@ -2200,10 +2206,12 @@ kernel_run(const Kernel *k, const KRunOpts *o, TBuf *bufs, KCounts *counts, Err 
 		o->watch_msg[0] = 0;
 	r.counting = o->counts && counts;
 	r.cnt = counts;
-	r.limit = o->mem_limit ? o->mem_limit : (uint64_t)4 << 30;
-	r.max_steps = o->max_steps > 0 ? o->max_steps : (int64_t)10000000000LL;
+	r.limit = o->mem_limit ? o->mem_limit : (uint64_t)limits_get()->tensor_bytes;
+	r.max_steps = o->max_steps > 0 ? o->max_steps : limits_get()->steps;
 	r.left = r.max_steps;
 	e->msg[0] = 0;
+	if (limits_poll(e) < 0)   /* a Ctrl-C already pending */
+		return -1;
 	if (counts)
 		memset(counts, 0, sizeof *counts);
 	if (!k)

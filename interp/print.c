@@ -1,6 +1,7 @@
 /* print.c - UOps as C, CUDA, OpenCL, Python, Triton, Lua and a readable infix form; the tree view. */
 #include <string.h>
 
+#include "../util/limits.h"
 #include "uop.h"
 
 static const char *const dnames[D_COUNT] = {
@@ -47,6 +48,18 @@ cfamily(Dialect d)
 }
 
 static void expr(Buf *b, const UOp *u, Dialect d, int minprec, int depth);
+
+/* Where printing stops with "...": code (every dialect but infix) at the code_bytes
+** limit, which uop_print_code reports; the infix text people read at 4 MiB. */
+static size_t
+cap(Dialect d)
+{
+	int64_t c = limits_value(LIMIT_CODE_BYTES);
+
+	if (d == D_INFIX && c > ((int64_t)1 << 22))
+		c = (int64_t)1 << 22;
+	return (size_t)c;
+}
 
 /* The binding strength of u as printed in d. */
 static int
@@ -361,7 +374,7 @@ expr(Buf *b, const UOp *u, Dialect d, int minprec, int depth)
 {
 	int p = prec(u, d), paren = p < minprec;
 
-	if (depth > UOP_MAXDEPTH || b->len > ((size_t)1 << 22)) {
+	if (depth > UOP_MAXDEPTH || b->len > cap(d)) {
 		emit(b, "...");
 		return;
 	}
@@ -416,6 +429,19 @@ uop_print(Buf *b, const UOp *u, Dialect d)
 		return;
 	}
 	expr(b, u, d, 0, 0);
+}
+
+int
+uop_print_code(Buf *b, const UOp *u, Dialect d, Err *e)
+{
+	size_t start = b->len;
+
+	uop_print(b, u, d);
+	if (b->len - start > cap(d))
+		return err_set(e, "code_bytes limit: the expression printed as %s needs more than %lld bytes "
+		               "(raise it with tessel.limits{code_bytes = N})", dialect_name(d),
+		               (long long)cap(d));
+	return 0;
 }
 
 /* The tree view: one node a line, with box-drawing branches and each

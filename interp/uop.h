@@ -213,6 +213,9 @@ int dialect_parse(const char *s, Dialect *d);
 ** the ranges prove both operands non-negative; otherwise as an inline form
 ** that is correct for every sign. */
 void uop_print(Buf *b, const UOp *u, Dialect d);
+/* uop_print for code: -1 with a message naming the code_bytes limit (util/limits.h)
+** when the text would be longer; what was printed stays in b, cut short. */
+int uop_print_code(Buf *b, const UOp *u, Dialect d, Err *e);
 /* The expression as an indented tree, one node a line (show(e)); at most
 ** max_lines lines. */
 void uop_print_tree(Buf *b, const UOp *u, int max_lines);

@@ -735,8 +735,8 @@ axe_apply(const AxeLayout *l, int64_t x, AxeCoord *out, int max, int *n, Err *e)
 	if (x < 0 || x >= axe_size(l))
 		return err_set(e, "apply: element %lld is outside [0, %lld)", (long long)x, (long long)axe_size(l));
 	if (nrep > AXE_ENUM_LIMIT)
-		return err_set(e, "apply: %lld replicas are more than %lld", (long long)nrep,
-		               (long long)AXE_ENUM_LIMIT);
+		return err_set(e, "apply: %lld replicas are more than %lld (check_elems limit; raise it with "
+		               "tessel.limits{check_elems = N})", (long long)nrep, (long long)AXE_ENUM_LIMIT);
 	axe_axes(l, &ax);
 	axe_base_into(l, x, &ax, base);
 	for (j = 0; j < nrep && j < max; j++) {
@@ -757,12 +757,15 @@ axe_find(const AxeLayout *l, const AxeCoord *q, int64_t *xs, int64_t *rep, int m
 
 	axe_axes(l, &ax);
 	if (size > AXE_ENUM_LIMIT / nrep)
-		return err_set(e, "find: %lld elements x %lld replicas are more than %lld to enumerate",
+		return err_set(e, "find: %lld elements x %lld replicas are more than %lld to enumerate "
+		               "(check_elems limit; raise it with tessel.limits{check_elems = N})",
 		               (long long)size, (long long)nrep, (long long)AXE_ENUM_LIMIT);
 	for (i = 0; i < q->ax.n; i++)
 		at[i] = axe_axes_index(&ax, q->ax.name[i]);
 	*n = 0;
-	for (x = 0; x < size; x++)
+	for (x = 0; x < size; x++) {
+		if ((x & 0xffff) == 0xffff && limits_poll(e) < 0)
+			return -1;
 		for (j = 0; j < nrep; j++) {
 			int ok = 1;
 			axe_base_into(l, x, &ax, v);
@@ -780,6 +783,7 @@ axe_find(const AxeLayout *l, const AxeCoord *q, int64_t *xs, int64_t *rep, int m
 				break;  /* an element counts once */
 			}
 		}
+	}
 	return 0;
 }
 

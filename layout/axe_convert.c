@@ -377,6 +377,39 @@ check_mesh(const AxeMesh *mesh, const int *placement, int rank, Err *e)
 	return 0;
 }
 
+int
+axe_placement_parse(const char *s, int *dim)
+{
+	static const char *const pre[] = { "Shard(", "S(", "S" };
+	const char *p;
+	size_t i, n;
+	int d = 0;
+
+	if (strcmp(s, "R") == 0 || strcmp(s, "Replicate") == 0) {
+		*dim = AXE_REPLICATE;
+		return 0;
+	}
+	for (i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+		n = strlen(pre[i]);
+		if (strncmp(s, pre[i], n) != 0)
+			continue;
+		p = s + n;
+		if (*p < '0' || *p > '9')
+			return -1;
+		/* a few digits: a tensor has at most AXE_RANK dimensions */
+		for (; *p >= '0' && *p <= '9'; p++)
+			if ((d = d * 10 + (*p - '0')) > 9999)
+				return -1;
+		if (pre[i][n - 1] == '(' && *p++ != ')')
+			return -1;
+		if (*p)
+			return -1;
+		*dim = d;
+		return 0;
+	}
+	return -1;
+}
+
 /* The stride of mesh dim j on its axis: mesh dims sharing a name flatten row-major. */
 static int64_t
 mesh_stride(const AxeMesh *mesh, int j)

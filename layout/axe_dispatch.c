@@ -55,7 +55,8 @@ axe_vector_width(const AxeLayout *src, const AxeLayout *dst, int64_t max_elems, 
 	if (src && axe_size(src) != size)
 		return err_set(e, "vector_width: sizes %lld and %lld differ", (long long)axe_size(src), (long long)size);
 	if (size > AXE_ENUM_LIMIT)
-		return err_set(e, "vector_width: %lld elements are too many to enumerate", (long long)size);
+		return err_set(e, "vector_width: %lld elements are too many to enumerate (check_elems limit; "
+		               "raise it with tessel.limits{check_elems = N})", (long long)size);
 	if (max_elems < 1)
 		return err_set(e, "vector_width: max_elems %lld is not >= 1", (long long)max_elems);
 	for (v = 1; v * 2 <= max_elems && size % (v * 2) == 0; v *= 2)

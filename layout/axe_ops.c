@@ -242,7 +242,8 @@ compare_maps(const AxeLayout *a, const AxeLayout *b, int64_t *where, Err *e)
 				return -1;
 	}
 	if (size > AXE_ENUM_LIMIT / (na > nb ? na : nb))
-		return err_set(e, "%lld elements x %lld replicas are too many to enumerate", (long long)size,
+		return err_set(e, "%lld elements x %lld replicas are too many to enumerate (check_elems "
+		               "limit; raise it with tessel.limits{check_elems = N})", (long long)size,
 		               (long long)(na > nb ? na : nb));
 	fa = malloc((size_t)na * AXE_AXES * sizeof *fa);
 	fb = malloc((size_t)nb * AXE_AXES * sizeof *fb);
@@ -252,6 +253,11 @@ compare_maps(const AxeLayout *a, const AxeLayout *b, int64_t *where, Err *e)
 		return err_set(e, "out of memory");
 	}
 	for (x = 0; x < size; x++) {
+		if ((x & 0xffff) == 0xffff && limits_poll(e) < 0) {
+			free(fa);
+			free(fb);
+			return -1;
+		}
 		ka = axe_fiber(a, x, &ax, fa);
 		kb = axe_fiber(b, x, &ax, fb);
 		if (ka != kb || memcmp(fa, fb, (size_t)(ka * ax.n) * sizeof *fa) != 0) {
@@ -288,6 +294,8 @@ axe_equivalent(const AxeLayout *a, const AxeLayout *b, int *same, int64_t *where
 		*same = *where < 0;
 		return 0;
 	}
+	if (limits_poll(e) < 0)   /* interrupted: no answer, not the gap condition's */
+		return -1;
 	if (ga && gb) {
 		*same = 0;
 		return 0;

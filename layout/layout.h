@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "../util/buf.h"
+#include "../util/limits.h"
 
 /*
 ** Integer tuples are trees stored in preorder in a fixed array, so that every
@@ -334,8 +335,8 @@ int lego_from_cute(Lego *out, const Layout *l, Err *e);
 ** (a stride or offset without @ is on m).
 */
 enum { AXE_NAME = 16, AXE_ITERS = 32, AXE_AXES = 16, AXE_RANK = 16 };
-/* Most (element, replica) pairs an operation enumerates. */
-#define AXE_ENUM_LIMIT ((int64_t)1 << 22)
+/* Most (element, replica) pairs an operation enumerates: tessel.limits check_elems. */
+#define AXE_ENUM_LIMIT (limits_value(LIMIT_CHECK_ELEMS))
 
 /* Axis kinds: well-known names carry one, other names are AXE_OTHER. */
 enum { AXE_MEMORY, AXE_THREAD, AXE_DEVICE, AXE_OTHER };
@@ -455,6 +456,9 @@ int axe_fit(int64_t size, const AxeAxes *ax, const int64_t *const *fib, const in
 ** an axis name are flattened row-major onto it (one gpuid axis). */
 int axe_dtensor(const AxeShape *sh, const AxeMesh *mesh, const int *placement,
                 AxeLayout *out, Err *e);
+/* A placement as PyTorch writes it: "S(d)", "Shard(d)", "Sd" (d a tensor dimension) or
+** "R", "Replicate" (AXE_REPLICATE): 0, or -1 when s is none of them. */
+int axe_placement_parse(const char *s, int *dim);
 int axe_to_dtensor(const AxeLayout *l, const AxeShape *sh, const AxeMesh *mesh,
                    int *placement, Err *e);
 /* The widest vector (elements, a power of two up to max_elems) every thread

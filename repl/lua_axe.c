@@ -994,15 +994,14 @@ l_dtensor(lua_State *L)
 	for (k = 0; k < mesh.n; k++) {
 		lua_geti(L, 3, k + 1);
 		if (lua_isinteger(L, -1)) {
-			p[k] = (int)lua_tointeger(L, -1);
+			/* range first: (int)4294967295 would be -1, Replicate */
+			lua_Integer d = lua_tointeger(L, -1);
+			if (d < AXE_REPLICATE || d >= AXE_RANK)
+				return luaL_error(L, "axe.dtensor: placement %I is not a tensor dimension or -1", d);
+			p[k] = (int)d;
 		} else if (lua_type(L, -1) == LUA_TSTRING) {
 			const char *s = lua_tostring(L, -1);
-			int d;
-			if (strcmp(s, "R") == 0 || strcmp(s, "Replicate") == 0)
-				p[k] = AXE_REPLICATE;
-			else if (sscanf(s, "S(%d)", &d) == 1 || sscanf(s, "Shard(%d)", &d) == 1 || sscanf(s, "S%d", &d) == 1)
-				p[k] = d;
-			else
+			if (axe_placement_parse(s, &p[k]) < 0)
 				return luaL_error(L, "axe.dtensor: placement '%s' is not \"S(dim)\", \"Shard(dim)\" or \"R\"", s);
 		} else {
 			return luaL_error(L, "axe.dtensor: placement %d is not \"S(dim)\" or \"R\"", k + 1);

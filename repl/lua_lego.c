@@ -1455,13 +1455,13 @@ static int
 m_check(lua_State *L)
 {
 	LLego *u = check_lego(L, 1);
-	lua_Integer lim = luaL_optinteger(L, 2, 1 << 22);
+	lua_Integer lim = luaL_optinteger(L, 2, limits_value(LIMIT_CHECK_ELEMS));
 	lua_State *prev;
 	Err e;
 	int rc;
 
-	if (lim < 0 || lim > (1 << 26))
-		return luaL_argerror(L, 2, "limit must be 0 .. 2^26");
+	if (lim < 0 || (lim > (1 << 26) && lim > limits_value(LIMIT_CHECK_ELEMS)))
+		return luaL_argerror(L, 2, "limit must be 0 .. 2^26 (or up to tessel.limits().check_elems)");
 	prev = enter(L);
 	rc = lego_check(&u->g, lim, &e);
 	leave(L, prev);
@@ -1471,8 +1471,9 @@ m_check(lua_State *L)
 	}
 	if (rc == 0) {
 		lua_pushnil(L);
-		lua_pushfstring(L, "check: %d elements are more than the limit %d; not enumerated",
-		                (int)(lego_size(&u->g) > 2147483647 ? 2147483647 : lego_size(&u->g)), (int)lim);
+		lua_pushfstring(L, "check: %I elements are more than the limit %I; not enumerated (raise it "
+		                "with G:check(N) or tessel.limits{check_elems = N})", (lua_Integer)lego_size(&u->g),
+		                lim);
 		return 2;
 	}
 	lua_pushboolean(L, 0);

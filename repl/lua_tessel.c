@@ -3,11 +3,16 @@
 #include <lua.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../util/limits.h"
 #include "help.h"
 #include "tessel.h"
+
+/* lua_tensor.c keeps tensor.options{mem_limit} here; tensor_bytes is the same limit. */
+#define TENSOR_OPTKEY "tessel.tensor.options"
 
 int
 tessel_term_width(void)
@@ -68,6 +73,72 @@ tessel_show(lua_State *L)
 	return 0;
 }
 
+/* The current limits as a table { tensor_bytes = ..., steps = ..., ... }. */
+static void
+push_limits(lua_State *L)
+{
+	int i;
+
+	lua_createtable(L, 0, LIMIT_COUNT);
+	for (i = 0; i < LIMIT_COUNT; i++) {
+		lua_pushinteger(L, limits_value(i));
+		lua_setfield(L, -2, limits_name(i));
+	}
+}
+
+/*
+** tessel.limits([t]) -> the limits in force, after setting those t names. Each value
+** is an integer >= 1; "default" restores a limit's default. Checked whole before
+** anything changes, so a bad table changes nothing.
+*/
+static int
+l_limits(lua_State *L)
+{
+	Limits l = *limits_get();
+	int64_t *f[LIMIT_COUNT] = {
+#define X(E, fl, d, u, w) &l.fl,
+		LIMITS(X)
+#undef X
+	};
+	int i, isnum;
+	Err e;
+
+	/* tensor.options{mem_limit} may have moved the realize limit since */
+	if (lua_getfield(L, LUA_REGISTRYINDEX, TENSOR_OPTKEY) == LUA_TNUMBER && lua_tointeger(L, -1) > 0)
+		l.tensor_bytes = lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TTABLE);
+		lua_pushnil(L);
+		while (lua_next(L, 1)) {
+			lua_Integer v;
+			const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+			if ((i = limits_index(k)) < 0)
+				return luaL_error(L, "tessel.limits: unknown limit %s (the limits: tensor_bytes, "
+				                  "steps, check_elems, pixels, code_bytes)",
+				                  k ? k : luaL_typename(L, -2));
+			if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "default") == 0) {
+				v = limits_default_value(i);
+			} else {
+				v = lua_tointegerx(L, -1, &isnum);
+				if (!isnum || v < 1)
+					return luaL_error(L, "tessel.limits: %s must be an integer >= 1 or \"default\", not %s",
+					                  k, luaL_tolstring(L, -1, NULL));
+			}
+			*f[i] = v;
+			lua_pop(L, 1);
+		}
+		if (limits_set(&l, &e) < 0)
+			return luaL_error(L, "%s", e.msg);
+		lua_pushinteger(L, l.tensor_bytes);
+		lua_setfield(L, LUA_REGISTRYINDEX, TENSOR_OPTKEY);
+	} else if (limits_set(&l, &e) < 0) {
+		return luaL_error(L, "%s", e.msg);
+	}
+	push_limits(L);
+	return 1;
+}
+
 int
 luaopen_tessel(lua_State *L)
 {
@@ -98,6 +169,18 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "show");
 	luaL_requiref(L, "viz", luaopen_tessel_viz, 0);
 	lua_setfield(L, -2, "viz");
+	lua_pushcfunction(L, l_limits);
+	help_add(L, -1, "limits",
+	         "tessel.limits([t]) -> the resource limits in force, after setting those t names:\n"
+	         "  tensor_bytes  bytes of realized tensors and of a kernel run's buffers (4 GiB)\n"
+	         "  steps         instructions of one kernel run in the interpreter (1e9)\n"
+	         "  check_elems   elements a check enumerates: uop.equivalent, G:check(), Axe (2^22)\n"
+	         "  pixels        pixels of a rendered picture, cells of a scene (2^25)\n"
+	         "  code_bytes    bytes of code an expression prints as (64 MiB)\n"
+	         "Past a limit an operation stops with an error naming it, e.g. tessel.limits{steps = 1e10}\n"
+	         "raises one; \"default\" restores one. Ctrl-C stops a long loop in C as well as Lua code.\n"
+	         "tensor.options{mem_limit} is the same limit as tensor_bytes.");
+	lua_setfield(L, -2, "limits");
 	lua_pushcfunction(L, help_lua);
 	help_add(L, -1, "help",
 	         "help() gives an overview; help(f) the text of a function; help \"topic\" a topic;\n"

@@ -5,6 +5,7 @@
 
 #include "../interp/uop.h"
 #include "../layout/lower.h"
+#include "../util/limits.h"
 #include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
@@ -349,9 +350,13 @@ print_as(lua_State *L, Dialect d)
 {
 	LExpr *e = check(L, 1);
 	Buf b;
+	Err err;
 
 	buf_init(&b);
-	uop_print(&b, e->u, d);
+	if (uop_print_code(&b, e->u, d, &err) < 0 && d != D_INFIX) {
+		buf_free(&b);
+		return luaL_error(L, "%s", err.msg);
+	}
 	if (b.oom) {
 		buf_free(&b);
 		return luaL_error(L, "uop: out of memory");
@@ -526,7 +531,7 @@ l_equivalent(lua_State *L)
 {
 	UCtx *c;
 	UOp *a, *b;
-	lua_Integer limit = luaL_optinteger(L, 3, (lua_Integer)1 << 22);
+	lua_Integer limit = luaL_optinteger(L, 3, limits_value(LIMIT_CHECK_ELEMS));
 	UBind bind[16];
 	int eq, n, i;
 	Buf cex;

@@ -162,8 +162,6 @@ static int
 to_rgb(lua_State *L, int i, int32_t *rgb, Err *e)
 {
 	const char *s;
-	char *end;
-	long v;
 	size_t n;
 
 	*rgb = -1;
@@ -175,15 +173,8 @@ to_rgb(lua_State *L, int i, int32_t *rgb, Err *e)
 	}
 	if (lua_type(L, i) == LUA_TSTRING) {
 		s = lua_tolstring(L, i, &n);
-		if ((n == 7 || n == 4) && s[0] == '#') {
-			v = strtol(s + 1, &end, 16);
-			if (*end == '\0' && end != s + 1) {
-				if (n == 4)
-					v = (v >> 8 & 15) * 0x110000 + (v >> 4 & 15) * 0x1100 + (v & 15) * 0x11;
-				*rgb = (int32_t)v;
-				return 0;
-			}
-		}
+		if (viz_color_parse(s, n, rgb) == 0)
+			return 0;
 	}
 	return err_set(e, "a colour is \"#rrggbb\", \"#rgb\", an integer 0xRRGGBB or nil, not %s",
 	               lua_type(L, i) == LUA_TSTRING ? lua_tostring(L, i) : luaL_typename(L, i));

@@ -15,6 +15,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "../util/limits.h"
 #include "repl.h"
 
 #define PROMPT		"> "
@@ -86,13 +87,15 @@ lstop(lua_State *L, lua_Debug *ar)
 
 /*
 ** Ctrl-C while Lua code runs. Only a hook can stop Lua at a safe point,
-** and lua_sethook may be called from a signal handler. Another Ctrl-C
-** before the hook runs (Lua is stuck in a long C function) ends the
-** process, as if we had not been there.
+** and lua_sethook may be called from a signal handler; the long loops in C
+** (enumeration, evaluation, interpretation) poll limits_poll and stop with
+** "interrupted". Another Ctrl-C before either happens (a C loop that does not
+** poll) ends the process, as if we had not been there.
 */
 static void
 laction(int sig)
 {
+	limits_interrupt();
 	setsignal(sig, SIG_DFL, NULL);
 	lua_sethook(globalL, lstop,
 	            LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
@@ -147,9 +150,11 @@ docall(lua_State *L, int nargs, int nresults, lua_CFunction handler)
 	lua_pushcfunction(L, handler);
 	lua_insert(L, base);
 	globalL = L;
+	limits_clear_interrupt();
 	setsignal(SIGINT, laction, &old);
 	status = lua_pcall(L, nargs, nresults, base);
 	sigaction(SIGINT, &old, NULL);
+	limits_clear_interrupt();
 	/* A Ctrl-C that came after the code ended must not stop the next call. */
 	if (lua_gethook(L) == lstop)
 		lua_sethook(L, NULL, 0, 0);

@@ -202,6 +202,16 @@ expect_text 'interrupted!'
 ok
 check 'x * 3' '123'
 
+# Ctrl-C stops a long loop in C too (the kernel interpreter polls it): no second Ctrl-C needed.
+enter 'S = kernel.new{grid = {1}, block = {1}}; SO = S:output("o", "int32", {1})'
+enter 'S:stage("spin", function() for i in kernel.range(1 << 30) do SO[{0}] = SO[{0}] + 1 end end)'
+enter 'print("cspin") S:run()'
+expect_after 'print("cspin") S:run()' 'cspin'
+key C-c
+poll '[ "$(pane | grep -c interrupted)" -ge 2 ]' "one Ctrl-C did not stop S:run()"
+ok
+check 'x * 2' '82'
+
 # Ctrl-C at the prompt discards the line, and a pending statement.
 expect_last '>'
 type_keys 'discarded'

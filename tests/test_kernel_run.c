@@ -1220,15 +1220,34 @@ test_limits(void **state)
 	TBuf bufs[1] = { { 0 } };
 
 	stage("y", loop(i, HW_NONE, 1, st(at(y, 1, i), kernel_cast(K, DT_INT64, i))));
-	run_fail(bufs, &(KRunOpts){ .checks = 1, .max_steps = 100 }, "step limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .max_steps = 100 }, "steps limit:");
 	has("max_steps");
-	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 4000 }, "memory limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 4000 }, "tensor_bytes limit:");
 	has("mem_limit");
 	/* 8000 bytes of data and 52 bytes of shadow state per element */
-	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 20000 }, "memory limit:");
+	run_fail(bufs, &(KRunOpts){ .checks = 1, .mem_limit = 20000 }, "tensor_bytes limit:");
 	run_ok(bufs, &(KRunOpts){ .mem_limit = 20000 }, NULL);
 	assert_int_equal(((int64_t *)bufs[0].data)[999], 999);
 	freebufs(bufs, 1);
+	/* the limits in force stand in for zero options; Ctrl-C stops a run */
+	{
+		Limits l = *limits_get(), low = l;
+		low.steps = 100;
+		assert_int_equal(limits_set(&low, &E), 0);
+		run_fail(bufs, &(KRunOpts){ .checks = 1 }, "steps limit:");
+		has("tessel.limits{steps = N}");
+		low.steps = l.steps;
+		low.tensor_bytes = 4000;
+		assert_int_equal(limits_set(&low, &E), 0);
+		run_fail(bufs, &(KRunOpts){ .checks = 1 }, "tensor_bytes limit:");
+		assert_int_equal(limits_set(&l, &E), 0);
+		freebufs(bufs, 1);
+		limits_interrupt();
+		run_fail(bufs, &(KRunOpts){ .checks = 1 }, "interrupted");
+		limits_clear_interrupt();
+		run_ok(bufs, NULL, NULL);
+		freebufs(bufs, 1);
+	}
 }
 
 /* ---- dtypes against the reference evaluator ---- */

@@ -4,8 +4,11 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/graphviz_version.h>
 #include <graphviz/gvc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../util/limits.h"
 
 struct GvCtx {
 	GVC_t *gvc;
@@ -99,6 +102,26 @@ render_data(GVC_t *gvc, Agraph_t *g, const char *format, char **data, size_t *le
 #endif
 }
 
+/*
+** The picture's pixels at 96 dpi from the bounding box gvLayout leaves in the
+** graph's bb attribute (points: "llx,lly,urx,ury"; the attribute, not GD_bb,
+** as types.h is no longer public in later Graphviz), against the pixels limit.
+*/
+static int
+check_pixels(Agraph_t *g, Err *e)
+{
+	const char *bb = agget(g, "bb");
+	double x0, y0, x1, y1, w, h;
+
+	if (!bb || sscanf(bb, "%lf%*[ ,]%lf%*[ ,]%lf%*[ ,]%lf", &x0, &y0, &x1, &y1) != 4)
+		return 0;
+	w = (x1 - x0) * 96 / 72 + 1;
+	h = (y1 - y0) * 96 / 72 + 1;
+	if (!(w * h < 9e18))
+		return limits_check(LIMIT_PIXELS, INT64_MAX, "the picture", e);
+	return limits_check(LIMIT_PIXELS, (int64_t)(w * h), "the picture", e);
+}
+
 /* Graphviz's messages as one line: "Error: " prefixes and newlines folded. */
 static int
 gv_fail(Err *e, const char *what, Buf *msgs)
@@ -149,6 +172,12 @@ gv_render(GvCtx *c, const char *dot, int format, Buf *out, Err *e)
 	}
 	if (gvLayout(c->gvc, g, "dot") != 0 || agreseterrors() >= AGERR) {
 		gv_fail(e, "layout", &msgs);
+		gvFreeLayout(c->gvc, g);
+		agclose(g);
+		goto restore;
+	}
+	if (check_pixels(g, e) < 0) {
+		buf_free(&msgs);
 		gvFreeLayout(c->gvc, g);
 		agclose(g);
 		goto restore;

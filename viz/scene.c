@@ -1,6 +1,8 @@
 /* scene.c - the scene model shared by the renderers: grids of labelled, coloured cells placed as panels. */
 #include "viz.h"
 
+#include "../util/limits.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,29 @@ viz_scheme_parse(const char *name)
 		if (i != VIZ_SCHEME_RGB && strcmp(name, scheme_names[i]) == 0)
 			return i;
 	return -1;
+}
+
+int
+viz_color_parse(const char *s, size_t n, int32_t *rgb)
+{
+	int32_t v = 0;
+	size_t i;
+
+	/* exactly '#' and 3 or 6 hex digits: strtol would take signs, spaces and 0x */
+	if (!s || (n != 4 && n != 7) || s[0] != '#')
+		return -1;
+	for (i = 1; i < n; i++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		      : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	if (n == 4)
+		v = (v >> 8 & 15) * 0x110000 + (v >> 4 & 15) * 0x1100 + (v & 15) * 0x11;
+	*rgb = v;
+	return 0;
 }
 
 int
@@ -157,6 +182,7 @@ Grid *
 scene_grid(Scene *s, int rows, int cols, int prow, int pcol, Err *e)
 {
 	Grid *g;
+	int64_t total;
 	int i;
 
 	if (s->ngrid >= SCENE_GRIDS)
@@ -167,6 +193,12 @@ scene_grid(Scene *s, int rows, int cols, int prow, int pcol, Err *e)
 	if (rows < 1 || cols < 1 || (int64_t)rows * cols > VIZ_MAX_CELLS)
 		return err_set(e, "scene: a %dx%d grid is empty or has more than %d cells",
 		               rows, cols, VIZ_MAX_CELLS), NULL;
+	/* the scene's cells so far and this grid's, against the pixels limit */
+	total = (int64_t)rows * cols;
+	for (i = 0; i < s->ngrid; i++)
+		total += (int64_t)s->grid[i].rows * s->grid[i].cols;
+	if (limits_check(LIMIT_PIXELS, total, "a scene", e) < 0)
+		return NULL;
 	g = &s->grid[s->ngrid];
 	grid_init(g);
 	g->cell = calloc((size_t)rows * (size_t)cols, sizeof *g->cell);

@@ -197,6 +197,8 @@ const char *viz_scheme_name(int scheme);
 int viz_scheme_parse(const char *name);
 /* The element size of a dtype name ("f16", "float32", "int8", ...), or -1. */
 int viz_dtype_bytes(const char *dtype);
+/* "#rrggbb" or "#rgb" (n bytes, exactly) as 0xRRGGBB in *rgb: 0, or -1. */
+int viz_color_parse(const char *s, size_t n, int32_t *rgb);
 
 /* cute_scene.c
 **

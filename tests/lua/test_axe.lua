@@ -125,6 +125,14 @@ check("distributed tensors on a 2x2 mesh", function()
   eq(table.concat(axe.to_dtensor(S0S1, mesh), ","), "S(0),S(1)")
   raises(function() axe.dtensor({63, 128}, mesh, {"S(0)", "R"}) end, "does not split evenly")
   raises(function() axe.dtensor({64, 128}, mesh, {"S(5)", "R"}) end, "dtensor")
+  -- placements are read whole: sscanf took a prefix and (int) wrapped 2^32-1 to -1, Replicate
+  eq(axe.dtensor({64, 128}, mesh, {"Shard(0)", "Replicate"}), S0R)
+  eq(axe.dtensor({64, 128}, mesh, {0, -1}), S0R)
+  for _, p in ipairs{"S(0)x", "S(0", "S()", "S-1", "Shard(99999999999)", "S(0) ", " R", "RR"} do
+    raises(function() axe.dtensor({64, 128}, mesh, {p, "R"}) end, "is not \"S(dim)\"")
+  end
+  raises(function() axe.dtensor({64, 128}, mesh, {4294967295, 0}) end, "not a tensor dimension")
+  raises(function() axe.dtensor({64, 128}, mesh, {-2, 0}) end, "not a tensor dimension")
 end)
 
 check("vector width", function()

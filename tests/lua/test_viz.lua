@@ -225,4 +225,17 @@ check("hostile options never crash", function()
 end)
 
 os.execute("rm -rf " .. dir)
+-- a colour is exactly #rgb or #rrggbb: strtol's signs, spaces and 0x are refused (found while
+-- fuzzing the readers of names; "#-fffff" used to mean no colour, "#0x1234" a colour)
+check("colour strings", function()
+  local L = cute.layout("(2,2)")
+  for _, c in ipairs{"#-fffff", "#-ff", "#+1234", "# 12345", "#0x1234", "#12\0" .. "456", "#ggg"} do
+    raises(function() viz.dot(L, {scheme = function() return c end}) end, "a colour is")
+  end
+  for c, want in pairs{["#abc"] = "#aabbcc", ["#A1B2C3"] = "#a1b2c3"} do
+    local d = viz.dot(L, {scheme = function() return c end})
+    assert(d:lower():find(want, 1, true), c)
+  end
+end)
+
 finish()

@@ -1,0 +1,87 @@
+-- test_limits.lua - tessel.limits: defaults, setting and restoring, and each limit's error naming it.
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
+
+local defaults = tessel.limits()
+
+check("defaults", function()
+  eq(defaults.tensor_bytes, 4 << 30, "tensor_bytes")
+  eq(defaults.steps, 1000000000, "steps")
+  eq(defaults.check_elems, 1 << 22, "check_elems")
+  eq(defaults.pixels, 1 << 25, "pixels")
+  eq(defaults.code_bytes, 64 << 20, "code_bytes")
+end)
+
+check("set, read back, restore", function()
+  local t = tessel.limits{steps = 1e6, pixels = 1000}
+  eq(t.steps, 1000000, "steps")
+  eq(tessel.limits().pixels, 1000, "pixels")
+  tessel.limits{steps = "default", pixels = "default"}
+  eq(tessel.limits().steps, defaults.steps, "steps restored")
+  eq(tessel.limits().pixels, defaults.pixels, "pixels restored")
+end)
+
+check("bad tables change nothing", function()
+  raises(function() tessel.limits{stepz = 5} end, "unknown limit stepz")
+  raises(function() tessel.limits{steps = 0} end, "steps must be an integer >= 1")
+  raises(function() tessel.limits{steps = 10, pixels = -1} end, "pixels must be")
+  raises(function() tessel.limits{steps = 0 / 0} end, "steps must be")
+  raises(function() tessel.limits{[1] = 5} end, "unknown limit")
+  eq(tessel.limits().steps, defaults.steps, "unchanged")
+end)
+
+-- a kernel that runs forever in a thread: the step limit stops it
+local function spin()
+  local k = kernel.new{grid = {1}, block = {1}}
+  local out = k:output("out", "int32", {1})
+  k:stage("spin", function()
+    for i in kernel.range(1 << 30) do out[{0}] = out[{0}] + 1 end
+  end)
+  return k
+end
+
+check("steps", function()
+  local k = spin()
+  tessel.limits{steps = 10000}
+  raises(function() k:run() end, "steps limit", "tessel.limits{steps = N}")
+  tessel.limits{steps = "default"}
+end)
+
+check("check_elems", function()
+  local i, j = uop.var("i", 0, 9999), uop.var("j", 0, 9999)
+  tessel.limits{check_elems = 1000}
+  raises(function() uop.equivalent(i + j, j + i) end, "tessel.limits{check_elems = N}")
+  local ok, msg = lego.Row(64, 64):check()
+  eq(ok, nil, "G:check too large")
+  assert(msg:find("check_elems", 1, true), msg)
+  raises(function() axe.layout("S[(64,64):(64,1)] + R[8:1@warp]"):find{m = 3} end, "check_elems")
+  tessel.limits{check_elems = "default"}
+  local a, b = uop.var("a", 0, 999), uop.var("b", 0, 999)
+  eq(uop.equivalent(a + b, b + a), true, "within the default")
+end)
+
+check("pixels", function()
+  tessel.limits{pixels = 50}
+  raises(function() viz.text(cute.layout("(16,16)")) end, "pixels limit", "tessel.limits{pixels = N}")
+  tessel.limits{pixels = "default"}
+  assert(#viz.text(cute.layout("(16,16)")) > 0)
+end)
+
+check("code_bytes", function()
+  local x = uop.var("x", 0, 7)
+  for _ = 1, 12 do x = x * x + x end
+  tessel.limits{code_bytes = 1000}
+  raises(function() return uop.c(x) end, "code_bytes limit", "tessel.limits{code_bytes = N}")
+  assert(#tostring(x) > 0)   -- what people read is cut short, not refused
+  tessel.limits{code_bytes = "default"}
+  assert(#uop.c(uop.var("y", 0, 3) + 1) > 0)
+end)
+
+check("tensor_bytes", function()
+  tessel.limits{tensor_bytes = 1000}
+  raises(function() tensor.zeros({64, 64}):realize() end, "limit")
+  tessel.limits{tensor_bytes = "default"}
+  eq(tessel.limits().tensor_bytes, defaults.tensor_bytes, "restored")
+  assert(tensor.zeros({64, 64}):realize():sum():item() == 0, "realizes again")
+end)
+
+finish()
