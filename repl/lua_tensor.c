@@ -185,7 +185,7 @@ get_dtype(lua_State *L, int i, DType def, const char *what)
 /* ---- arithmetic ---- */
 
 static int
-binop(lua_State *L, Op op, int swap, const char *what)
+binop(lua_State *L, Op op, const char *what)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
 	TCtxBox *x = current(L);
@@ -194,23 +194,23 @@ binop(lua_State *L, Op op, int swap, const char *what)
 	UOp *a = operand(L, 1, x->c, like, what), *b = operand(L, 2, x->c, like, what);
 	Err e = { "" };
 
-	push(L, swap ? tensor_alu(x->c, op, b, a, &e) : tensor_alu(x->c, op, a, b, &e), ci, &e);
+	push(L, tensor_alu(x->c, op, a, b, &e), ci, &e);
 	return 1;
 }
 
-static int m_add(lua_State *L) { return binop(L, OP_ADD, 0, "tensor +"); }
-static int m_sub(lua_State *L) { return binop(L, OP_SUB, 0, "tensor -"); }
-static int m_mul(lua_State *L) { return binop(L, OP_MUL, 0, "tensor *"); }
-static int m_idiv(lua_State *L) { return binop(L, OP_IDIV, 0, "tensor //"); }
-static int m_mod(lua_State *L) { return binop(L, OP_MOD, 0, "tensor %"); }
-static int m_band(lua_State *L) { return binop(L, OP_AND, 0, "tensor &"); }
-static int m_bor(lua_State *L) { return binop(L, OP_OR, 0, "tensor |"); }
-static int m_bxor(lua_State *L) { return binop(L, OP_XOR, 0, "tensor ~"); }
-static int m_shl(lua_State *L) { return binop(L, OP_SHL, 0, "tensor <<"); }
-static int m_shr(lua_State *L) { return binop(L, OP_SHR, 0, "tensor >>"); }
-static int l_maximum(lua_State *L) { return binop(L, OP_MAX, 0, "tensor.maximum"); }
-static int l_lt(lua_State *L) { return binop(L, OP_CMPLT, 0, "lt"); }
-static int l_ne(lua_State *L) { return binop(L, OP_CMPNE, 0, "ne"); }
+static int m_add(lua_State *L) { return binop(L, OP_ADD, "tensor +"); }
+static int m_sub(lua_State *L) { return binop(L, OP_SUB, "tensor -"); }
+static int m_mul(lua_State *L) { return binop(L, OP_MUL, "tensor *"); }
+static int m_idiv(lua_State *L) { return binop(L, OP_IDIV, "tensor //"); }
+static int m_mod(lua_State *L) { return binop(L, OP_MOD, "tensor %"); }
+static int m_band(lua_State *L) { return binop(L, OP_AND, "tensor &"); }
+static int m_bor(lua_State *L) { return binop(L, OP_OR, "tensor |"); }
+static int m_bxor(lua_State *L) { return binop(L, OP_XOR, "tensor ~"); }
+static int m_shl(lua_State *L) { return binop(L, OP_SHL, "tensor <<"); }
+static int m_shr(lua_State *L) { return binop(L, OP_SHR, "tensor >>"); }
+static int l_maximum(lua_State *L) { return binop(L, OP_MAX, "tensor.maximum"); }
+static int l_lt(lua_State *L) { return binop(L, OP_CMPLT, "lt"); }
+static int l_ne(lua_State *L) { return binop(L, OP_CMPNE, "ne"); }
 
 /* Two operands (a tensor and a tensor or Lua value) through a composition of tensor_compose.c. */
 typedef UOp *(*Build2)(UCtx *c, UOp *a, UOp *b, Err *e);
@@ -239,7 +239,7 @@ static int m_div(lua_State *L) { return compose2(L, tensor_div, "tensor /"); }
 static int l_minimum(lua_State *L) { return compose2(L, tensor_minimum, "minimum"); }
 
 /* Pow = Exp2(Log2(A) * B) (the spec); the evaluator computes pow exactly. */
-static int m_pow(lua_State *L) { return binop(L, OP_POW, 0, "tensor ^"); }
+static int m_pow(lua_State *L) { return binop(L, OP_POW, "tensor ^"); }
 
 static int
 m_unm(lua_State *L)
