@@ -50,16 +50,22 @@ for name in "$@"; do
 		tail -n 5 "$log" | sed 's/^/   /'
 		failed="$failed $name"
 	fi
+	# each saved input once: its report is kept next to it
+	knownids=""
+	fixed=0
 	for f in $B/findings/$name/*; do
 		[ -f "$f" ] || continue
 		# slow units are a busy machine's, not findings: timeouts are
 		case ${f##*/} in crash-* | leak-* | timeout-* | oom-* | minimized-*) ;; *) continue ;; esac
 		case $f in *.report) continue ;; esac
 		rep=$f.report
-		[ -f "$rep" ] || $B/fuzz_$name $FLAGS "$f" >"$rep" 2>&1
+		# run it again when the harness was rebuilt since (the bug may be fixed)
+		[ "$rep" -nt "$B/fuzz_$name" ] || $B/fuzz_$name $FLAGS "$f" >"$rep" 2>&1
 		id=$(known "$name" "$rep")
-		if [ -n "$id" ]; then
-			echo "   known $id: $f"
+		if ! grep -qE 'ERROR: |runtime error|invariant failed|deadly signal' "$rep"; then
+			fixed=$((fixed + 1))
+		elif [ -n "$id" ]; then
+			knownids="$knownids $id"
 		else
 			echo "   NEW FINDING: $f"
 			grep -m1 -E 'ERROR: |runtime error|invariant failed' "$rep" | sed 's/^/     /'
@@ -67,6 +73,10 @@ for name in "$@"; do
 				| sed 's/^/     /'
 			failed="$failed $name"
 		fi
+	done
+	[ $fixed -eq 0 ] || echo "   $fixed saved inputs no longer fail (fixed)"
+	for id in $(echo $knownids | tr ' ' '\n' | sort -u); do
+		echo "   known $id (fuzz/FINDINGS.md): $(echo $knownids | tr ' ' '\n' | grep -cx "$id") saved inputs"
 	done
 done
 if [ -n "$failed" ]; then
