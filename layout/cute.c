@@ -711,17 +711,19 @@ by_tiler(const char *op, const Layout *l, const Tiler *T, int ip, TileFn f, int 
 	if (k == T_UNDER)
 		return lb_copy(o, l, 0, e);
 	if (k == T_LEAF) {
-		lb_init(&m);
-		if (lb_copy(&m, &T->l, ip, e) < 0 || f(l, &m, &res, e) < 0)
+		if (tiler_element(T, ip, &m, e) < 0 || f(l, &m, &res, e) < 0)
 			return -1;
 		return lb_copy(o, &res, 0, e);
 	}
 	if (k > r) {
+		/* name the part of the tiler and the mode of the layout that disagree */
+		Tiler sub;
 		Buf tb;
 		buf_init(&tb);
-		tiler_print(&tb, T);
-		err_set(e, "%s: the tiler %s has %d modes but the layout %s has only %d", op,
-		        tb.s ? tb.s : "?", k, lfmt(b, l), r);
+		if (tiler_sub(T, ip, &sub, NULL) == 0)
+			tiler_print(&tb, &sub);
+		err_set(e, "%s: the tiler %s has %d modes but the %s %s has only %d", op,
+		        tb.s ? tb.s : "?", k, ip ? "mode" : "layout", lfmt(b, l), r);
 		buf_free(&tb);
 		return -1;
 	}

@@ -53,7 +53,9 @@ typedef struct Composed {
 ** A tiler, as CuTe's Tiler concept: a layout, or a tuple (possibly nested) of
 ** tilers where `_` leaves a mode alone and an integer n stands for n:1.
 ** prof is the tree of the tuple part; each of its leaves (T_LEAF or T_UNDER)
-** names the sub-layout of l at the same path (a `_` has 1:0 there).
+** names the sub-layout of l at the same path (a `_` has 1:0 there). The path,
+** not the node index: an element with a tuple shape is one node of prof and
+** a subtree of l, so use tiler_layout_node / tiler_element to reach it.
 */
 typedef struct Tiler {
 	Tuple prof;
@@ -153,6 +155,10 @@ int cute_with_shape(const Layout *l, const Tuple *shape, Layout *out, Err *e);
 /* tiler.c */
 void tiler_from_layout(Tiler *t, const Layout *l);
 int tiler_parse(const char *s, Tiler *t, Err *e);
+/* The node of t->l (and the element as a layout) at the leaf ip of t->prof. */
+int tiler_layout_node(const Tiler *t, int ip);
+int tiler_element(const Tiler *t, int ip, Layout *out, Err *e);
+int tiler_sub(const Tiler *t, int ip, Tiler *out, Err *e);
 void tiler_print(Buf *b, const Tiler *t);
 
 /* swizzle.c */

@@ -214,14 +214,14 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 	LLayout *u;
 	Layout tmp;
 	Tiler sub;
-	int at, n, k;
+	int at, al, n, k;
 
 	i = lua_absindex(L, i);
 	if (is_under(L, i))
 		return tuple_push_under(&t->prof, e) < 0 || tuple_push(&t->l.shape, 1, e) < 0 ||
 		       tuple_push(&t->l.stride, 0, e) < 0 ? -1 : 0;
 	if (lua_type(L, i) == LUA_TTABLE && depth < 32) {
-		if ((at = tuple_open(&t->prof, e)) < 0 || tuple_open(&t->l.shape, e) < 0 ||
+		if ((at = tuple_open(&t->prof, e)) < 0 || (al = tuple_open(&t->l.shape, e)) < 0 ||
 		    tuple_open(&t->l.stride, e) < 0)
 			return -1;
 		n = (int)luaL_len(L, i);
@@ -233,9 +233,10 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 			if (r < 0)
 				return -1;
 		}
+		/* prof and l open this tuple at different indices (see layout.h) */
 		tuple_close(&t->prof, at);
-		tuple_close(&t->l.shape, at);
-		tuple_close(&t->l.stride, at);
+		tuple_close(&t->l.shape, al);
+		tuple_close(&t->l.stride, al);
 		return 0;
 	}
 	if (lua_type(L, i) == LUA_TSTRING) {

@@ -786,6 +786,166 @@ test_prop_slice_coords(void **state)
 	}
 }
 
+/*
+** Tilers whose elements are layouts with tuple shapes (issue 16): an element
+** is one node of the tiler's profile and a whole subtree of its layout, and
+** must be found by its path. Each mode of a by-mode result is the operation
+** on that mode alone.
+*/
+static void
+rand_tiler_text(Buf *b, int depth)
+{
+	int k, i, x = (int)rint_(0, 9);
+	Layout l;
+
+	if (x == 0) {
+		emit(b, "_");
+	} else if (x <= 2) {
+		emit(b, "%d", (int)rint_(1, 4));
+	} else if (x <= 3 && depth > 0) {
+		k = (int)rint_(1, 3);
+		emit(b, "(");
+		for (i = 0; i < k; i++) {
+			if (i)
+				emit(b, ",");
+			rand_tiler_text(b, depth - 1);
+		}
+		emit(b, ")");
+	} else {
+		rand_layout(&l, 4, 0);
+		cute_print(b, &l);
+	}
+}
+
+static void
+test_tiler_paths(void **state)
+{
+	static const struct { const char *a, *t, *want; } gold[] = {
+		/* issue 16's example; CuTe C++ 4.x gives the same */
+		{ "(4,4,4):(64,2,16)", "((1,4):(1,1),4:1,2:1)", "((1,4),4,2):((64,64),2,16)" },
+		{ "(4,4,4):(64,2,16)", "((2):(1),(2,2):(1,2),2:1)", "((2),(2,2),2):((64),(2,4),16)" },
+		{ "(8,8):(8,1)", "((2,2):(4,1),4)", "((2,2),4):((32,8),1)" },
+	};
+	Layout a, r, m, want;
+	Tiler t;
+	Err e;
+	size_t i;
+	int iter, checked = 0;
+
+	for (i = 0; i < sizeof gold / sizeof gold[0]; i++) {
+		a = L(gold[i].a);
+		t = T(gold[i].t);
+		assert_int_equal(cute_composition_tiler(&a, &t, &r, &e), 0);
+		EXPECT(r, gold[i].want);
+	}
+	for (iter = 0; iter < 3000; iter++) {
+		Buf tb;
+		Layout am, tm;
+		int k, j;
+
+		rand_layout(&a, 5, 0);
+		if (tuple_is_int(&a.shape))
+			continue;
+		buf_init(&tb);
+		k = (int)rint_(1, cute_rank(&a));
+		emit(&tb, "(");
+		for (j = 0; j < k; j++) {
+			if (j)
+				emit(&tb, ",");
+			rand_tiler_text(&tb, 1);
+		}
+		emit(&tb, ")");
+		if (tiler_parse(tb.s, &t, &e) < 0)
+			fail_msg("tiler %s: %s (seed %llu)", tb.s, e.msg, (unsigned long long)seed);
+		/* print -> parse -> print is the identity, and parsing what prints gives the tiler */
+		{
+			Buf pb, qb;
+			Tiler t2;
+			buf_init(&pb);
+			buf_init(&qb);
+			tiler_print(&pb, &t);
+			if (tiler_parse(pb.s, &t2, &e) < 0)
+				fail_msg("tiler %s prints as %s, which does not parse: %s", tb.s, pb.s, e.msg);
+			tiler_print(&qb, &t2);
+			if (strcmp(pb.s, qb.s) != 0 || !tuple_equal(&t.prof, &t2.prof) || !cute_equal(&t.l, &t2.l))
+				fail_msg("tiler %s prints as %s, which parses to %s", tb.s, pb.s, qb.s);
+			buf_free(&pb);
+			buf_free(&qb);
+		}
+		for (j = 0; j < k; j++) {
+			int ip = tuple_child(&t.prof, 0, j), kind = t.prof.node[ip].kids;
+			cute_mode(&a, j, &am, &e);
+			/* composition: mode j of the result is mode j of A o element j */
+			if (cute_composition_tiler(&a, &t, &r, &e) < 0)
+				break;
+			cute_mode(&r, j, &m, &e);
+			if (kind == T_UNDER) {
+				want = am;
+			} else if (kind == T_LEAF) {
+				assert_int_equal(tiler_element(&t, ip, &tm, &e), 0);
+				if (cute_composition(&am, &tm, &want, &e) < 0)
+					fail_msg("%s o %s: whole succeeds, mode %d fails: %s", str(&a), tb.s, j, e.msg);
+			} else {
+				Tiler sub;
+				sub.prof.n = sub.l.shape.n = sub.l.stride.n = 0;
+				tuple_push_copy(&sub.prof, &t.prof, ip, &e);
+				tuple_push_copy(&sub.l.shape, &t.l.shape, tiler_layout_node(&t, ip), &e);
+				tuple_push_copy(&sub.l.stride, &t.l.stride, tiler_layout_node(&t, ip), &e);
+				assert_int_equal(cute_composition_tiler(&am, &sub, &want, &e), 0);
+			}
+			if (!cute_equal(&m, &want))
+				fail_msg("composition %s o %s: mode %d is %s, %s alone gives %s (seed %llu)", str(&a),
+				         tb.s, j, str(&m), str(&am), str(&want), (unsigned long long)seed);
+			checked++;
+		}
+		/* logical_divide: mode j is the division of mode j by element j */
+		if (cute_logical_divide(&a, &t, &r, &e) == 0) {
+			for (j = 0; j < k; j++) {
+				int ip = tuple_child(&t.prof, 0, j);
+				if (t.prof.node[ip].kids != T_LEAF)
+					continue;
+				cute_mode(&a, j, &am, &e);
+				cute_mode(&r, j, &m, &e);
+				tiler_element(&t, ip, &tm, &e);
+				{
+					Tiler one;
+					tiler_from_layout(&one, &tm);
+					assert_int_equal(cute_logical_divide(&am, &one, &want, &e), 0);
+				}
+				if (!cute_equal(&m, &want))
+					fail_msg("logical_divide %s / %s: mode %d is %s, alone %s (seed %llu)", str(&a), tb.s,
+					         j, str(&m), str(&want), (unsigned long long)seed);
+			}
+		}
+		buf_free(&tb);
+	}
+	assert_true(checked > 1000);
+}
+
+/* Tilers whose tuple levels the parser closed at the wrong node crashed or
+** grew past the node limit (issue 16, item 5). */
+static void
+test_tiler_robust(void **state)
+{
+	Layout a, r;
+	Tiler t;
+	Err e;
+
+	a = L("9:1");
+	t = T("((8,8):(8,1),(7,2))");
+	assert_int_equal(t.l.shape.node[0].kids, 2);
+	assert_int_equal(cute_tiled_divide(&a, &t, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "has 2 modes"));
+	a = L("(4,3)");
+	t = T("((4,3):(3,1),(2,3))");
+	assert_int_equal(cute_tiled_divide(&a, &t, &r, &e), -1);
+	assert_null(strstr(e.msg, "nodes"));
+	assert_non_null(strstr(e.msg, "(2,3)"));
+	t = T("((4,3):(3,1),2)");
+	assert_int_equal(cute_tiled_divide(&a, &t, &r, &e), 0);
+	EXPECT(r, "(((4,3),2),1,2):(((3,1),4),0,8)");
+}
+
 
 int
 main(void)
@@ -804,6 +964,8 @@ main(void)
 		cmocka_unit_test_setup(test_prop_divide_product, seed_setup),
 		cmocka_unit_test_setup(test_prop_same_function, seed_setup),
 		cmocka_unit_test_setup(test_prop_slice_coords, seed_setup),
+		cmocka_unit_test_setup(test_tiler_paths, seed_setup),
+		cmocka_unit_test(test_tiler_robust),
 	};
 
 	return cmocka_run_group_tests_name("cute", tests, NULL, NULL);

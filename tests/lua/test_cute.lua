@@ -90,6 +90,24 @@ check("composition", function()
   raises(function() cute.composition("(12,5):(3,1)", "(2,4):(6,2)") end, "overlap")
 end)
 
+-- issue 16: by-mode tilers whose elements are layouts with tuple shapes
+check("tilers with multi-mode elements", function()
+  eq(cute.composition("(4,4,4):(64,2,16)", "((1,4):(1,1),4:1,2:1)"), "((1,4),4,2):((64,64),2,16)")
+  eq(cute.composition("(4,4,4):(64,2,16)", {"(1,4):(1,1)", 4, 2}), "((1,4),4,2):((64,64),2,16)")
+  eq(cute.composition("(4,4,4):(64,2,16)", {cute.layout({1, 4}, {1, 1}), "4:1", 2}),
+     "((1,4),4,2):((64,64),2,16)")
+  eq(cute.logical_divide("(8,8,4):(1,8,64)", "((2,2):(4,1),(2):(1),2)"),
+     "(((2,2),2),((2),4),(2,2)):(((4,1),2),((8),16),(64,128))")
+  eq(cute.zipped_divide("(8,8,4):(1,8,64)", {"(2,2):(4,1)", "(2):(1)"}),
+     "(((2,2),(2)),(2,4,4)):(((4,1),(8)),(2,16,64))")
+  -- the crash and the blow-up of issue 16, item 5: clear errors now
+  raises(function() cute.tiled_divide("9:1", {"(8,8):(8,1)", {7, 2}}) end,
+         "tiled_divide: the tiler ((8,8):(8,1),(7,2)) has 2 modes but the layout 9:1 has only 1")
+  raises(function() cute.tiled_divide({4, 3}, {"(4,3):(3,1)", {2, 3}}) end,
+         "the tiler (2,3) has 2 modes but the mode 3:4 has only 1")
+  eq(cute.tiled_divide({4, 3}, {"(4,3):(3,1)", 2}), "(((4,3),2),1,2):(((3,1),4),0,8)")
+end)
+
 check("complement and inverses", function()
   eq(cute.complement("4:1", 24), "6:4")
   eq(cute.complement("(2,2):(1,6)", 24), "(3,2):(2,12)")
