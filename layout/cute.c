@@ -115,7 +115,8 @@ cute_make(Layout *l, const Tuple *shape, const Tuple *stride, Err *e)
 }
 
 /* Compact strides: column-major is CuTe's exclusive prefix product; row-major
-** (LayoutRight) runs from the last mode backwards, at every level. */
+** (LayoutRight) runs from the last mode backwards, at every level; size-1
+** modes get stride 0 in both. */
 static int
 row_major_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 {
@@ -159,6 +160,11 @@ cute_make_compact(Layout *l, const Tuple *shape, int row_major, Err *e)
 	} else if (tuple_prefix_product(shape, &t.stride, e) < 0) {
 		return -1;
 	}
+	/* CuTe's compact_major gives a size-1 mode the stride 0 (make_layout(_1{})
+	** is _1:_0): tessel's integers are CuTe's static ones. */
+	for (i = 0; i < shape->n; i++)
+		if (shape->node[i].kids == T_LEAF && shape->node[i].v == 1)
+			t.stride.node[i].v = 0;
 	if (check(&t, "make_layout", e) < 0)
 		return -1;
 	*l = t;

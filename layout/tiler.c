@@ -199,7 +199,8 @@ print_at(Buf *b, const Tiler *t, int at)
 	} else if (n->kids == T_LEAF) {
 		Layout l;
 		tiler_element(t, at, &l, NULL);
-		if (tuple_is_int(&l.shape) && l.stride.node[0].v == 1)
+		/* an integer n is n:1, and 1 is 1:0 (compact strides) */
+		if (tuple_is_int(&l.shape) && l.stride.node[0].v == (l.shape.node[0].v == 1 ? 0 : 1))
 			emit(b, "%lld", (long long)l.shape.node[0].v);
 		else
 			cute_print(b, &l);

@@ -13,6 +13,9 @@ check("layout constructors", function()
   eq(cute.layout("( _4 , 2 ) : ( _1 , 4 )"), "(4,2):(1,4)")
   eq(cute.layout("(4):(1)"), "(4):(1)")
   eq(cute.layout({2, {3, 4}}, "row"), "(2,(3,4)):(12,(4,1))")
+  -- size-1 modes get stride 0, as CuTe's static compact layouts (make_layout(_1{}) is _1:_0)
+  eq(cute.layout({2, 1, 3}), "(2,1,3):(1,0,2)"); eq(cute.layout({2, 1, 3}, "row"), "(2,1,3):(3,0,1)")
+  eq(cute.layout(1), "1:0"); eq(cute.layout("(4,1)"), "(4,1):(1,0)")
   eq(cute.make_layout("4:1", "2:4"), "(4,2):(1,4)")
   eq(cute.make_layout({4, 2}), "(4,2):(1,4)")
   raises(function() cute.layout("(4,2):(1)") end, "not congruent")
@@ -106,6 +109,7 @@ check("tilers with multi-mode elements", function()
   raises(function() cute.tiled_divide({4, 3}, {"(4,3):(3,1)", {2, 3}}) end,
          "the tiler (2,3) has 2 modes but the mode 3:4 has only 1")
   eq(cute.tiled_divide({4, 3}, {"(4,3):(3,1)", 2}), "(((4,3),2),1,2):(((3,1),4),0,8)")
+  eq(cute.logical_divide("6:1", {1}), "((1,6)):((0,1))")  -- 1 is CuTe's _1:_0
 end)
 
 check("complement and inverses", function()
