@@ -134,6 +134,33 @@ int cute_same_function(const Layout *a, const Layout *b, int *same, int64_t *whe
 int cute_coalesce(const Layout *l, Layout *out, Err *e);
 int cute_coalesce_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e);
 int cute_filter(const Layout *l, Layout *out, Err *e);
+/*
+** The operations that take a tiler (blocked and raked products: a layout), by
+** one entry point. A composition whose CuTe C++ result is not A o B (C++ does
+** not check; see cute.c) is refused with C++'s layout and the first index
+** where it differs, unless flags has CUTE_CPP: then the result is C++'s.
+*/
+#define CUTE_OPS(X) \
+	X(CUTE_COMPOSITION, composition) \
+	X(CUTE_LOGICAL_DIVIDE, logical_divide) \
+	X(CUTE_ZIPPED_DIVIDE, zipped_divide) \
+	X(CUTE_TILED_DIVIDE, tiled_divide) \
+	X(CUTE_FLAT_DIVIDE, flat_divide) \
+	X(CUTE_LOGICAL_PRODUCT, logical_product) \
+	X(CUTE_ZIPPED_PRODUCT, zipped_product) \
+	X(CUTE_TILED_PRODUCT, tiled_product) \
+	X(CUTE_FLAT_PRODUCT, flat_product) \
+	X(CUTE_BLOCKED_PRODUCT, blocked_product) \
+	X(CUTE_RAKED_PRODUCT, raked_product)
+typedef enum CuteOp {
+#define X(id, name) id,
+	CUTE_OPS(X)
+#undef X
+	CUTE_NOPS
+} CuteOp;
+enum { CUTE_CPP = 1 };
+int cute_algebra(CuteOp op, const Layout *l, const Tiler *t, int flags, Layout *out, Err *e);
+const char *cute_op_name(CuteOp op);
 int cute_composition(const Layout *a, const Layout *b, Layout *out, Err *e);
 int cute_composition_tiler(const Layout *a, const Tiler *t, Layout *out, Err *e);
 int cute_complement(const Layout *l, const Tuple *cotarget, Layout *out, Err *e);

@@ -479,25 +479,54 @@ l_flatten(lua_State *L)
 ** (swizzled) layout there and act on its inner layout, as CuTe's
 ** ComposedLayout overloads do.
 */
-typedef int (*TilerOp)(const Layout *l, const Tiler *t, Layout *out, Err *e);
+/*
+** Options of the algebra, a table after the arguments: {cpp = true} returns
+** what CuTe C++ returns where tessel refuses because C++'s layout is not A o B.
+*/
+static int
+alg_flags(lua_State *L, int i)
+{
+	int flags = 0;
+
+	if (lua_isnoneornil(L, i))
+		return 0;
+	luaL_checktype(L, i, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, i)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		if (!k || strcmp(k, "cpp") != 0)
+			luaL_argerror(L, i, lua_pushfstring(L, "unknown option %s (the options are: cpp)",
+			                                    k ? k : luaL_typename(L, -2)));
+		if (!lua_isboolean(L, -1))
+			luaL_argerror(L, i, "option cpp must be a boolean");
+		if (lua_toboolean(L, -1))
+			flags |= CUTE_CPP;
+		lua_pop(L, 1);
+	}
+	return flags;
+}
 
 static int
-apply_tiler(lua_State *L, TilerOp op)
+apply_tiler(lua_State *L, CuteOp op)
 {
 	Layout tmp, out;
 	Composed ctmp, *c = test_composed(L, 1, &ctmp);
 	Tiler t;
 	Err e;
+	int flags = alg_flags(L, 3);
 
-	check_tiler(L, 2, &t);
+	if (op == CUTE_BLOCKED_PRODUCT || op == CUTE_RAKED_PRODUCT)
+		tiler_from_layout(&t, check_layout(L, 2, &tmp));
+	else
+		check_tiler(L, 2, &t);
 	if (c) {
 		Composed r = *c;
-		if (op(&c->layout, &t, &r.layout, &e) < 0)
+		if (cute_algebra(op, &c->layout, &t, flags, &r.layout, &e) < 0)
 			return fail(L, &e);
 		push_composed(L, &r);
 		return 1;
 	}
-	if (op(check_layout(L, 1, &tmp), &t, &out, &e) < 0)
+	if (cute_algebra(op, check_layout(L, 1, &tmp), &t, flags, &out, &e) < 0)
 		return fail(L, &e);
 	push_layout(L, &out);
 	return 1;
@@ -517,35 +546,19 @@ l_composition(lua_State *L)
 		push_composed(L, &c);
 		return 1;
 	}
-	return apply_tiler(L, cute_composition_tiler);
+	return apply_tiler(L, CUTE_COMPOSITION);
 }
 
-static int l_logical_divide(lua_State *L) { return apply_tiler(L, cute_logical_divide); }
-static int l_zipped_divide(lua_State *L) { return apply_tiler(L, cute_zipped_divide); }
-static int l_tiled_divide(lua_State *L) { return apply_tiler(L, cute_tiled_divide); }
-static int l_flat_divide(lua_State *L) { return apply_tiler(L, cute_flat_divide); }
-static int l_logical_product(lua_State *L) { return apply_tiler(L, cute_logical_product); }
-static int l_zipped_product(lua_State *L) { return apply_tiler(L, cute_zipped_product); }
-static int l_tiled_product(lua_State *L) { return apply_tiler(L, cute_tiled_product); }
-static int l_flat_product(lua_State *L) { return apply_tiler(L, cute_flat_product); }
-
-typedef int (*PairOp)(const Layout *a, const Layout *b, Layout *out, Err *e);
-
-static int
-apply_pair(lua_State *L, PairOp op)
-{
-	Layout ta, tb, out;
-	const Layout *a = check_layout(L, 1, &ta), *b = check_layout(L, 2, &tb);
-	Err e;
-
-	if (op(a, b, &out, &e) < 0)
-		return fail(L, &e);
-	push_layout(L, &out);
-	return 1;
-}
-
-static int l_blocked_product(lua_State *L) { return apply_pair(L, cute_blocked_product); }
-static int l_raked_product(lua_State *L) { return apply_pair(L, cute_raked_product); }
+static int l_logical_divide(lua_State *L) { return apply_tiler(L, CUTE_LOGICAL_DIVIDE); }
+static int l_zipped_divide(lua_State *L) { return apply_tiler(L, CUTE_ZIPPED_DIVIDE); }
+static int l_tiled_divide(lua_State *L) { return apply_tiler(L, CUTE_TILED_DIVIDE); }
+static int l_flat_divide(lua_State *L) { return apply_tiler(L, CUTE_FLAT_DIVIDE); }
+static int l_logical_product(lua_State *L) { return apply_tiler(L, CUTE_LOGICAL_PRODUCT); }
+static int l_zipped_product(lua_State *L) { return apply_tiler(L, CUTE_ZIPPED_PRODUCT); }
+static int l_tiled_product(lua_State *L) { return apply_tiler(L, CUTE_TILED_PRODUCT); }
+static int l_flat_product(lua_State *L) { return apply_tiler(L, CUTE_FLAT_PRODUCT); }
+static int l_blocked_product(lua_State *L) { return apply_tiler(L, CUTE_BLOCKED_PRODUCT); }
+static int l_raked_product(lua_State *L) { return apply_tiler(L, CUTE_RAKED_PRODUCT); }
 
 typedef int (*UnOp)(const Layout *l, Layout *out, Err *e);
 
@@ -1425,7 +1438,10 @@ static const Fn funcs[] = {
 	  "B may be a layout or a tiler (a tuple applied mode by mode, cute._ for no-op):\n"
 	  "  cute.composition(\"(6,8):(2,12)\", \"(2,_)\")  cute.composition(A, {\"3:4\", 2})\n"
 	  "With a swizzle on the left it builds a swizzled (composed) layout: composition(cute.swizzle(3,4,3), L).\n"
-	  "Errors name CuTe's stride and shape divisibility conditions when B does not fit A." },
+	  "Errors name CuTe's stride and shape divisibility conditions when B does not fit A. Where CuTe C++\n"
+	  "computes a layout that is not A o B, the error gives C++'s layout and the first i where it\n"
+	  "differs from A(B(i)); cute.composition(A, B, {cpp = true}) returns C++'s layout anyway.\n"
+	  "The divides and products take the same {cpp = true}." },
 	{ "complement", l_complement,
 	  "the layout that fills the holes of L up to a cotarget\n"
 	  "cute.complement(L [, cotarget]) -> C such that (L, C) is injective and covers the cotarget\n"
@@ -1438,34 +1454,34 @@ static const Fn funcs[] = {
 	  "cute.left_inverse(L) -> R with R(L(i)) == i; holes of L's codomain get stride 0" },
 	{ "logical_divide", l_logical_divide,
 	  "split L into (tile, rest) by a tiler\n"
-	  "cute.logical_divide(L, tiler) -> (tile, rest) per mode of the tiler: L o (T, complement(T, ...))" },
+	  "cute.logical_divide(L, tiler [, {cpp = true}]) -> (tile, rest) per mode of the tiler: L o (T, complement(T, ...))" },
 	{ "zipped_divide", l_zipped_divide,
 	  "logical_divide gathered as ((tiles...),(rests...))\n"
-	  "cute.zipped_divide(L, tiler) -> ((tiles...),(rests...))" },
+	  "cute.zipped_divide(L, tiler [, {cpp = true}]) -> ((tiles...),(rests...))" },
 	{ "tiled_divide", l_tiled_divide,
 	  "logical_divide as ((tiles...), rest0, rest1, ...)\n"
-	  "cute.tiled_divide(L, tiler) -> ((tiles...), rest0, rest1, ...)" },
+	  "cute.tiled_divide(L, tiler [, {cpp = true}]) -> ((tiles...), rest0, rest1, ...)" },
 	{ "flat_divide", l_flat_divide,
 	  "logical_divide as (tile0, ..., rest0, ...)\n"
-	  "cute.flat_divide(L, tiler) -> (tile0, tile1, ..., rest0, rest1, ...)" },
+	  "cute.flat_divide(L, tiler [, {cpp = true}]) -> (tile0, tile1, ..., rest0, rest1, ...)" },
 	{ "logical_product", l_logical_product,
 	  "repeat a block A as (A, repetitions) by a tiler\n"
-	  "cute.logical_product(A, tiler) -> (A, complement(A, size(A)*cosize(B)) o B) per mode" },
+	  "cute.logical_product(A, tiler [, {cpp = true}]) -> (A, complement(A, size(A)*cosize(B)) o B) per mode" },
 	{ "zipped_product", l_zipped_product,
 	  "logical_product as ((blocks...),(repeats...))\n"
-	  "cute.zipped_product(A, tiler) -> ((blocks...),(repeats...))" },
+	  "cute.zipped_product(A, tiler [, {cpp = true}]) -> ((blocks...),(repeats...))" },
 	{ "tiled_product", l_tiled_product,
 	  "logical_product as ((blocks...), rep0, rep1, ...)\n"
-	  "cute.tiled_product(A, tiler) -> ((blocks...), rep0, rep1, ...)" },
+	  "cute.tiled_product(A, tiler [, {cpp = true}]) -> ((blocks...), rep0, rep1, ...)" },
 	{ "flat_product", l_flat_product,
 	  "logical_product as (block modes..., repeat modes...)\n"
-	  "cute.flat_product(A, tiler) -> (block modes..., repeat modes...)" },
+	  "cute.flat_product(A, tiler [, {cpp = true}]) -> (block modes..., repeat modes...)" },
 	{ "blocked_product", l_blocked_product,
 	  "A repeated as whole blocks over B, mode by mode\n"
-	  "cute.blocked_product(A, B) -> A repeated as blocks over B, rank max(rank A, rank B)" },
+	  "cute.blocked_product(A, B [, {cpp = true}]) -> A repeated as blocks over B, rank max(rank A, rank B)" },
 	{ "raked_product", l_raked_product,
 	  "A's elements interleaved across B's blocks\n"
-	  "cute.raked_product(A, B) -> A's elements interleaved (raked) across B's blocks" },
+	  "cute.raked_product(A, B [, {cpp = true}]) -> A's elements interleaved (raked) across B's blocks" },
 	{ "crd2idx", l_crd2idx,
 	  "a coordinate to its index\n"
 	  "cute.crd2idx(crd, shape [, stride]) | cute.crd2idx(crd, L) -> index (colexicographic when no stride)" },
