@@ -161,6 +161,20 @@ push_tuple_at(lua_State *L, const Tuple *t, int at)
 	luaL_setmetatable(L, TUPLE);
 }
 
+/* Whether a string is swizzle notation ("Sw<B,M,S>", spaces allowed before),
+** and whether it composes one with a layout ("Sw<B,M,S> o ..."). */
+static int
+is_sw_text(lua_State *L, int i, int composed)
+{
+	const char *s;
+
+	if (lua_type(L, i) != LUA_TSTRING)
+		return 0;
+	for (s = lua_tostring(L, i); *s == ' ' || *s == '\t' || *s == '\n'; s++)
+		;
+	return strncmp(s, "Sw<", 3) == 0 && (strstr(s, " o ") != NULL) == composed;
+}
+
 /*
 ** Layout arguments: a Layout, a notation string, an integer n (n:1), or a
 ** table shape (compact column-major).
@@ -175,7 +189,12 @@ check_layout(lua_State *L, int i, Layout *tmp)
 	if (u)
 		return &u->l;
 	if (lua_type(L, i) == LUA_TSTRING) {
-		if (cute_parse(lua_tostring(L, i), tmp, &e) < 0)
+		const char *s = lua_tostring(L, i);
+		if (is_sw_text(L, i, 1))
+			luaL_argerror(L, i, "a swizzled layout is not taken here, only a plain layout");
+		if (is_sw_text(L, i, 0))
+			luaL_argerror(L, i, "a swizzle is not a layout (cute.swizzle makes one)");
+		if (cute_parse(s, tmp, &e) < 0)
 			luaL_argerror(L, i, e.msg);
 		return tmp;
 	}
@@ -280,8 +299,7 @@ test_swizzle(lua_State *L, int i, Swizzle *tmp)
 
 	if (s)
 		return s;
-	if (lua_type(L, i) == LUA_TSTRING && strncmp(lua_tostring(L, i), "Sw<", 3) == 0 &&
-	    !strstr(lua_tostring(L, i), " o ")) {
+	if (is_sw_text(L, i, 0)) {
 		if (swizzle_parse(lua_tostring(L, i), tmp, &e) < 0)
 			luaL_argerror(L, i, e.msg);
 		return tmp;
@@ -298,8 +316,7 @@ test_composed(lua_State *L, int i, Composed *tmp)
 
 	if (c)
 		return c;
-	if (lua_type(L, i) == LUA_TSTRING && strncmp(lua_tostring(L, i), "Sw<", 3) == 0 &&
-	    strstr(lua_tostring(L, i), " o ")) {
+	if (is_sw_text(L, i, 1)) {
 		if (composed_parse(lua_tostring(L, i), tmp, &e) < 0)
 			luaL_argerror(L, i, e.msg);
 		return tmp;
@@ -335,9 +352,14 @@ l_layout(lua_State *L)
 	Tuple s, d;
 	Err e;
 	const char *order;
+	Composed ctmp, *c;
 
 	if (lua_gettop(L) == 1) {
-		push_layout(L, check_layout(L, 1, &tmp));
+		/* everything cute prints parses back: a composed layout is a layout too */
+		if ((c = test_composed(L, 1, &ctmp)))
+			push_composed(L, c);
+		else
+			push_layout(L, check_layout(L, 1, &tmp));
 		return 1;
 	}
 	check_tuple(L, 1, &s, 0);
@@ -363,7 +385,9 @@ l_make_layout(lua_State *L)
 	Err e;
 	int i, n = lua_gettop(L);
 
-	if (n == 0 || !(to_llayout(L, 1) || (lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), ':'))))
+	if (n == 0 || !(to_llayout(L, 1) || (lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), ':'))) ||
+	    (n == 1 && luaL_testudata(L, 1, COMPOSED)) ||
+	    (n == 1 && is_sw_text(L, 1, 1)))
 		return l_layout(L);
 	if (n > 16)
 		return luaL_error(L, "make_layout: at most 16 modes");
@@ -926,14 +950,15 @@ l_composed(lua_State *L)
 	Composed c, ctmp, *p;
 	Layout tmp;
 	Err e;
+	int n = lua_gettop(L);
 
-	if ((p = test_composed(L, 1, &ctmp)) && lua_gettop(L) == 1) {
+	if ((p = test_composed(L, 1, &ctmp)) && n == 1) {
 		push_composed(L, p);
 		return 1;
 	}
 	if (!(sw = test_swizzle(L, 1, &stmp)))
 		return luaL_typeerror(L, 1, "swizzle");
-	if (lua_gettop(L) >= 3) {
+	if (n >= 3) {
 		if (composed_make(&c, sw, luaL_checkinteger(L, 2), check_layout(L, 3, &tmp), &e) < 0)
 			return fail(L, &e);
 	} else if (composed_make(&c, sw, 0, check_layout(L, 2, &tmp), &e) < 0) {

@@ -1018,6 +1018,47 @@ test_prop_composition_cpp(void **state)
 	assert_true(same > 1000 && refused > 20);
 }
 
+/* print -> parse -> print is the identity for random layouts, tuples and
+** swizzled layouts, negative strides and offsets included (issue 16, item 2). */
+static void
+test_prop_notation(void **state)
+{
+	int iter;
+
+	for (iter = 0; iter < 3000; iter++) {
+		Layout l, l2;
+		Composed c, c2;
+		Swizzle sw;
+		Tuple t;
+		Buf b, b2;
+		Err e;
+		int bb = (int)rint_(0, 3), m = (int)rint_(0, 4), sh = (int)rint_(bb, 5);
+
+		rand_layout(&l, 6, 1);
+		buf_init(&b);
+		buf_init(&b2);
+		cute_print(&b, &l);
+		if (cute_parse(b.s, &l2, &e) < 0 || !cute_equal(&l, &l2))
+			fail_msg("layout %s does not parse back (seed %llu)", b.s, (unsigned long long)seed);
+		buf_reset(&b);
+		tuple_print(&b, &l.stride);
+		if (tuple_parse(b.s, &t, &e) < 0 || !tuple_equal(&t, &l.stride))
+			fail_msg("tuple %s does not parse back", b.s);
+		assert_int_equal(swizzle_make(&sw, bb, m, rint_(0, 1) ? sh : -sh, &e), 0);
+		assert_int_equal(composed_make(&c, &sw, rint_(-64, 64), &l, &e), 0);
+		buf_reset(&b);
+		composed_print(&b, &c);
+		if (composed_parse(b.s, &c2, &e) < 0)
+			fail_msg("composed layout %s does not parse back: %s", b.s, e.msg);
+		composed_print(&b2, &c2);
+		assert_string_equal(b.s, b2.s);
+		assert_true(c2.sw.b == c.sw.b && c2.sw.m == c.sw.m && c2.sw.s == c.sw.s &&
+		            c2.offset == c.offset && cute_equal(&c2.layout, &c.layout));
+		buf_free(&b);
+		buf_free(&b2);
+	}
+}
+
 
 int
 main(void)
@@ -1039,6 +1080,7 @@ main(void)
 		cmocka_unit_test_setup(test_tiler_paths, seed_setup),
 		cmocka_unit_test(test_tiler_robust),
 		cmocka_unit_test_setup(test_prop_composition_cpp, seed_setup),
+		cmocka_unit_test_setup(test_prop_notation, seed_setup),
 	};
 
 	return cmocka_run_group_tests_name("cute", tests, NULL, NULL);

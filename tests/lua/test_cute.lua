@@ -485,4 +485,49 @@ check("methods on every function", function()
   end
 end)
 
+-- issue 16, item 2: everything cute prints parses back (random values, swizzled ones too)
+check("notation round trip", function()
+  local seed = os.time()
+  math.randomseed(seed)
+  local function rshape(depth)
+    if depth == 0 or math.random(3) == 1 then return math.random(1, 5) end
+    local t = {}
+    for i = 1, math.random(1, 3) do t[i] = rshape(depth - 1) end
+    return t
+  end
+  local function like(s)
+    if type(s) == "number" then return math.random(-6, 12) end
+    local t = {}
+    for i = 1, #s do t[i] = like(s[i]) end
+    return t
+  end
+  for _ = 1, 300 do
+    local sh = rshape(3)
+    local L = cute.layout(sh, like(sh))
+    local s = tostring(L)
+    eq(cute.layout(s), s, "layout (seed " .. seed .. ")")
+    assert(cute.layout(s) == L, s)
+    eq(cute.tuple(tostring(L:shape())), tostring(L:shape()))
+    eq(cute.layout(tostring(cute.layout(sh))), cute.layout(sh))
+    local b = math.random(0, 3)
+    local m, sft = math.random(0, 4), math.random(b, 4) * (math.random(2) == 1 and -1 or 1)
+    if math.abs(sft) < b then sft = b end
+    local sw = cute.swizzle(b, m, sft)
+    eq(cute.swizzle(tostring(sw)), sw)
+    local C = cute.composed(sw, math.random(-8, 64), L)
+    local cs = tostring(C)
+    eq(cute.layout(cs), cs, "composed (seed " .. seed .. ")")
+    assert(cute.layout(cs) == C and cute.composed(cs) == C, cs)
+  end
+  eq(cute.layout("Sw<2,0,2> o 0 o (4,4):(4,1)"), "Sw<2,0,2> o 0 o (4,4):(4,1)")
+  eq(cute.layout("Sw<2,0,2> o (4,4):(4,1)"), "Sw<2,0,2> o 0 o (4,4):(4,1)")
+  eq(cute.make_layout("Sw<2,0,2> o 0 o (4,4):(4,1)"), "Sw<2,0,2> o 0 o (4,4):(4,1)")
+  eq(cute.layout(" Sw< 3 , 4 , 3 > o 8 o (8,64):(64,1)"), "Sw<3,4,3> o 8 o (8,64):(64,1)")
+  local C = cute.composed("Sw<2,0,2> o 0 o (4,4):(4,-1)")
+  local T, off = C(_, 3)
+  eq(cute.layout(tostring(T)), T)
+  raises(function() cute.layout("Sw<3,4,3>") end, "a swizzle is not a layout", "cute.swizzle")
+  raises(function() cute.coalesce("Sw<2,0,2> o 0 o (4,4):(4,1)") end, "a swizzled layout is not taken here")
+end)
+
 finish()
