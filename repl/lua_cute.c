@@ -1,6 +1,8 @@
 /* lua_cute.c - the `cute` Lua table: CuTe layouts, tilers, swizzles, TV layouts and MMA atoms. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,25 +67,62 @@ is_under(lua_State *L, int i)
 }
 
 /*
+** Lua's convention: a trailing nil is an absent argument (cute.size(L, nil) is
+** cute.size(L)). Functions that count their arguments drop them first.
+*/
+static int
+args(lua_State *L)
+{
+	int n = lua_gettop(L);
+
+	while (n > 0 && lua_isnil(L, n))
+		n--;
+	lua_settop(L, n);
+	return n;
+}
+
+/*
+** A number where an integer is expected: an integer, or a float with an exact
+** integer value below 2^53 (4.0, as Lua's own libraries take it). Beyond 2^53
+** a float is not an exact count (2^62 is a float in Lua; 1 << 62 is not).
+*/
+static int
+to_integer(lua_State *L, int i, lua_Integer *v, Err *e)
+{
+	char f[32], *p;
+	double d;
+
+	if (lua_isinteger(L, i)) {
+		*v = lua_tointeger(L, i);
+		return 0;
+	}
+	d = lua_tonumber(L, i);
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		*v = (lua_Integer)d;
+		return 0;
+	}
+	/* 4.6e18, not 4.6e+18 */
+	snprintf(f, sizeof f, "%.2g", d);
+	if ((p = strstr(f, "e+")))
+		memmove(p + 1, p + 2, strlen(p + 2) + 1);
+	return err_set(e, "an integer, got the float %s", f);
+}
+
+/*
 ** Lua values to tuples: integers, `_`, tables (nested), or notation strings.
 */
 static void
 table_to_tuple(lua_State *L, int i, Tuple *t, int depth, int allow_under, Err *e, int *bad)
 {
-	int at, n, k, isint;
+	int at, n, k;
 	lua_Integer v;
 
 	i = lua_absindex(L, i);
 	if (*bad)
 		return;
 	if (lua_type(L, i) == LUA_TNUMBER) {
-		v = lua_tointegerx(L, i, &isint);
-		if (!isint) {
-			err_set(e, "number %s has no integer representation", lua_tostring(L, i));
+		if (to_integer(L, i, &v, e) < 0 || tuple_push(t, v, e) < 0)
 			*bad = 1;
-		} else if (tuple_push(t, v, e) < 0) {
-			*bad = 1;
-		}
 		return;
 	}
 	if (allow_under && is_under(L, i)) {
@@ -267,9 +306,12 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 	}
 	if ((u = to_llayout(L, i))) {
 		tmp = u->l;
-	} else if (lua_isinteger(L, i)) {
+	} else if (lua_type(L, i) == LUA_TNUMBER) {
 		Tuple s;
-		tuple_int(&s, lua_tointeger(L, i));
+		lua_Integer v;
+		if (to_integer(L, i, &v, e) < 0)
+			return -1;
+		tuple_int(&s, v);
 		if (cute_make_compact(&tmp, &s, 0, e) < 0)
 			return -1;
 	} else {
@@ -354,7 +396,7 @@ l_layout(lua_State *L)
 	const char *order;
 	Composed ctmp, *c;
 
-	if (lua_gettop(L) == 1) {
+	if (args(L) == 1) {
 		/* everything cute prints parses back: a composed layout is a layout too */
 		if ((c = test_composed(L, 1, &ctmp)))
 			push_composed(L, c);
@@ -383,7 +425,7 @@ l_make_layout(lua_State *L)
 	const Layout *ms[16];
 	Layout out;
 	Err e;
-	int i, n = lua_gettop(L);
+	int i, n = args(L);
 
 	if (n == 0 || !(to_llayout(L, 1) || (lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), ':'))) ||
 	    (n == 1 && luaL_testudata(L, 1, COMPOSED)) ||
@@ -422,7 +464,10 @@ static int
 query(lua_State *L, int q)
 {
 	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
+	const Layout *l;
+
+	args(L);
+	l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
 
 	switch (q) {
 	case Q_SIZE: lua_pushinteger(L, cute_size(l)); break;
@@ -446,8 +491,10 @@ static int
 l_mode(lua_State *L)
 {
 	Layout tmp, mt;
-	const Layout *l = check_layout(L, 1, &tmp);
+	const Layout *l;
 
+	args(L);
+	l = check_layout(L, 1, &tmp);
 	luaL_checkinteger(L, 2);
 	push_layout(L, select_mode(L, l, 2, &mt));
 	return 1;
@@ -464,8 +511,8 @@ static int
 l_select(lua_State *L)
 {
 	Layout tmp, out;
+	int modes[TUPLE_MAX], i, n = args(L) - 1;
 	const Layout *l = check_layout(L, 1, &tmp);
-	int modes[TUPLE_MAX], i, n = lua_gettop(L) - 1;
 	Err e;
 
 	if (n > TUPLE_MAX)
@@ -950,7 +997,7 @@ l_composed(lua_State *L)
 	Composed c, ctmp, *p;
 	Layout tmp;
 	Err e;
-	int n = lua_gettop(L);
+	int n = args(L);
 
 	if ((p = test_composed(L, 1, &ctmp)) && n == 1) {
 		push_composed(L, p);
@@ -1004,7 +1051,7 @@ co_len(lua_State *L)
 static void
 call_coord(lua_State *L, Tuple *crd)
 {
-	int n = lua_gettop(L) - 1, i, at;
+	int n = args(L) - 1, i, at;
 	Err e;
 	int bad = 0;
 

@@ -530,4 +530,56 @@ check("notation round trip", function()
   raises(function() cute.coalesce("Sw<2,0,2> o 0 o (4,4):(4,1)") end, "a swizzled layout is not taken here")
 end)
 
+-- issue 16, item 4: an explicit nil is an absent argument, as in Lua's own libraries
+check("explicit nil", function()
+  local L = cute.layout("((2,2),4):((1,4),2)")
+  local A, T = "(9,(4,8)):(59,(13,1))", "(3:3,(2,4):(1,8))"
+  local calls = {
+    {"layout", {{4, 2}}}, {"layout", {"(4,2):(2,1)"}}, {"make_layout", {"4:1", "2:4"}},
+    {"size", {L}}, {"size", {L, 0}}, {"size", {L, 0, 1}}, {"cosize", {L}}, {"rank", {L}},
+    {"depth", {L, 0}}, {"shape", {L}}, {"stride", {L, 1}}, {"mode", {L, 0}}, {"mode", {L, 0, 1}},
+    {"get", {L, 1}}, {"select", {L, 1, 0}}, {"flatten", {L}}, {"coalesce", {L}},
+    {"coalesce", {"(2,(3,4)):(1,(2,6))", {1, 1}}}, {"filter", {L}}, {"composition", {L, "(2,4)"}},
+    {"complement", {"4:2"}}, {"complement", {"4:2", 24}}, {"right_inverse", {L}}, {"left_inverse", {L}},
+    {"logical_divide", {A, T}}, {"zipped_divide", {A, T}}, {"tiled_divide", {A, T}},
+    {"flat_divide", {A, T}}, {"logical_product", {"(2,2):(4,1)", "6:1"}},
+    {"zipped_product", {"(2,5):(5,1)", "(3:1,4:3)"}}, {"tiled_product", {"(2,5):(5,1)", "(3:1,4:3)"}},
+    {"flat_product", {"(2,5):(5,1)", "(3:1,4:3)"}}, {"blocked_product", {"(2,5):(5,1)", "(3,4):(1,3)"}},
+    {"raked_product", {"(2,5):(5,1)", "(3,4):(1,3)"}}, {"crd2idx", {{1, 1}, {4, 2}}},
+    {"crd2idx", {{1, 1}, {4, 2}, {1, 4}}}, {"crd2idx", {{1, 1}, "(4,2):(1,4)"}}, {"idx2crd", {13, {4, {2, 3}}}},
+    {"crd2crd", {21, {4, 6}, {8, 3}}}, {"slice", {{_, 2}, "(4,8):(1,4)"}}, {"same_function", {L, L}},
+    {"with_shape", {"16:1", {4, 4}}}, {"tuple", {"((2,3),4)"}}, {"product", {{2, 3}}},
+    {"prefix_product", {{2, 3}}}, {"shape_div", {{4, 5, 6}, 40}}, {"ceil_div", {{3, 5}, 2}},
+    {"inner_product", {{2, 3}, {1, 2}}}, {"congruent", {{1, 2}, {3, 4}}},
+    {"weakly_congruent", {{1, 2}, {3, 4}}}, {"compatible", {{2, 12}, {2, {3, 4}}}},
+    {"swizzle", {3, 4}}, {"swizzle", {3, 4, 3}}, {"composed", {"Sw<2,0,2>", "(4,4):(4,1)"}},
+    {"composed", {"Sw<2,0,2>", 4, "(4,4):(4,1)"}}, {"tv", {"(4,2):(1,4)", 4, 2}},
+    {"mma_atom", {"SM80_16x8x8_F16F16F16F16_TN"}}, {"expr", {"(4,2):(1,4)"}},
+  }
+  local function show(...)
+    local r = table.pack(...)
+    for i = 1, r.n do r[i] = tostring(r[i]) end
+    return table.concat(r, " ", 1, r.n)
+  end
+  for _, c in ipairs(calls) do
+    local f, a = cute[c[1]], c[2]
+    local n = #a
+    local want = show(f(table.unpack(a, 1, n)))
+    eq(show(f(table.unpack(a, 1, n + 1))), want, "cute." .. c[1] .. "(..., nil)")
+    eq(show(f(table.unpack(a, 1, n + 2))), want, "cute." .. c[1] .. "(..., nil, nil)")
+  end
+  eq(L(5, nil), L(5)); eq(L(1, 1, nil), L(1, 1))
+  eq(L:size(nil), 16); eq(L:composition("(2,4)", nil), L:composition("(2,4)"))
+end)
+
+-- issue 16, item 6: a float where an integer is expected is named as one
+check("floats", function()
+  raises(function() cute.zipped_divide("9:1", 2^62) end, "an integer, got the float 4.6e18")
+  raises(function() cute.layout({2.5}) end, "an integer, got the float 2.5")
+  raises(function() cute.composition("8:1", {2, 0.5}) end, "an integer, got the float 0.5")
+  raises(function() cute.size("(4,2):(1,4)", 0.5) end, "number has no integer representation")
+  eq(cute.layout({4.0, 2}), "(4,2):(1,4)")
+  eq(cute.zipped_divide("8:1", 2.0), "(2,4):(1,2)")
+end)
+
 finish()
