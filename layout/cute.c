@@ -715,7 +715,9 @@ flat_eval(const Flat *f, int64_t x, int64_t *out)
 
 /*
 ** Compare r with A(B(i)) for i in [0, size(B)): 1 equal, 0 different (the
-** first such i and both values returned), -1 too large to enumerate.
+** first such i and both values returned), -1 equal on the first
+** COMP_VERIFY_LIMIT elements and too large to go on, -2 an index overflows
+** (*where is that i).
 */
 static int
 comp_verify(const Comp *c, const Layout *r, int64_t *where, int64_t *bi, int64_t *got, int64_t *want)
@@ -723,14 +725,14 @@ comp_verify(const Comp *c, const Layout *r, int64_t *where, int64_t *bi, int64_t
 	Flat fa, fb, fr;
 	int64_t i, n = cute_size(c->b), x, y, z;
 
-	if (n > COMP_VERIFY_LIMIT)
-		return -1;
 	flat_of(c->a, &fa);
 	flat_of(c->b, &fb);
 	flat_of(r, &fr);
-	for (i = 0; i < n; i++) {
-		if (flat_eval(&fb, i, &x) < 0 || flat_eval(&fa, x, &y) < 0 || flat_eval(&fr, i, &z) < 0)
-			return -1;
+	for (i = 0; i < n && i < COMP_VERIFY_LIMIT; i++) {
+		if (flat_eval(&fb, i, &x) < 0 || flat_eval(&fa, x, &y) < 0 || flat_eval(&fr, i, &z) < 0) {
+			*where = i;
+			return -2;
+		}
 		if (y != z) {
 			*where = i;
 			*bi = x;
@@ -739,7 +741,7 @@ comp_verify(const Comp *c, const Layout *r, int64_t *where, int64_t *bi, int64_t
 			return 0;
 		}
 	}
-	return 1;
+	return n > COMP_VERIFY_LIMIT ? -1 : 1;
 }
 
 static int
@@ -778,10 +780,14 @@ compose(Alg *g, const Layout *a, const Layout *b, Layout *out, Err *e)
 		return 0;
 	}
 	g->diverged = 1;
-	if (v < 0)
+	if (v == -1)
 		return err_set(e, "composition: %s o %s: CuTe C++ computes %s, which tessel cannot check "
-		               "against A(B(i)) (%s; more than %d elements); cpp = true returns it",
-		               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), c.why, COMP_VERIFY_LIMIT);
+		               "against A(B(i)) beyond i = %d (%s); cpp = true returns it",
+		               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), COMP_VERIFY_LIMIT, c.why);
+	if (v == -2)
+		return err_set(e, "composition: %s o %s: CuTe C++ computes %s, which tessel cannot check "
+		               "against A(B(i)) (%s; the index overflows at i = %lld); cpp = true returns it",
+		               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), c.why, (long long)where);
 	return err_set(e, "composition: %s o %s: CuTe C++ computes %s, which differs from A(B(i)) first "
 	               "at i = %lld: %lld, but A(B(%lld)) = A(%lld) = %lld (%s); cpp = true returns it",
 	               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), (long long)where, (long long)got,
@@ -818,11 +824,14 @@ cute_complement(const Layout *l, const Tuple *cotarget, Layout *out, Err *e)
 	}
 	flat_of(&fl, &f);
 	if (f.n == 1 && f.d[0] == 0) {
-		/* The filtered layout is 1:0: the complement is the whole cotarget. */
-		int64_t p;
-		if (tuple_product(&cot, &p, e) < 0)
+		/* The filtered layout is 1:0: the complement is the whole cotarget,
+		** compact (1:0 for a cotarget of 1, as make_layout(_1{})). */
+		Tuple p;
+		int64_t n;
+		if (tuple_product(&cot, &n, e) < 0)
 			return -1;
-		if (lb_scalar(&res, p, 1, e) < 0 || check(&res, "complement", e) < 0)
+		tuple_int(&p, n);
+		if (cute_make_compact(&res, &p, 0, e) < 0 || check(&res, "complement", e) < 0)
 			return -1;
 		*out = res;
 		return 0;

@@ -331,6 +331,19 @@ test_errors(void **state)
 	assert_non_null(strstr(e.msg, "3 modes"));
 	tuple_int(&ct, 0);
 	assert_int_equal(cute_complement(&a, &ct, &r, &e), -1);
+	/* C++'s layout where tessel cannot enumerate A(B(i)) far enough to know */
+	a = L("(5,3):(0,2)");
+	b = L("(4,524288):(3,20)");
+	assert_int_equal(cute_composition(&a, &b, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "CuTe C++ computes ((2,2),524288):((0,2),8), which tessel cannot check"));
+	tiler_from_layout(&t, &b);
+	assert_int_equal(cute_algebra(CUTE_COMPOSITION, &a, &t, CUTE_CPP, &r, &e), 0);
+	EXPECT(r, "((2,2),524288):((0,2),8)");
+	/* the complement of a layout that filters away is the compact cotarget */
+	a = L("4:0");
+	tuple_int(&ct, 1);
+	assert_int_equal(cute_complement(&a, &ct, &r, &e), 0);
+	EXPECT(r, "1:0");
 	a = L("(1048576,1048576):(1,1048576)");
 	b = L("(1048576,1048576):(1048576,1)");
 	assert_int_equal(cute_blocked_product(&a, &b, &r, &e), -1);
