@@ -115,7 +115,8 @@ cute_make(Layout *l, const Tuple *shape, const Tuple *stride, Err *e)
 }
 
 /* Compact strides: column-major is CuTe's exclusive prefix product; row-major
-** (LayoutRight) runs from the last mode backwards, at every level. */
+** (LayoutRight) runs from the last mode backwards, at every level; size-1
+** modes get stride 0 in both. */
 static int
 row_major_at(const Tuple *t, int at, int64_t init, Tuple *o, Err *e)
 {
@@ -159,6 +160,11 @@ cute_make_compact(Layout *l, const Tuple *shape, int row_major, Err *e)
 	} else if (tuple_prefix_product(shape, &t.stride, e) < 0) {
 		return -1;
 	}
+	/* CuTe's compact_major gives a size-1 mode the stride 0 (make_layout(_1{})
+	** is _1:_0): tessel's integers are CuTe's static ones. */
+	for (i = 0; i < shape->n; i++)
+		if (shape->node[i].kids == T_LEAF && shape->node[i].v == 1)
+			t.stride.node[i].v = 0;
 	if (check(&t, "make_layout", e) < 0)
 		return -1;
 	*l = t;
@@ -535,16 +541,42 @@ cute_filter(const Layout *l, Layout *out, Err *e)
 }
 
 /*
-** Composition A o B (CuTe's composition_impl). B distributes over its modes;
-** each integral mode s:d of B walks the coalesced modes of A, dividing d out
-** of A's shapes (stride divisibility) and then taking s elements (shape
-** divisibility). Both conditions are CuTe's static assertions.
+** The options of one call of the algebra, passed down to every composition
+** it makes.
 */
+typedef struct Alg {
+	int cpp;        /* return what CuTe C++ returns, A o B or not */
+	int diverged;   /* a composition was refused because C++'s layout is not A o B */
+} Alg;
+
+/*
+** Composition A o B, as CuTe's composition_impl computes it: B distributes
+** over its modes; each integral mode s:d of B walks the modes of coalesce_x(A),
+** dividing d out of A's shapes and then taking s elements. CuTe asserts its
+** stride and shape divisibility conditions (statically, on static integers);
+** here both are errors.
+**
+** C++ does not check that its answer is A o B, and in two cases it is not:
+**   - a stride smaller than a mode that does not divide it walks past the end
+**     of that mode, and C++ proceeds as if it stopped there;
+**   - the modes of B are composed one by one, which assumes
+**     A(B1(c1) + B2(c2)) = A(B1(c1)) + A(B2(c2)); that fails where their digits
+**     in one mode of A add up and carry.
+** tessel computes C++'s layout and notes when either case occurs. When neither
+** does, C++'s layout is A o B. When one does, it compares C++'s layout with
+** A(B(i)) element by element: equal, it is the answer; different, it refuses
+** with C++'s layout and the first i where they differ, unless the caller asked
+** for C++'s layout whatever it computes (Alg.cpp).
+*/
+enum { COMP_VERIFY_LIMIT = 1 << 20 };
+
 typedef struct Comp {
 	const Layout *a, *b;  /* the operands, for messages */
 	Flat l;               /* coalesce_x(A) */
 	int scalar;
-	int64_t use[TUPLE_MAX];  /* per mode of l: the largest digit each mode of B reaches, summed */
+	int64_t use[TUPLE_MAX];  /* per mode of l: the digits the modes of B reach there, summed */
+	int proven;           /* neither case above occurred: the result is A o B */
+	char why[200];        /* else the first one, in words */
 } Comp;
 
 static int
@@ -554,6 +586,7 @@ comp_fail(const Comp *c, Err *e, const char *why)
 
 	return err_set(e, "composition: %s o %s: %s", lfmt(a, c->a), lfmt(b, c->b), why);
 }
+
 
 static int
 comp_mode(Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
@@ -571,29 +604,31 @@ comp_mode(Comp *c, int64_t rs, int64_t rd, Layout *o, Err *e)
 			return -1;
 		return lb_leaf(o, rs, t, e);
 	}
+	/* A(B(i)) evaluates A at negative integers, splitting them with C's
+	** truncating division, which is not additive across signs: check them. */
+	if (rd < 0 && c->proven) {
+		c->proven = 0;
+		snprintf(c->why, sizeof c->why, "the right-hand side has the negative stride %lld", (long long)rd);
+	}
 	r.n = 0;
 	for (i = 0; i < R - 1; i++) {
 		int64_t cs = l->s[i], cd = l->d[i];
 		int64_t ars = rest_stride < 0 ? -rest_stride : rest_stride;
-		int64_t next_shape, next_stride;
-		next_shape = cs / ars + (cs % ars != 0);
-		/* CuTe C++ asserts only rest_stride % cs == 0 || rest_stride < cs, and
-		** computes a wrong layout when a stride that does not divide cs walks
-		** past the end of the mode; tessel refuses exactly those cases. */
-		if (!(rest_stride % cs == 0 ||
-		      (rest_stride < cs && (cs % ars == 0 || rest_shape <= next_shape)))) {
-			if (rest_stride > cs)
-				snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld is "
-				         "not a multiple of %lld, the shape of mode %d of the coalesced left-hand side",
-				         (long long)rest_stride, (long long)cs, i);
-			else
-				snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld does "
-				         "not divide %lld, the shape of mode %d of the coalesced left-hand side, and "
-				         "the %lld elements do not fit in that mode",
-				         (long long)rest_stride, (long long)cs, i, (long long)rest_shape);
+		int64_t next_shape = cs / ars + (cs % ars != 0);
+		int64_t next_stride = (ars / cs + (ars % cs != 0)) * (rest_stride < 0 ? -1 : 1);
+
+		if (!(rest_stride % cs == 0 || rest_stride < cs)) {
+			snprintf(why, sizeof why, "stride divisibility condition fails: stride %lld is "
+			         "not a multiple of %lld, the shape of mode %d of the coalesced left-hand side",
+			         (long long)rest_stride, (long long)cs, i);
 			return comp_fail(c, e, why);
 		}
-		next_stride = (ars / cs + (ars % cs != 0)) * (rest_stride < 0 ? -1 : 1);
+		if (c->proven && !(rest_stride % cs == 0 || cs % ars == 0 || rest_shape <= next_shape)) {
+			c->proven = 0;
+			snprintf(c->why, sizeof c->why, "stride %lld does not divide %lld, the shape of mode %d "
+			         "of the coalesced left-hand side, and %lld elements walk past it",
+			         (long long)rest_stride, (long long)cs, i, (long long)rest_shape);
+		}
 		if (next_shape == 1 || rest_shape == 1) {
 			rest_stride = next_stride;
 			continue;
@@ -654,109 +689,109 @@ comp_at(Comp *c, const Layout *b, int at, Layout *o, Err *e)
 	return 0;
 }
 
-int
-cute_composition(const Layout *a, const Layout *b, Layout *out, Err *e)
+/*
+** A layout at any integer, inside its domain or not, as CuTe evaluates it: the
+** integer is split colexicographically (C's truncating / and %), the last mode
+** taking the rest. 0 on success, -1 on overflow.
+*/
+static int
+flat_eval(const Flat *f, int64_t x, int64_t *out)
 {
-	Comp c;
-	Layout t;
+	int64_t acc = 0, t;
+	int i;
 
-	c.a = a;
-	c.b = b;
-	memset(c.use, 0, sizeof c.use);
-	if (coalesce_x(a, &c.l, &c.scalar, e) < 0)
-		return -1;
-	lb_init(&t);
-	if (comp_at(&c, b, 0, &t, e) < 0)
-		return -1;
-	/*
-	** Composing mode by mode assumes A(B1(c1) + B2(c2)) = A(B1(c1)) + A(B2(c2)):
-	** true when the digits the modes of B put in each bounded mode of A add
-	** up without a carry. CuTe C++ does not check it and returns a layout
-	** that differs from A o B where it fails; tessel refuses.
-	*/
-	if (!c.scalar) {
-		int i;
-		for (i = 0; i < c.l.n - 1; i++) {
-			if (c.use[i] >= c.l.s[i]) {
-				char why[300];
-				snprintf(why, sizeof why, "the modes of the right-hand side overlap in mode %d "
-				         "(shape %lld) of the coalesced left-hand side: their coordinates there add up "
-				         "to %lld and carry, so A(B(c)) is not the sum over the modes of B",
-				         i, (long long)c.l.s[i], (long long)c.use[i]);
-				return comp_fail(&c, e, why);
-			}
+	for (i = 0; i < f->n; i++) {
+		int64_t c = x;
+		if (i + 1 < f->n) {
+			c = x % f->s[i];
+			x /= f->s[i];
 		}
+		if (__builtin_mul_overflow(c, f->d[i], &t) || __builtin_add_overflow(acc, t, &acc))
+			return -1;
 	}
-	if (check(&t, "composition", e) < 0)
-		return -1;
-	*out = t;
+	*out = acc;
 	return 0;
 }
 
 /*
-** Tilers. A tuple tiler applies by mode. composition drops the modes of the
-** layout that the tiler does not reach; the divides and products keep them.
+** Compare r with A(B(i)) for i in [0, size(B)): 1 equal, 0 different (the
+** first such i and both values returned), -1 equal on the first
+** COMP_VERIFY_LIMIT elements and too large to go on, -2 an index overflows
+** (*where is that i).
 */
-typedef int (*TileFn)(const Layout *l, const Layout *t, Layout *out, Err *e);
-
 static int
-by_tiler(const char *op, const Layout *l, const Tiler *T, int ip, TileFn f, int keep,
-         Layout *o, Err *e)
+comp_verify(const Comp *c, const Layout *r, int64_t *where, int64_t *bi, int64_t *got, int64_t *want)
 {
-	char b[FMT_MAX];
-	const Tuple *p = &T->prof;
-	int i, k = p->node[ip].kids, r = cute_rank(l), at;
-	Layout m, res;
+	Flat fa, fb, fr;
+	int64_t i, n = cute_size(c->b), x, y, z;
 
-	if (k == T_UNDER)
-		return lb_copy(o, l, 0, e);
-	if (k == T_LEAF) {
-		lb_init(&m);
-		if (lb_copy(&m, &T->l, ip, e) < 0 || f(l, &m, &res, e) < 0)
-			return -1;
-		return lb_copy(o, &res, 0, e);
-	}
-	if (k > r) {
-		Buf tb;
-		buf_init(&tb);
-		tiler_print(&tb, T);
-		err_set(e, "%s: the tiler %s has %d modes but the layout %s has only %d", op,
-		        tb.s ? tb.s : "?", k, lfmt(b, l), r);
-		buf_free(&tb);
-		return -1;
-	}
-	if ((at = lb_open(o, e)) < 0)
-		return -1;
-	for (i = 0; i < (keep ? r : k); i++) {
-		if (mode_at(l, i, &m, e) < 0)
-			return -1;
-		if (i < k) {
-			if (by_tiler(op, &m, T, tuple_child(p, ip, i), f, keep, o, e) < 0)
-				return -1;
-		} else if (lb_copy(o, &m, 0, e) < 0) {
-			return -1;
+	flat_of(c->a, &fa);
+	flat_of(c->b, &fb);
+	flat_of(r, &fr);
+	for (i = 0; i < n && i < COMP_VERIFY_LIMIT; i++) {
+		if (flat_eval(&fb, i, &x) < 0 || flat_eval(&fa, x, &y) < 0 || flat_eval(&fr, i, &z) < 0) {
+			*where = i;
+			return -2;
+		}
+		if (y != z) {
+			*where = i;
+			*bi = x;
+			*got = z;
+			*want = y;
+			return 0;
 		}
 	}
-	lb_close(o, at);
-	return 0;
+	return n > COMP_VERIFY_LIMIT ? -1 : 1;
 }
 
 static int
-tiled(const char *op, const Layout *l, const Tiler *T, TileFn f, int keep, Layout *out, Err *e)
+compose(Alg *g, const Layout *a, const Layout *b, Layout *out, Err *e)
 {
+	char sa[FMT_MAX], sb[FMT_MAX], sr[FMT_MAX];
+	Comp c;
 	Layout t;
+	int i, v;
+	int64_t where, got, want, bi;
 
-	lb_init(&t);
-	if (by_tiler(op, l, T, 0, f, keep, &t, e) < 0 || check(&t, op, e) < 0)
+	c.a = a;
+	c.b = b;
+	c.proven = 1;
+	memset(c.use, 0, sizeof c.use);
+	if (coalesce_x(a, &c.l, &c.scalar, e) < 0)
 		return -1;
-	*out = t;
-	return 0;
-}
-
-int
-cute_composition_tiler(const Layout *a, const Tiler *t, Layout *out, Err *e)
-{
-	return tiled("composition", a, t, cute_composition, 0, out, e);
+	lb_init(&t);
+	if (comp_at(&c, b, 0, &t, e) < 0 || check(&t, "composition", e) < 0)
+		return -1;
+	for (i = 0; c.proven && !c.scalar && i < c.l.n - 1; i++) {
+		if (c.use[i] >= c.l.s[i]) {
+			c.proven = 0;
+			snprintf(c.why, sizeof c.why, "the modes of the right-hand side overlap in mode %d "
+			         "(shape %lld) of the coalesced left-hand side, where their coordinates add up "
+			         "to %lld and carry", i, (long long)c.l.s[i], (long long)c.use[i]);
+		}
+	}
+	if (c.proven || g->cpp) {
+		*out = t;
+		return 0;
+	}
+	v = comp_verify(&c, &t, &where, &bi, &got, &want);
+	if (v == 1) {
+		*out = t;
+		return 0;
+	}
+	g->diverged = 1;
+	if (v == -1)
+		return err_set(e, "composition: %s o %s: CuTe C++ computes %s, which tessel cannot check "
+		               "against A(B(i)) beyond i = %d (%s); cpp = true returns it",
+		               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), COMP_VERIFY_LIMIT, c.why);
+	if (v == -2)
+		return err_set(e, "composition: %s o %s: CuTe C++ computes %s, which tessel cannot check "
+		               "against A(B(i)) (%s; the index overflows at i = %lld); cpp = true returns it",
+		               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), c.why, (long long)where);
+	return err_set(e, "composition: %s o %s: CuTe C++ computes %s, which differs from A(B(i)) first "
+	               "at i = %lld: %lld, but A(B(%lld)) = A(%lld) = %lld (%s); cpp = true returns it",
+	               lfmt(sa, a), lfmt(sb, b), lfmt(sr, &t), (long long)where, (long long)got,
+	               (long long)where, (long long)bi, (long long)want, c.why);
 }
 
 /*
@@ -789,11 +824,14 @@ cute_complement(const Layout *l, const Tuple *cotarget, Layout *out, Err *e)
 	}
 	flat_of(&fl, &f);
 	if (f.n == 1 && f.d[0] == 0) {
-		/* The filtered layout is 1:0: the complement is the whole cotarget. */
-		int64_t p;
-		if (tuple_product(&cot, &p, e) < 0)
+		/* The filtered layout is 1:0: the complement is the whole cotarget,
+		** compact (1:0 for a cotarget of 1, as make_layout(_1{})). */
+		Tuple p;
+		int64_t n;
+		if (tuple_product(&cot, &n, e) < 0)
 			return -1;
-		if (lb_scalar(&res, p, 1, e) < 0 || check(&res, "complement", e) < 0)
+		tuple_int(&p, n);
+		if (cute_make_compact(&res, &p, 0, e) < 0 || check(&res, "complement", e) < 0)
 			return -1;
 		*out = res;
 		return 0;
@@ -931,27 +969,83 @@ cute_left_inverse(const Layout *l, Layout *out, Err *e)
 }
 
 /*
+** Tilers. A tuple tiler applies by mode. composition drops the modes of the
+** layout that the tiler does not reach; the divides and products keep them.
+*/
+typedef int (*TileFn)(Alg *g, const Layout *l, const Layout *t, Layout *out, Err *e);
+
+static int
+by_tiler(Alg *g, const char *op, const Layout *l, const Tiler *T, int ip, TileFn f, int keep,
+         Layout *o, Err *e)
+{
+	char b[FMT_MAX];
+	const Tuple *p = &T->prof;
+	int i, k = p->node[ip].kids, r = cute_rank(l), at;
+	Layout m, res;
+
+	if (k == T_UNDER)
+		return lb_copy(o, l, 0, e);
+	if (k == T_LEAF) {
+		if (tiler_element(T, ip, &m, e) < 0 || f(g, l, &m, &res, e) < 0)
+			return -1;
+		return lb_copy(o, &res, 0, e);
+	}
+	if (k > r) {
+		/* name the part of the tiler and the mode of the layout that disagree */
+		Tiler sub;
+		Buf tb;
+		buf_init(&tb);
+		if (tiler_sub(T, ip, &sub, NULL) == 0)
+			tiler_print(&tb, &sub);
+		err_set(e, "%s: the tiler %s has %d modes but the %s %s has only %d", op,
+		        tb.s ? tb.s : "?", k, ip ? "mode" : "layout", lfmt(b, l), r);
+		buf_free(&tb);
+		return -1;
+	}
+	if ((at = lb_open(o, e)) < 0)
+		return -1;
+	for (i = 0; i < (keep ? r : k); i++) {
+		if (mode_at(l, i, &m, e) < 0)
+			return -1;
+		if (i < k) {
+			if (by_tiler(g, op, &m, T, tuple_child(p, ip, i), f, keep, o, e) < 0)
+				return -1;
+		} else if (lb_copy(o, &m, 0, e) < 0) {
+			return -1;
+		}
+	}
+	lb_close(o, at);
+	return 0;
+}
+
+static int
+tiled(Alg *g, const char *op, const Layout *l, const Tiler *T, TileFn f, int keep, Layout *out, Err *e)
+{
+	Layout t;
+
+	lb_init(&t);
+	if (by_tiler(g, op, l, T, 0, f, keep, &t, e) < 0 || check(&t, op, e) < 0)
+		return -1;
+	*out = t;
+	return 0;
+}
+
+/*
 ** Divides and products.
 */
 static int
-divide1(const Layout *l, const Layout *t, Layout *out, Err *e)
+divide1(Alg *g, const Layout *l, const Layout *t, Layout *out, Err *e)
 {
 	Layout cl, comp, both;
 
 	if (cute_coalesce(l, &cl, e) < 0 || cute_complement(t, &cl.shape, &comp, e) < 0 ||
 	    pair(t, &comp, &both, e) < 0)
 		return -1;
-	return cute_composition(l, &both, out, e);
-}
-
-int
-cute_logical_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	return tiled("logical_divide", l, t, divide1, 1, out, e);
+	return compose(g, l, &both, out, e);
 }
 
 static int
-product1(const Layout *l, const Layout *t, Layout *out, Err *e)
+product1(Alg *g, const Layout *l, const Layout *t, Layout *out, Err *e)
 {
 	Layout comp, c;
 	Tuple cot;
@@ -960,15 +1054,9 @@ product1(const Layout *l, const Layout *t, Layout *out, Err *e)
 	if (ck_mul(cute_size(l), cute_cosize(t), &n, e) < 0)
 		return -1;
 	tuple_int(&cot, n);
-	if (cute_complement(l, &cot, &comp, e) < 0 || cute_composition(&comp, t, &c, e) < 0)
+	if (cute_complement(l, &cot, &comp, e) < 0 || compose(g, &comp, t, &c, e) < 0)
 		return -1;
 	return pair(l, &c, out, e);
-}
-
-int
-cute_logical_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	return tiled("logical_product", l, t, product1, 1, out, e);
 }
 
 /*
@@ -1047,65 +1135,13 @@ unpack(const Layout *z, int first, Layout *out, Err *e)
 }
 
 static int
-zipped(const char *op, TileFn f, const Layout *l, const Tiler *t, Layout *out, Err *e)
+zipped(Alg *g, const char *op, TileFn f, const Layout *l, const Tiler *t, Layout *out, Err *e)
 {
 	Layout r;
 
-	if (tiled(op, l, t, f, 1, &r, e) < 0)
+	if (tiled(g, op, l, t, f, 1, &r, e) < 0)
 		return -1;
 	return zip2_by(op, &r, &t->prof, 0, out, e);
-}
-
-int
-cute_zipped_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	return zipped("zipped_divide", divide1, l, t, out, e);
-}
-
-int
-cute_tiled_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	Layout z;
-
-	if (zipped("tiled_divide", divide1, l, t, &z, e) < 0)
-		return -1;
-	return unpack(&z, 0, out, e);
-}
-
-int
-cute_flat_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	Layout z;
-
-	if (zipped("flat_divide", divide1, l, t, &z, e) < 0)
-		return -1;
-	return unpack(&z, 1, out, e);
-}
-
-int
-cute_zipped_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	return zipped("zipped_product", product1, l, t, out, e);
-}
-
-int
-cute_tiled_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	Layout z;
-
-	if (zipped("tiled_product", product1, l, t, &z, e) < 0)
-		return -1;
-	return unpack(&z, 0, out, e);
-}
-
-int
-cute_flat_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
-{
-	Layout z;
-
-	if (zipped("flat_product", product1, l, t, &z, e) < 0)
-		return -1;
-	return unpack(&z, 1, out, e);
 }
 
 /* append<R>(l): pad with 1:0 modes up to rank R (a rank-R layout is unchanged). */
@@ -1136,10 +1172,12 @@ append_to(const Layout *l, int R, Layout *out, Err *e)
 	return 0;
 }
 
-/* zip(a, b) of two layouts: ((a0,b0),(a1,b1),...), or ((a,b)) when a is not a tuple. */
+/* zip(a, b) of two layouts: ((a0,b0),(a1,b1),...), or ((a,b)) when a is not
+** a tuple. As in CuTe, a tuple a needs a tuple b of the same rank. */
 static int
-zip2(const Layout *x, const Layout *y, Layout *out, Err *e)
+zip2(const char *op, const Layout *x, const Layout *y, Layout *out, Err *e)
 {
+	char sx[FMT_MAX], sy[FMT_MAX];
 	Layout t, mx, my;
 	int i, at, in, r;
 
@@ -1152,15 +1190,12 @@ zip2(const Layout *x, const Layout *y, Layout *out, Err *e)
 		lb_close(&t, in);
 	} else {
 		r = cute_rank(x);
+		if (y->shape.node[0].kids != r)
+			return err_set(e, "%s: zip(%s, %s): mismatched ranks (CuTe's static assertion)", op,
+			               lfmt(sx, x), lfmt(sy, y));
 		for (i = 0; i < r; i++) {
-			if (mode_at(x, i, &mx, e) < 0)
+			if (mode_at(x, i, &mx, e) < 0 || mode_at(y, i, &my, e) < 0)
 				return -1;
-			if (i < cute_rank(y)) {
-				if (mode_at(y, i, &my, e) < 0)
-					return -1;
-			} else if (lb_scalar(&my, 1, 0, e) < 0) {
-				return -1;
-			}
 			if ((in = lb_open(&t, e)) < 0 || lb_copy(&t, &mx, 0, e) < 0 || lb_copy(&t, &my, 0, e) < 0)
 				return -1;
 			lb_close(&t, in);
@@ -1172,31 +1207,247 @@ zip2(const Layout *x, const Layout *y, Layout *out, Err *e)
 }
 
 static int
-rank_product(const char *op, const Layout *a, const Layout *b, int raked, Layout *out, Err *e)
+rank_product(Alg *g, const char *op, const Layout *a, const Layout *b, int raked, Layout *out, Err *e)
 {
 	Layout pa, pb, r, c, zz;
 	int R = cute_rank(a) > cute_rank(b) ? cute_rank(a) : cute_rank(b);
 
 	if (append_to(a, R, &pa, e) < 0 || append_to(b, R, &pb, e) < 0 ||
-	    product1(&pa, &pb, &r, e) < 0 || mode_at(&r, 1, &c, e) < 0)
+	    product1(g, &pa, &pb, &r, e) < 0 || mode_at(&r, 1, &c, e) < 0)
 		return -1;
-	if ((raked ? zip2(&c, &pa, &zz, e) : zip2(&pa, &c, &zz, e)) < 0 || check(&zz, op, e) < 0)
+	if ((raked ? zip2(op, &c, &pa, &zz, e) : zip2(op, &pa, &c, &zz, e)) < 0 || check(&zz, op, e) < 0)
 		return -1;
 	*out = zz;
 	return 0;
 }
 
+
+/*
+** The operations that take a tiler, by name, behind one entry point. Each
+** runs with its Alg; when a composition inside it is refused because CuTe
+** C++'s layout is not A o B, the message says what C++ returns for the whole
+** operation.
+*/
+typedef int (*AlgFn)(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e);
+
+static int
+op_composition(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return tiled(g, op, l, t, compose, 0, out, e);
+}
+
+static int
+op_logical_divide(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return tiled(g, op, l, t, divide1, 1, out, e);
+}
+
+static int
+op_logical_product(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return tiled(g, op, l, t, product1, 1, out, e);
+}
+
+/* zipped, then unpacked: 0 zipped, 1 tiled, 2 flat */
+static int
+zip_unpack(Alg *g, const char *op, TileFn f, int how, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	Layout z;
+
+	if (zipped(g, op, f, l, t, how ? &z : out, e) < 0)
+		return -1;
+	return how ? unpack(&z, how == 2, out, e) : 0;
+}
+
+static int
+op_zipped_divide(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zip_unpack(g, op, divide1, 0, l, t, out, e);
+}
+
+static int
+op_tiled_divide(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zip_unpack(g, op, divide1, 1, l, t, out, e);
+}
+
+static int
+op_flat_divide(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zip_unpack(g, op, divide1, 2, l, t, out, e);
+}
+
+static int
+op_zipped_product(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zip_unpack(g, op, product1, 0, l, t, out, e);
+}
+
+static int
+op_tiled_product(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zip_unpack(g, op, product1, 1, l, t, out, e);
+}
+
+static int
+op_flat_product(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return zip_unpack(g, op, product1, 2, l, t, out, e);
+}
+
+/* blocked_product and raked_product take a layout, not a tuple tiler. */
+static int
+rank_product_op(Alg *g, const char *op, const Layout *l, const Tiler *t, int raked, Layout *out, Err *e)
+{
+	Buf tb;
+
+	if (t->prof.node[0].kids == T_LEAF)
+		return rank_product(g, op, l, &t->l, raked, out, e);
+	buf_init(&tb);
+	tiler_print(&tb, t);
+	err_set(e, "%s: the second argument must be a layout, not the tiler %s", op, tb.s ? tb.s : "?");
+	buf_free(&tb);
+	return -1;
+}
+
+static int
+op_blocked_product(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return rank_product_op(g, op, l, t, 0, out, e);
+}
+
+static int
+op_raked_product(Alg *g, const char *op, const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return rank_product_op(g, op, l, t, 1, out, e);
+}
+
+static const struct {
+	const char *name;
+	AlgFn f;
+} ops[] = {
+#define X(id, name) { #name, op_##name },
+	CUTE_OPS(X)
+#undef X
+};
+
+const char *
+cute_op_name(CuteOp op)
+{
+	return op >= 0 && op < CUTE_NOPS ? ops[op].name : "?";
+}
+
+int
+cute_algebra(CuteOp op, const Layout *l, const Tiler *t, int flags, Layout *out, Err *e)
+{
+	char sa[FMT_MAX], sr[FMT_MAX];
+	Alg g = { (flags & CUTE_CPP) != 0, 0 }, c = { 1, 0 };
+	Layout r;
+	Err inner, ce;
+	Buf tb;
+
+	if (op < 0 || op >= CUTE_NOPS)
+		return err_set(e, "cute_algebra: unknown operation %d", (int)op);
+	if (ops[op].f(&g, ops[op].name, l, t, &r, e) == 0) {
+		*out = r;
+		return 0;
+	}
+	/* A composition with a layout says it all; the others add C++'s whole answer. */
+	if (!g.diverged || (op == CUTE_COMPOSITION && t->prof.node[0].kids == T_LEAF))
+		return -1;
+	if (ops[op].f(&c, ops[op].name, l, t, &r, &ce) < 0)
+		return -1;
+	inner = *e;
+	buf_init(&tb);
+	tiler_print(&tb, t);
+	err_set(e, "%s(%s, %s): CuTe C++ returns %s, which is not the %s: its %s", ops[op].name, lfmt(sa, l),
+	        tb.s ? tb.s : "?", lfmt(sr, &r), op == CUTE_COMPOSITION ? "composition" :
+	        strstr(ops[op].name, "divide") ? "division" : "product", inner.msg);
+	buf_free(&tb);
+	return -1;
+}
+
+int
+cute_composition(const Layout *a, const Layout *b, Layout *out, Err *e)
+{
+	Tiler t;
+
+	tiler_from_layout(&t, b);
+	return cute_algebra(CUTE_COMPOSITION, a, &t, 0, out, e);
+}
+
+int
+cute_composition_tiler(const Layout *a, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_COMPOSITION, a, t, 0, out, e);
+}
+
+int
+cute_logical_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_LOGICAL_DIVIDE, l, t, 0, out, e);
+}
+
+int
+cute_zipped_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_ZIPPED_DIVIDE, l, t, 0, out, e);
+}
+
+int
+cute_tiled_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_TILED_DIVIDE, l, t, 0, out, e);
+}
+
+int
+cute_flat_divide(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_FLAT_DIVIDE, l, t, 0, out, e);
+}
+
+int
+cute_logical_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_LOGICAL_PRODUCT, l, t, 0, out, e);
+}
+
+int
+cute_zipped_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_ZIPPED_PRODUCT, l, t, 0, out, e);
+}
+
+int
+cute_tiled_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_TILED_PRODUCT, l, t, 0, out, e);
+}
+
+int
+cute_flat_product(const Layout *l, const Tiler *t, Layout *out, Err *e)
+{
+	return cute_algebra(CUTE_FLAT_PRODUCT, l, t, 0, out, e);
+}
+
 int
 cute_blocked_product(const Layout *a, const Layout *b, Layout *out, Err *e)
 {
-	return rank_product("blocked_product", a, b, 0, out, e);
+	Tiler t;
+
+	tiler_from_layout(&t, b);
+	return cute_algebra(CUTE_BLOCKED_PRODUCT, a, &t, 0, out, e);
 }
 
 int
 cute_raked_product(const Layout *a, const Layout *b, Layout *out, Err *e)
 {
-	return rank_product("raked_product", a, b, 1, out, e);
+	Tiler t;
+
+	tiler_from_layout(&t, b);
+	return cute_algebra(CUTE_RAKED_PRODUCT, a, &t, 0, out, e);
 }
+
 
 /*
 ** slice(crd, layout): keep the modes paired with `_`. A tuple coordinate

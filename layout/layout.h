@@ -54,7 +54,9 @@ typedef struct Composed {
 ** A tiler, as CuTe's Tiler concept: a layout, or a tuple (possibly nested) of
 ** tilers where `_` leaves a mode alone and an integer n stands for n:1.
 ** prof is the tree of the tuple part; each of its leaves (T_LEAF or T_UNDER)
-** names the sub-layout of l at the same path (a `_` has 1:0 there).
+** names the sub-layout of l at the same path (a `_` has 1:0 there). The path,
+** not the node index: an element with a tuple shape is one node of prof and
+** a subtree of l, so use tiler_layout_node / tiler_element to reach it.
 */
 typedef struct Tiler {
 	Tuple prof;
@@ -133,6 +135,33 @@ int cute_same_function(const Layout *a, const Layout *b, int *same, int64_t *whe
 int cute_coalesce(const Layout *l, Layout *out, Err *e);
 int cute_coalesce_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e);
 int cute_filter(const Layout *l, Layout *out, Err *e);
+/*
+** The operations that take a tiler (blocked and raked products: a layout), by
+** one entry point. A composition whose CuTe C++ result is not A o B (C++ does
+** not check; see cute.c) is refused with C++'s layout and the first index
+** where it differs, unless flags has CUTE_CPP: then the result is C++'s.
+*/
+#define CUTE_OPS(X) \
+	X(CUTE_COMPOSITION, composition) \
+	X(CUTE_LOGICAL_DIVIDE, logical_divide) \
+	X(CUTE_ZIPPED_DIVIDE, zipped_divide) \
+	X(CUTE_TILED_DIVIDE, tiled_divide) \
+	X(CUTE_FLAT_DIVIDE, flat_divide) \
+	X(CUTE_LOGICAL_PRODUCT, logical_product) \
+	X(CUTE_ZIPPED_PRODUCT, zipped_product) \
+	X(CUTE_TILED_PRODUCT, tiled_product) \
+	X(CUTE_FLAT_PRODUCT, flat_product) \
+	X(CUTE_BLOCKED_PRODUCT, blocked_product) \
+	X(CUTE_RAKED_PRODUCT, raked_product)
+typedef enum CuteOp {
+#define X(id, name) id,
+	CUTE_OPS(X)
+#undef X
+	CUTE_NOPS
+} CuteOp;
+enum { CUTE_CPP = 1 };
+int cute_algebra(CuteOp op, const Layout *l, const Tiler *t, int flags, Layout *out, Err *e);
+const char *cute_op_name(CuteOp op);
 int cute_composition(const Layout *a, const Layout *b, Layout *out, Err *e);
 int cute_composition_tiler(const Layout *a, const Tiler *t, Layout *out, Err *e);
 int cute_complement(const Layout *l, const Tuple *cotarget, Layout *out, Err *e);
@@ -154,6 +183,10 @@ int cute_with_shape(const Layout *l, const Tuple *shape, Layout *out, Err *e);
 /* tiler.c */
 void tiler_from_layout(Tiler *t, const Layout *l);
 int tiler_parse(const char *s, Tiler *t, Err *e);
+/* The node of t->l (and the element as a layout) at the leaf ip of t->prof. */
+int tiler_layout_node(const Tiler *t, int ip);
+int tiler_element(const Tiler *t, int ip, Layout *out, Err *e);
+int tiler_sub(const Tiler *t, int ip, Tiler *out, Err *e);
 void tiler_print(Buf *b, const Tiler *t);
 
 /* swizzle.c */

@@ -50,7 +50,8 @@ composed_make(Composed *c, const Swizzle *sw, int64_t offset, const Layout *l, E
 
 	if (swizzle_make(&t, sw->b, sw->m, sw->s, e) < 0)
 		return -1;
-	if (offset < 0 || offset >= CUTE_SIZE_LIMIT)
+	/* a slice of a layout with negative strides has a negative offset */
+	if (offset <= -CUTE_SIZE_LIMIT || offset >= CUTE_SIZE_LIMIT)
 		return err_set(e, "composed layout: offset %lld is out of range", (long long)offset);
 	c->sw = t;
 	c->offset = offset;

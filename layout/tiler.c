@@ -11,6 +11,55 @@ tiler_from_layout(Tiler *t, const Layout *l)
 	t->l = *l;
 }
 
+/*
+** prof and l share their tuple levels but not their node indices: a layout
+** element is one leaf of prof and a whole subtree of l. Walk both in preorder
+** to find where the element at prof node ip lies in l.
+*/
+int
+tiler_layout_node(const Tiler *t, int ip)
+{
+	int p = 0, q = 0;
+
+	while (p < ip) {
+		if (t->prof.node[p].kids >= 0) {
+			p++;
+			q++;
+		} else {
+			p++;
+			q += t->l.shape.node[q].span;
+		}
+	}
+	return q;
+}
+
+/* The sub-tiler rooted at prof node ip. */
+int
+tiler_sub(const Tiler *t, int ip, Tiler *out, Err *e)
+{
+	int q = tiler_layout_node(t, ip);
+
+	out->prof.n = out->l.shape.n = out->l.stride.n = 0;
+	if (tuple_push_copy(&out->prof, &t->prof, ip, e) < 0 ||
+	    tuple_push_copy(&out->l.shape, &t->l.shape, q, e) < 0 ||
+	    tuple_push_copy(&out->l.stride, &t->l.stride, q, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* The element at prof node ip as a layout (1:0 for a `_`). */
+int
+tiler_element(const Tiler *t, int ip, Layout *out, Err *e)
+{
+	int q = tiler_layout_node(t, ip);
+
+	out->shape.n = out->stride.n = 0;
+	if (tuple_push_copy(&out->shape, &t->l.shape, q, e) < 0 ||
+	    tuple_push_copy(&out->stride, &t->l.stride, q, e) < 0)
+		return -1;
+	return 0;
+}
+
 typedef struct TLex {
 	const char *s, *p;
 	Err *e;
@@ -61,7 +110,7 @@ parse_elem(TLex *x, Tiler *t, int depth)
 	const char *q;
 	Tuple shape, stride;
 	Layout l;
-	int at;
+	int at, al;
 
 	tskip(x);
 	if (depth > 32)
@@ -81,7 +130,7 @@ parse_elem(TLex *x, Tiler *t, int depth)
 		if (*q != ':') {
 			/* a by-mode tuple of tilers */
 			x->p++;
-			if ((at = tuple_open(&t->prof, x->e)) < 0 || tuple_open(&t->l.shape, x->e) < 0 ||
+			if ((at = tuple_open(&t->prof, x->e)) < 0 || (al = tuple_open(&t->l.shape, x->e)) < 0 ||
 			    tuple_open(&t->l.stride, x->e) < 0)
 				return -1;
 			tskip(x);
@@ -100,9 +149,10 @@ parse_elem(TLex *x, Tiler *t, int depth)
 				}
 			}
 			x->p++;
+			/* prof and l open this tuple at different indices (see layout.h) */
 			tuple_close(&t->prof, at);
-			tuple_close(&t->l.shape, at);
-			tuple_close(&t->l.stride, at);
+			tuple_close(&t->l.shape, al);
+			tuple_close(&t->l.stride, al);
 			return 0;
 		}
 	} else if (*x->p != '-' && !isdigit((unsigned char)*x->p) && *x->p != '_') {
@@ -148,10 +198,9 @@ print_at(Buf *b, const Tiler *t, int at)
 		emit(b, "_");
 	} else if (n->kids == T_LEAF) {
 		Layout l;
-		l.shape.n = l.stride.n = 0;
-		tuple_push_copy(&l.shape, &t->l.shape, at, NULL);
-		tuple_push_copy(&l.stride, &t->l.stride, at, NULL);
-		if (tuple_is_int(&l.shape) && l.stride.node[0].v == 1)
+		tiler_element(t, at, &l, NULL);
+		/* an integer n is n:1, and 1 is 1:0 (compact strides) */
+		if (tuple_is_int(&l.shape) && l.stride.node[0].v == (l.shape.node[0].v == 1 ? 0 : 1))
 			emit(b, "%lld", (long long)l.shape.node[0].v);
 		else
 			cute_print(b, &l);

@@ -13,7 +13,7 @@ static int
 grow(Tuple *o, Err *e)
 {
 	if (o->n >= TUPLE_MAX)
-		return err_set(e, "tuple too large: more than %d nodes", TUPLE_MAX);
+		return err_set(e, "tuple too large: tessel's tuples hold at most %d nodes", TUPLE_MAX);
 	return o->n++;
 }
 
@@ -70,7 +70,7 @@ tuple_push_copy(Tuple *o, const Tuple *t, int at, Err *e)
 	int span = t->node[at].span;
 
 	if (o->n + span > TUPLE_MAX)
-		return err_set(e, "tuple too large: more than %d nodes", TUPLE_MAX);
+		return err_set(e, "tuple too large: tessel's tuples hold at most %d nodes", TUPLE_MAX);
 	memcpy(&o->node[o->n], &t->node[at], (size_t)span * sizeof(TNode));
 	o->n += span;
 	return o->n - span;

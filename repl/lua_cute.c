@@ -1,6 +1,8 @@
 /* lua_cute.c - the `cute` Lua table: CuTe layouts, tilers, swizzles, TV layouts and MMA atoms. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,25 +67,62 @@ is_under(lua_State *L, int i)
 }
 
 /*
+** Lua's convention: a trailing nil is an absent argument (cute.size(L, nil) is
+** cute.size(L)). Functions that count their arguments drop them first.
+*/
+static int
+args(lua_State *L)
+{
+	int n = lua_gettop(L);
+
+	while (n > 0 && lua_isnil(L, n))
+		n--;
+	lua_settop(L, n);
+	return n;
+}
+
+/*
+** A number where an integer is expected: an integer, or a float with an exact
+** integer value below 2^53 (4.0, as Lua's own libraries take it). Beyond 2^53
+** a float is not an exact count (2^62 is a float in Lua; 1 << 62 is not).
+*/
+static int
+to_integer(lua_State *L, int i, lua_Integer *v, Err *e)
+{
+	char f[32], *p;
+	double d;
+
+	if (lua_isinteger(L, i)) {
+		*v = lua_tointeger(L, i);
+		return 0;
+	}
+	d = lua_tonumber(L, i);
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		*v = (lua_Integer)d;
+		return 0;
+	}
+	/* 4.6e18, not 4.6e+18 */
+	snprintf(f, sizeof f, "%.2g", d);
+	if ((p = strstr(f, "e+")))
+		memmove(p + 1, p + 2, strlen(p + 2) + 1);
+	return err_set(e, "an integer, got the float %s", f);
+}
+
+/*
 ** Lua values to tuples: integers, `_`, tables (nested), or notation strings.
 */
 static void
 table_to_tuple(lua_State *L, int i, Tuple *t, int depth, int allow_under, Err *e, int *bad)
 {
-	int at, n, k, isint;
+	int at, n, k;
 	lua_Integer v;
 
 	i = lua_absindex(L, i);
 	if (*bad)
 		return;
 	if (lua_type(L, i) == LUA_TNUMBER) {
-		v = lua_tointegerx(L, i, &isint);
-		if (!isint) {
-			err_set(e, "number %s has no integer representation", lua_tostring(L, i));
+		if (to_integer(L, i, &v, e) < 0 || tuple_push(t, v, e) < 0)
 			*bad = 1;
-		} else if (tuple_push(t, v, e) < 0) {
-			*bad = 1;
-		}
 		return;
 	}
 	if (allow_under && is_under(L, i)) {
@@ -161,6 +200,20 @@ push_tuple_at(lua_State *L, const Tuple *t, int at)
 	luaL_setmetatable(L, TUPLE);
 }
 
+/* Whether a string is swizzle notation ("Sw<B,M,S>", spaces allowed before),
+** and whether it composes one with a layout ("Sw<B,M,S> o ..."). */
+static int
+is_sw_text(lua_State *L, int i, int composed)
+{
+	const char *s;
+
+	if (lua_type(L, i) != LUA_TSTRING)
+		return 0;
+	for (s = lua_tostring(L, i); *s == ' ' || *s == '\t' || *s == '\n'; s++)
+		;
+	return strncmp(s, "Sw<", 3) == 0 && (strstr(s, " o ") != NULL) == composed;
+}
+
 /*
 ** Layout arguments: a Layout, a notation string, an integer n (n:1), or a
 ** table shape (compact column-major).
@@ -175,7 +228,12 @@ check_layout(lua_State *L, int i, Layout *tmp)
 	if (u)
 		return &u->l;
 	if (lua_type(L, i) == LUA_TSTRING) {
-		if (cute_parse(lua_tostring(L, i), tmp, &e) < 0)
+		const char *s = lua_tostring(L, i);
+		if (is_sw_text(L, i, 1))
+			luaL_argerror(L, i, "a swizzled layout is not taken here, only a plain layout");
+		if (is_sw_text(L, i, 0))
+			luaL_argerror(L, i, "a swizzle is not a layout (cute.swizzle makes one)");
+		if (cute_parse(s, tmp, &e) < 0)
 			luaL_argerror(L, i, e.msg);
 		return tmp;
 	}
@@ -214,14 +272,14 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 	LLayout *u;
 	Layout tmp;
 	Tiler sub;
-	int at, n, k;
+	int at, al, n, k;
 
 	i = lua_absindex(L, i);
 	if (is_under(L, i))
 		return tuple_push_under(&t->prof, e) < 0 || tuple_push(&t->l.shape, 1, e) < 0 ||
 		       tuple_push(&t->l.stride, 0, e) < 0 ? -1 : 0;
 	if (lua_type(L, i) == LUA_TTABLE && depth < 32) {
-		if ((at = tuple_open(&t->prof, e)) < 0 || tuple_open(&t->l.shape, e) < 0 ||
+		if ((at = tuple_open(&t->prof, e)) < 0 || (al = tuple_open(&t->l.shape, e)) < 0 ||
 		    tuple_open(&t->l.stride, e) < 0)
 			return -1;
 		n = (int)luaL_len(L, i);
@@ -233,9 +291,10 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 			if (r < 0)
 				return -1;
 		}
+		/* prof and l open this tuple at different indices (see layout.h) */
 		tuple_close(&t->prof, at);
-		tuple_close(&t->l.shape, at);
-		tuple_close(&t->l.stride, at);
+		tuple_close(&t->l.shape, al);
+		tuple_close(&t->l.stride, al);
 		return 0;
 	}
 	if (lua_type(L, i) == LUA_TSTRING) {
@@ -247,9 +306,12 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 	}
 	if ((u = to_llayout(L, i))) {
 		tmp = u->l;
-	} else if (lua_isinteger(L, i)) {
+	} else if (lua_type(L, i) == LUA_TNUMBER) {
 		Tuple s;
-		tuple_int(&s, lua_tointeger(L, i));
+		lua_Integer v;
+		if (to_integer(L, i, &v, e) < 0)
+			return -1;
+		tuple_int(&s, v);
 		if (cute_make_compact(&tmp, &s, 0, e) < 0)
 			return -1;
 	} else {
@@ -279,8 +341,7 @@ test_swizzle(lua_State *L, int i, Swizzle *tmp)
 
 	if (s)
 		return s;
-	if (lua_type(L, i) == LUA_TSTRING && strncmp(lua_tostring(L, i), "Sw<", 3) == 0 &&
-	    !strstr(lua_tostring(L, i), " o ")) {
+	if (is_sw_text(L, i, 0)) {
 		if (swizzle_parse(lua_tostring(L, i), tmp, &e) < 0)
 			luaL_argerror(L, i, e.msg);
 		return tmp;
@@ -297,8 +358,7 @@ test_composed(lua_State *L, int i, Composed *tmp)
 
 	if (c)
 		return c;
-	if (lua_type(L, i) == LUA_TSTRING && strncmp(lua_tostring(L, i), "Sw<", 3) == 0 &&
-	    strstr(lua_tostring(L, i), " o ")) {
+	if (is_sw_text(L, i, 1)) {
 		if (composed_parse(lua_tostring(L, i), tmp, &e) < 0)
 			luaL_argerror(L, i, e.msg);
 		return tmp;
@@ -334,9 +394,14 @@ l_layout(lua_State *L)
 	Tuple s, d;
 	Err e;
 	const char *order;
+	Composed ctmp, *c;
 
-	if (lua_gettop(L) == 1) {
-		push_layout(L, check_layout(L, 1, &tmp));
+	if (args(L) == 1) {
+		/* everything cute prints parses back: a composed layout is a layout too */
+		if ((c = test_composed(L, 1, &ctmp)))
+			push_composed(L, c);
+		else
+			push_layout(L, check_layout(L, 1, &tmp));
 		return 1;
 	}
 	check_tuple(L, 1, &s, 0);
@@ -360,9 +425,11 @@ l_make_layout(lua_State *L)
 	const Layout *ms[16];
 	Layout out;
 	Err e;
-	int i, n = lua_gettop(L);
+	int i, n = args(L);
 
-	if (n == 0 || !(to_llayout(L, 1) || (lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), ':'))))
+	if (n == 0 || !(to_llayout(L, 1) || (lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), ':'))) ||
+	    (n == 1 && luaL_testudata(L, 1, COMPOSED)) ||
+	    (n == 1 && is_sw_text(L, 1, 1)))
 		return l_layout(L);
 	if (n > 16)
 		return luaL_error(L, "make_layout: at most 16 modes");
@@ -397,7 +464,10 @@ static int
 query(lua_State *L, int q)
 {
 	Layout tmp, mt;
-	const Layout *l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
+	const Layout *l;
+
+	args(L);
+	l = select_mode(L, layout_or_inner(L, 1, &tmp), 2, &mt);
 
 	switch (q) {
 	case Q_SIZE: lua_pushinteger(L, cute_size(l)); break;
@@ -421,8 +491,10 @@ static int
 l_mode(lua_State *L)
 {
 	Layout tmp, mt;
-	const Layout *l = check_layout(L, 1, &tmp);
+	const Layout *l;
 
+	args(L);
+	l = check_layout(L, 1, &tmp);
 	luaL_checkinteger(L, 2);
 	push_layout(L, select_mode(L, l, 2, &mt));
 	return 1;
@@ -439,8 +511,8 @@ static int
 l_select(lua_State *L)
 {
 	Layout tmp, out;
+	int modes[TUPLE_MAX], i, n = args(L) - 1;
 	const Layout *l = check_layout(L, 1, &tmp);
-	int modes[TUPLE_MAX], i, n = lua_gettop(L) - 1;
 	Err e;
 
 	if (n > TUPLE_MAX)
@@ -478,25 +550,54 @@ l_flatten(lua_State *L)
 ** (swizzled) layout there and act on its inner layout, as CuTe's
 ** ComposedLayout overloads do.
 */
-typedef int (*TilerOp)(const Layout *l, const Tiler *t, Layout *out, Err *e);
+/*
+** Options of the algebra, a table after the arguments: {cpp = true} returns
+** what CuTe C++ returns where tessel refuses because C++'s layout is not A o B.
+*/
+static int
+alg_flags(lua_State *L, int i)
+{
+	int flags = 0;
+
+	if (lua_isnoneornil(L, i))
+		return 0;
+	luaL_checktype(L, i, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, i)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		if (!k || strcmp(k, "cpp") != 0)
+			luaL_argerror(L, i, lua_pushfstring(L, "unknown option %s (the options are: cpp)",
+			                                    k ? k : luaL_typename(L, -2)));
+		if (!lua_isboolean(L, -1))
+			luaL_argerror(L, i, "option cpp must be a boolean");
+		if (lua_toboolean(L, -1))
+			flags |= CUTE_CPP;
+		lua_pop(L, 1);
+	}
+	return flags;
+}
 
 static int
-apply_tiler(lua_State *L, TilerOp op)
+apply_tiler(lua_State *L, CuteOp op)
 {
 	Layout tmp, out;
 	Composed ctmp, *c = test_composed(L, 1, &ctmp);
 	Tiler t;
 	Err e;
+	int flags = alg_flags(L, 3);
 
-	check_tiler(L, 2, &t);
+	if (op == CUTE_BLOCKED_PRODUCT || op == CUTE_RAKED_PRODUCT)
+		tiler_from_layout(&t, check_layout(L, 2, &tmp));
+	else
+		check_tiler(L, 2, &t);
 	if (c) {
 		Composed r = *c;
-		if (op(&c->layout, &t, &r.layout, &e) < 0)
+		if (cute_algebra(op, &c->layout, &t, flags, &r.layout, &e) < 0)
 			return fail(L, &e);
 		push_composed(L, &r);
 		return 1;
 	}
-	if (op(check_layout(L, 1, &tmp), &t, &out, &e) < 0)
+	if (cute_algebra(op, check_layout(L, 1, &tmp), &t, flags, &out, &e) < 0)
 		return fail(L, &e);
 	push_layout(L, &out);
 	return 1;
@@ -516,35 +617,19 @@ l_composition(lua_State *L)
 		push_composed(L, &c);
 		return 1;
 	}
-	return apply_tiler(L, cute_composition_tiler);
+	return apply_tiler(L, CUTE_COMPOSITION);
 }
 
-static int l_logical_divide(lua_State *L) { return apply_tiler(L, cute_logical_divide); }
-static int l_zipped_divide(lua_State *L) { return apply_tiler(L, cute_zipped_divide); }
-static int l_tiled_divide(lua_State *L) { return apply_tiler(L, cute_tiled_divide); }
-static int l_flat_divide(lua_State *L) { return apply_tiler(L, cute_flat_divide); }
-static int l_logical_product(lua_State *L) { return apply_tiler(L, cute_logical_product); }
-static int l_zipped_product(lua_State *L) { return apply_tiler(L, cute_zipped_product); }
-static int l_tiled_product(lua_State *L) { return apply_tiler(L, cute_tiled_product); }
-static int l_flat_product(lua_State *L) { return apply_tiler(L, cute_flat_product); }
-
-typedef int (*PairOp)(const Layout *a, const Layout *b, Layout *out, Err *e);
-
-static int
-apply_pair(lua_State *L, PairOp op)
-{
-	Layout ta, tb, out;
-	const Layout *a = check_layout(L, 1, &ta), *b = check_layout(L, 2, &tb);
-	Err e;
-
-	if (op(a, b, &out, &e) < 0)
-		return fail(L, &e);
-	push_layout(L, &out);
-	return 1;
-}
-
-static int l_blocked_product(lua_State *L) { return apply_pair(L, cute_blocked_product); }
-static int l_raked_product(lua_State *L) { return apply_pair(L, cute_raked_product); }
+static int l_logical_divide(lua_State *L) { return apply_tiler(L, CUTE_LOGICAL_DIVIDE); }
+static int l_zipped_divide(lua_State *L) { return apply_tiler(L, CUTE_ZIPPED_DIVIDE); }
+static int l_tiled_divide(lua_State *L) { return apply_tiler(L, CUTE_TILED_DIVIDE); }
+static int l_flat_divide(lua_State *L) { return apply_tiler(L, CUTE_FLAT_DIVIDE); }
+static int l_logical_product(lua_State *L) { return apply_tiler(L, CUTE_LOGICAL_PRODUCT); }
+static int l_zipped_product(lua_State *L) { return apply_tiler(L, CUTE_ZIPPED_PRODUCT); }
+static int l_tiled_product(lua_State *L) { return apply_tiler(L, CUTE_TILED_PRODUCT); }
+static int l_flat_product(lua_State *L) { return apply_tiler(L, CUTE_FLAT_PRODUCT); }
+static int l_blocked_product(lua_State *L) { return apply_tiler(L, CUTE_BLOCKED_PRODUCT); }
+static int l_raked_product(lua_State *L) { return apply_tiler(L, CUTE_RAKED_PRODUCT); }
 
 typedef int (*UnOp)(const Layout *l, Layout *out, Err *e);
 
@@ -912,14 +997,15 @@ l_composed(lua_State *L)
 	Composed c, ctmp, *p;
 	Layout tmp;
 	Err e;
+	int n = args(L);
 
-	if ((p = test_composed(L, 1, &ctmp)) && lua_gettop(L) == 1) {
+	if ((p = test_composed(L, 1, &ctmp)) && n == 1) {
 		push_composed(L, p);
 		return 1;
 	}
 	if (!(sw = test_swizzle(L, 1, &stmp)))
 		return luaL_typeerror(L, 1, "swizzle");
-	if (lua_gettop(L) >= 3) {
+	if (n >= 3) {
 		if (composed_make(&c, sw, luaL_checkinteger(L, 2), check_layout(L, 3, &tmp), &e) < 0)
 			return fail(L, &e);
 	} else if (composed_make(&c, sw, 0, check_layout(L, 2, &tmp), &e) < 0) {
@@ -965,7 +1051,7 @@ co_len(lua_State *L)
 static void
 call_coord(lua_State *L, Tuple *crd)
 {
-	int n = lua_gettop(L) - 1, i, at;
+	int n = args(L) - 1, i, at;
 	Err e;
 	int bad = 0;
 
@@ -1424,7 +1510,10 @@ static const Fn funcs[] = {
 	  "B may be a layout or a tiler (a tuple applied mode by mode, cute._ for no-op):\n"
 	  "  cute.composition(\"(6,8):(2,12)\", \"(2,_)\")  cute.composition(A, {\"3:4\", 2})\n"
 	  "With a swizzle on the left it builds a swizzled (composed) layout: composition(cute.swizzle(3,4,3), L).\n"
-	  "Errors name CuTe's stride and shape divisibility conditions when B does not fit A." },
+	  "Errors name CuTe's stride and shape divisibility conditions when B does not fit A. Where CuTe C++\n"
+	  "computes a layout that is not A o B, the error gives C++'s layout and the first i where it\n"
+	  "differs from A(B(i)); cute.composition(A, B, {cpp = true}) returns C++'s layout anyway.\n"
+	  "The divides and products take the same {cpp = true}." },
 	{ "complement", l_complement,
 	  "the layout that fills the holes of L up to a cotarget\n"
 	  "cute.complement(L [, cotarget]) -> C such that (L, C) is injective and covers the cotarget\n"
@@ -1437,34 +1526,34 @@ static const Fn funcs[] = {
 	  "cute.left_inverse(L) -> R with R(L(i)) == i; holes of L's codomain get stride 0" },
 	{ "logical_divide", l_logical_divide,
 	  "split L into (tile, rest) by a tiler\n"
-	  "cute.logical_divide(L, tiler) -> (tile, rest) per mode of the tiler: L o (T, complement(T, ...))" },
+	  "cute.logical_divide(L, tiler [, {cpp = true}]) -> (tile, rest) per mode of the tiler: L o (T, complement(T, ...))" },
 	{ "zipped_divide", l_zipped_divide,
 	  "logical_divide gathered as ((tiles...),(rests...))\n"
-	  "cute.zipped_divide(L, tiler) -> ((tiles...),(rests...))" },
+	  "cute.zipped_divide(L, tiler [, {cpp = true}]) -> ((tiles...),(rests...))" },
 	{ "tiled_divide", l_tiled_divide,
 	  "logical_divide as ((tiles...), rest0, rest1, ...)\n"
-	  "cute.tiled_divide(L, tiler) -> ((tiles...), rest0, rest1, ...)" },
+	  "cute.tiled_divide(L, tiler [, {cpp = true}]) -> ((tiles...), rest0, rest1, ...)" },
 	{ "flat_divide", l_flat_divide,
 	  "logical_divide as (tile0, ..., rest0, ...)\n"
-	  "cute.flat_divide(L, tiler) -> (tile0, tile1, ..., rest0, rest1, ...)" },
+	  "cute.flat_divide(L, tiler [, {cpp = true}]) -> (tile0, tile1, ..., rest0, rest1, ...)" },
 	{ "logical_product", l_logical_product,
 	  "repeat a block A as (A, repetitions) by a tiler\n"
-	  "cute.logical_product(A, tiler) -> (A, complement(A, size(A)*cosize(B)) o B) per mode" },
+	  "cute.logical_product(A, tiler [, {cpp = true}]) -> (A, complement(A, size(A)*cosize(B)) o B) per mode" },
 	{ "zipped_product", l_zipped_product,
 	  "logical_product as ((blocks...),(repeats...))\n"
-	  "cute.zipped_product(A, tiler) -> ((blocks...),(repeats...))" },
+	  "cute.zipped_product(A, tiler [, {cpp = true}]) -> ((blocks...),(repeats...))" },
 	{ "tiled_product", l_tiled_product,
 	  "logical_product as ((blocks...), rep0, rep1, ...)\n"
-	  "cute.tiled_product(A, tiler) -> ((blocks...), rep0, rep1, ...)" },
+	  "cute.tiled_product(A, tiler [, {cpp = true}]) -> ((blocks...), rep0, rep1, ...)" },
 	{ "flat_product", l_flat_product,
 	  "logical_product as (block modes..., repeat modes...)\n"
-	  "cute.flat_product(A, tiler) -> (block modes..., repeat modes...)" },
+	  "cute.flat_product(A, tiler [, {cpp = true}]) -> (block modes..., repeat modes...)" },
 	{ "blocked_product", l_blocked_product,
 	  "A repeated as whole blocks over B, mode by mode\n"
-	  "cute.blocked_product(A, B) -> A repeated as blocks over B, rank max(rank A, rank B)" },
+	  "cute.blocked_product(A, B [, {cpp = true}]) -> A repeated as blocks over B, rank max(rank A, rank B)" },
 	{ "raked_product", l_raked_product,
 	  "A's elements interleaved across B's blocks\n"
-	  "cute.raked_product(A, B) -> A's elements interleaved (raked) across B's blocks" },
+	  "cute.raked_product(A, B [, {cpp = true}]) -> A's elements interleaved (raked) across B's blocks" },
 	{ "crd2idx", l_crd2idx,
 	  "a coordinate to its index\n"
 	  "cute.crd2idx(crd, shape [, stride]) | cute.crd2idx(crd, L) -> index (colexicographic when no stride)" },
