@@ -1,4 +1,5 @@
 /* jit.c - the C JIT: emitted C compiled by the system compiler into a shared object, loaded, run on tessel's buffers, checked against the interpreter. */
+#define _GNU_SOURCE   /* RTLD_NOLOAD, RTLD_NODELETE: pinning the OpenMP runtime */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -228,10 +229,10 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
         size_t srclen, Err *e)
 {
 	char path[600], cpath[1024], so[32], cfile[32], *log = NULL;
-	const char **argv;
+	const char **argv, **envp = NULL;
 	FILE *f;
 	pid_t pid;
-	int fd, st, i, n = 0, rc = -1;
+	int fd, st, i, j, n = 0, rc = -1;
 
 	if (!c->dir[0]) {
 		const char *tmp = getenv("TMPDIR");
@@ -256,10 +257,18 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 	snprintf(path, sizeof path, "%s/k%d.log", c->dir, seq);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
 		return err_set(e, "jit: cannot write %s: %s", path, strerror(errno));
-	if (!(argv = calloc((size_t)nflags + 16, sizeof *argv))) {
+	/* the environment, with the compiler's messages in plain ASCII (LC_ALL=C) */
+	for (i = 0; environ && environ[i]; i++)
+		;
+	if (!(argv = calloc((size_t)nflags + 16, sizeof *argv)) || !(envp = calloc((size_t)i + 2, sizeof *envp))) {
+		free(argv);
 		close(fd);
 		return err_set(e, "jit: out of memory");
 	}
+	envp[0] = "LC_ALL=C";
+	for (i = 0, j = 1; environ && environ[i]; i++)
+		if (strncmp(environ[i], "LC_ALL=", 7) != 0)
+			envp[j++] = environ[i];
 	argv[n++] = cc;
 	for (i = 0; i < nflags; i++)
 		argv[n++] = argv_flags[i];
@@ -274,11 +283,12 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 		if (chdir(c->dir) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(126);
 		close(fd);
-		execve(cpath, (char *const *)argv, environ);
+		execve(cpath, (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}
 	close(fd);
 	free(argv);
+	free(envp);
 	if (pid < 0)
 		return err_set(e, "jit: fork: %s", strerror(errno));
 	while (waitpid(pid, &st, 0) < 0)
@@ -293,6 +303,23 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 		compiler_error(e, cc, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st), log ? log : "", src, seq);
 	free(log);
 	return rc;
+}
+
+/*
+** A kernel built with -fopenmp loads the OpenMP runtime, which keeps its
+** worker threads alive, idle, after a parallel loop ends. Unloading the
+** kernel must not unload the runtime under them (a worker would wake up in
+** unmapped code): once loaded, the runtime stays (RTLD_NODELETE on the
+** already-loaded library; RTLD_NOLOAD loads nothing that is not there).
+*/
+static void
+pin_openmp(void)
+{
+	static const char *const lib[] = { "libgomp.so.1", "libomp.so.5", "libomp.so" };
+	size_t i;
+
+	for (i = 0; i < sizeof lib / sizeof lib[0]; i++)
+		dlopen(lib[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 /* The compiled kernel for src and flags: from the cache, or compiled and loaded now. */
@@ -352,6 +379,7 @@ lookup(BJitCache *c, const char *cc, const char *const *flags, int nflags, const
 		err_set(e, "jit: dlopen %s: %s", so, m ? m : "failed");
 		return NULL;
 	}
+	pin_openmp();
 	*(void **)&x->fn = dlsym(x->dl, "tessel_kernel");
 	*(void **)&x->place = dlsym(x->dl, "tessel_place");
 	*(void **)&x->take = dlsym(x->dl, "tessel_take");
