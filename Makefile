@@ -140,6 +140,7 @@ bench: all $(B)/bench/ptytime
 	@./tessel bench/viz_bench.lua
 	@./tessel bench/tensor_eval.lua
 	@./tessel bench/kernel_bench.lua
+	@./tessel bench/backend_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)
