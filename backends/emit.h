@@ -100,8 +100,8 @@ struct Emit {
 	unsigned need;         /* H_* helpers used */
 	int uses_omp, uses_simd, has_place, has_take;
 	uint8_t *use;          /* use[st * nbuf + b]: stage st reads (1), writes (2) buffer b */
-	char (*bname)[K_NAME + 8];   /* the buffers' names in the source */
-	char (*sname)[K_NAME + 8];   /* the stages' names in the source */
+	char (*bname)[K_NAME + 16];  /* the buffers' names in the source */
+	char (*sname)[K_NAME + 16];  /* the stages' names in the source */
 	char **taken;          /* every name in use: reserved, buffers, stages, loop variables */
 	int ntaken, captaken;
 	PMap pure;             /* node -> (void *)1 pure index arithmetic, (void *)2 not */

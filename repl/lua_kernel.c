@@ -21,6 +21,7 @@
 #define KREGION "kernel.Region"
 #define STAGING "tessel.kernel.staging"   /* registry: the kernel a stage is being recorded into */
 #define JITCACHE "tessel.jit.cache"         /* registry: this Lua state's compiled kernels (backend c) */
+#define JITMETA  "kernel.JitCache"          /* its metatable */
 
 /*
 ** Kernels written in Lua are staged, as Terra stages: the Lua code of a stage
@@ -1496,7 +1497,7 @@ run_opts(lua_State *L, int i, KRunOpts *o)
 static int
 jit_gc(lua_State *L)
 {
-	BJitCache **p = luaL_checkudata(L, 1, JITCACHE);
+	BJitCache **p = luaL_checkudata(L, 1, JITMETA);
 
 	backend_jit_cache_free(*p);
 	*p = NULL;
@@ -1518,7 +1519,7 @@ jit_cache(lua_State *L)
 		lua_pop(L, 1);
 	p = lua_newuserdatauv(L, sizeof *p, 0);
 	*p = NULL;
-	luaL_setmetatable(L, JITCACHE);
+	luaL_setmetatable(L, JITMETA);
 	if (!(*p = backend_jit_cache_new()))
 		luaL_error(L, "k:run: out of memory");
 	lua_setfield(L, LUA_REGISTRYINDEX, JITCACHE);
@@ -1932,7 +1933,7 @@ luaopen_tessel_kernel(lua_State *L)
 	lua_pushcfunction(L, run_gc);
 	lua_setfield(L, -2, "__gc");
 	lua_pop(L, 1);
-	luaL_newmetatable(L, JITCACHE);
+	luaL_newmetatable(L, JITMETA);
 	lua_pushcfunction(L, jit_gc);
 	lua_setfield(L, -2, "__gc");
 	lua_pop(L, 1);
