@@ -21,6 +21,8 @@ RL_LIBS    := $(shell pkg-config --libs readline 2>/dev/null || echo -lreadline)
 CMOCKA_LIBS:= $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # Graphviz (viz/gv.c): tessel, tessel.so and every user of libtessel.a link these.
 GV_LIBS    := $(shell pkg-config --libs libgvc libcgraph 2>/dev/null || echo -lgvc -lcgraph -lcdt)
+# The C JIT (backends/jit.c) loads what it compiles: dlopen is in libc from glibc 2.34, in libdl before.
+DL_LIBS    = -ldl
 
 CFLAGS  ?= -O2 -g
 WARN     = -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter
@@ -60,7 +62,8 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
-           viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c
+           viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c \
+           backends/emit.c backends/c.c backends/jit.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
            repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c
@@ -99,15 +102,15 @@ $(LIB): $(CORE_OBJ)
 
 $(MODULE): $(CORE_OBJ) $(LUA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDSAN) -o $@ $^ $(GV_LIBS) -lm
+	$(CC) -shared $(LDSAN) -o $@ $^ $(GV_LIBS) $(DL_LIBS) -lm
 
 $(TESSEL): $(EXE_OBJ) $(LUA_OBJ) $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDSAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(GV_LIBS) -lm
+	$(CC) $(LDSAN) -o $@ $^ $(LUA_LIBS) $(RL_LIBS) $(GV_LIBS) $(DL_LIBS) -lm
 
 $(B)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-function -o $@ $< $(LIB) $(LDSAN) $(CMOCKA_LIBS) $(GV_LIBS) -lm -lutil
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -o $@ $< $(LIB) $(LDSAN) $(CMOCKA_LIBS) $(GV_LIBS) $(DL_LIBS) -lm -lutil
 
 run: deps all
 	./tessel scripts/tour.lua
@@ -138,6 +141,7 @@ bench: all $(B)/bench/ptytime
 	@./tessel bench/viz_bench.lua
 	@./tessel bench/tensor_eval.lua
 	@./tessel bench/kernel_bench.lua
+	@./tessel bench/backend_bench.lua
 
 $(B)/bench/ptytime: bench/ptytime.c
 	@mkdir -p $(dir $@)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/backend.h"
 #include "../interp/kernel.h"
 #include "../interp/sched/tile_ir.h"
 #include "../layout/layout.h"
@@ -19,6 +20,8 @@
 #define RUNBOX  "kernel.RunBuffers"
 #define KREGION "kernel.Region"
 #define STAGING "tessel.kernel.staging"   /* registry: the kernel a stage is being recorded into */
+#define JITCACHE "tessel.jit.cache"         /* registry: this Lua state's compiled kernels (backend c) */
+#define JITMETA  "kernel.JitCache"          /* its metatable */
 
 /*
 ** Kernels written in Lua are staged, as Terra stages: the Lua code of a stage
@@ -1491,8 +1494,96 @@ run_opts(lua_State *L, int i, KRunOpts *o)
 	lua_pop(L, 2);
 }
 
+static int
+jit_gc(lua_State *L)
+{
+	BJitCache **p = luaL_checkudata(L, 1, JITMETA);
+
+	backend_jit_cache_free(*p);
+	*p = NULL;
+	return 0;
+}
+
+/* The Lua state's cache of compiled kernels, made on first use (freed with the state). */
+static BJitCache *
+jit_cache(lua_State *L)
+{
+	BJitCache **p;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, JITCACHE) == LUA_TUSERDATA) {
+		p = lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		if (*p)
+			return *p;
+	} else
+		lua_pop(L, 1);
+	p = lua_newuserdatauv(L, sizeof *p, 0);
+	*p = NULL;
+	luaL_setmetatable(L, JITMETA);
+	if (!(*p = backend_jit_cache_new()))
+		luaL_error(L, "k:run: out of memory");
+	lua_setfield(L, LUA_REGISTRYINDEX, JITCACHE);
+	return *p;
+}
+
+/* The compiled path's options: {backend = "c", compare =, flags = {...}, cc =, stats = {}} */
+typedef struct JitArgs {
+	BJitOpts o;
+	BJitStats st;
+	const char *flags[33];
+	int stats;           /* the index of the table to fill, or 0 */
+} JitArgs;
+
+static int
+jit_opts(lua_State *L, int i, JitArgs *j)
+{
+	const char *b;
+	int n, k;
+
+	memset(j, 0, sizeof *j);
+	if (lua_type(L, i) != LUA_TTABLE || lua_getfield(L, i, "backend") == LUA_TNIL) {
+		if (lua_type(L, i) == LUA_TTABLE)
+			lua_pop(L, 1);
+		return 0;
+	}
+	b = lua_tostring(L, -1);
+	if (!b || (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0))
+		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, or \"c\")",
+		           b ? b : luaL_typename(L, -1));
+	lua_pop(L, 1);
+	if (strcmp(b, "interp") == 0)
+		return 0;
+	if (lua_getfield(L, i, "compare") != LUA_TNIL)
+		j->o.no_check = !lua_toboolean(L, -1);
+	if (lua_getfield(L, i, "cc") != LUA_TNIL && !(j->o.cc = lua_tostring(L, -1)))
+		luaL_error(L, "k:run: cc must be a string (the compiler)");
+	lua_pop(L, 2);
+	if (lua_getfield(L, i, "flags") == LUA_TTABLE) {
+		n = (int)luaL_len(L, -1);
+		if (n > 32)
+			luaL_error(L, "k:run: at most 32 flags");
+		for (k = 0; k < n; k++) {
+			lua_geti(L, -1, k + 1);
+			if (!(j->flags[k] = lua_tostring(L, -1)))
+				luaL_error(L, "k:run: flags must be strings");
+			lua_pop(L, 1);   /* the table keeps the string */
+		}
+		j->o.flags = j->flags;
+	} else if (!lua_isnil(L, -1))
+		luaL_error(L, "k:run: flags must be a table of strings");
+	lua_pop(L, 1);
+	if (lua_getfield(L, i, "stats") == LUA_TTABLE)
+		j->stats = lua_absindex(L, i);
+	else if (!lua_isnil(L, -1))
+		luaL_error(L, "k:run: stats must be a table (filled with compile_s, run_s, check_s, cached)");
+	lua_pop(L, 1);
+	j->o.stats = &j->st;
+	j->o.cache = jit_cache(L);
+	return 1;
+}
+
 static RunBox *
-run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random)
+run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, const BJitOpts *jit)
 {
 	RunBox *r;
 	Buf notes;
@@ -1512,7 +1603,13 @@ run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random)
 		luaL_error(L, "k:run: out of memory");
 	r->n = x->k->nbuf;
 	bind_inputs(L, x, binds, r, random);
-	if (kernel_run(x->k, o, r->b, c, &e) < 0)
+	if (jit) {
+		BJitOpts jo = *jit;
+
+		jo.interp = o;
+		if (backend_jit_run(x->k, r->b, &jo, &e) < 0)
+			err(L, &e);
+	} else if (kernel_run(x->k, o, r->b, c, &e) < 0)
 		err(L, &e);
 	return r;
 }
@@ -1523,14 +1620,28 @@ k_run(lua_State *L)
 {
 	LKernel *x = checkk(L, 1);
 	KRunOpts o;
+	JitArgs j;
 	RunBox *r;
-	int i, n = 0;
+	int i, n = 0, compiled;
 
 	lua_settop(L, 3);
 	if (!lua_isnil(L, 2) && lua_type(L, 2) != LUA_TTABLE)
 		return luaL_typeerror(L, 2, "bindings table");
 	run_opts(L, 3, &o);
-	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0);
+	compiled = jit_opts(L, 3, &j);
+	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j.o : NULL);
+	if (j.stats) {
+		lua_getfield(L, j.stats, "stats");
+		lua_pushboolean(L, j.st.cached);
+		lua_setfield(L, -2, "cached");
+		lua_pushnumber(L, j.st.compile_s);
+		lua_setfield(L, -2, "compile_s");
+		lua_pushnumber(L, j.st.run_s);
+		lua_setfield(L, -2, "run_s");
+		lua_pushnumber(L, j.st.check_s);
+		lua_setfield(L, -2, "check_s");
+		lua_pop(L, 1);
+	}
 	for (i = 0; i < x->k->nbuf; i++)
 		if (x->k->buf[i].role == KB_OUTPUT) {
 			tessel_pushtbuf(L, &r->b[i]);
@@ -1553,7 +1664,7 @@ k_counts(lua_State *L)
 	run_opts(L, 3, &o);
 	o.counts = 1;
 	memset(&c, 0, sizeof c);
-	run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, &c, 1);
+	run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, &c, 1, NULL);
 	lua_createtable(L, 0, 14);
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
@@ -1619,6 +1730,28 @@ k_tile_ir(lua_State *L)
 	if (b.len && b.s[b.len - 1] == '\n')
 		b.s[--b.len] = 0;
 	lua_pushstring(L, b.s ? b.s : "");
+	buf_free(&b);
+	return 1;
+}
+
+/* k:source([dialect]): the kernel as source text */
+static int
+k_source(lua_State *L)
+{
+	LKernel *x = checkk(L, 1);
+	const char *d = luaL_optstring(L, 2, "c");
+	Dialect dl;
+	Buf b;
+	Err e = { "" };
+
+	if (dialect_parse(d, &dl) < 0)
+		return luaL_error(L, "k:source: unknown dialect \"%s\" (c; cuda, opencl and triton are to come)", d);
+	buf_init(&b);
+	if (backend_source(&b, x->k, dl, &e) < 0) {
+		buf_free(&b);
+		return err(L, &e);
+	}
+	lua_pushlstring(L, b.s ? b.s : "", b.len);
 	buf_free(&b);
 	return 1;
 }
@@ -1746,9 +1879,14 @@ static const HelpReg kmeths[] = {
 	{ "check", k_check,
 	  "k:check(): the verifier; true and its notes, or an error saying what is wrong and where" },
 	{ "run", k_run,
-	  "k:run([bindings] [, {checks = false}]): run on the CPU as a GPU would; the outputs\n"
+	  "k:run([bindings] [, {checks = false, backend = \"c\"}]): run on the CPU as a GPU would; the outputs\n"
 	  "Bindings by input name: tensors or nested tables. Checks (on by default) raise\n"
-	  "`race: ...`, `out of bounds: ...`, `uninitialized: ...` with block, thread and element." },
+	  "`race: ...`, `out of bounds: ...`, `uninitialized: ...` with block, thread and element.\n"
+	  "backend = \"c\": k:source(\"c\") compiled by cc (cached per session) and run natively, after\n"
+	  "the interpreter, whose outputs must agree bit for bit (compare = false skips both);\n"
+	  "flags = {...} adds compiler flags, cc = \"clang\" picks the compiler, stats = {} gets\n"
+	  "compile_s, run_s (the native kernel alone), check_s and cached. Compiler errors raise\n"
+	  "with the compiler's message and the emitted line." },
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
@@ -1758,6 +1896,12 @@ static const HelpReg kmeths[] = {
 	{ "tile_ir", k_tile_ir,
 	  "k:tile_ir(): the kernel in Neptune's tile IR: nests that compute on tiles as tile stores" },
 	{ "buffers", k_buffers, "k:buffers(): the buffers as a table (name, role, scope, dtype, shape, layout)" },
+	{ "source", k_source,
+	  "k:source([dialect]): the kernel as source code, a string (dialect \"c\", the default)\n"
+	  "C: one function per stage and tessel_kernel(void **bufs), which runs them in order;\n"
+	  "parallel loops get OpenMP, values agree with k:run bit for bit (docs/export.md).\n"
+	  "Refused, with the statement: barriers, shuffles, MMAs (C runs a block's threads one\n"
+	  "after another), float16 and bfloat16. cuda, opencl and triton are to come." },
 	{ "stages", k_stages, "k:stages(): the stage names in order" },
 	{ NULL, NULL, NULL }
 };
@@ -1787,6 +1931,10 @@ luaopen_tessel_kernel(lua_State *L)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, RUNBOX);
 	lua_pushcfunction(L, run_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, JITMETA);
+	lua_pushcfunction(L, jit_gc);
 	lua_setfield(L, -2, "__gc");
 	lua_pop(L, 1);
 

@@ -617,6 +617,8 @@ s_explain(lua_State *L)
 	return 1;
 }
 
+static int s_source(lua_State *L) { return forward(L, "source"); }
+
 static const HelpReg smeths[] = {
 	{ "compute_inline", s_compute_inline,
 	  "s:compute_inline(block): an element-wise stage folded into the loads of its readers" },
@@ -708,6 +710,7 @@ static const HelpReg smeths[] = {
 	  "the first wrong element, the store that wrote it, and the step after which it went wrong." },
 	{ "get_block", s_get_block, "s:get_block(name): the stage named name (TVM's get_block)" },
 	{ "get_loops", s_get_loops, "s:get_loops(block): the stage's loop variables, outermost first" },
+	{ "source", s_source, "s:source([dialect]): the scheduled kernel as source code (k:source)" },
 	{ NULL, NULL, NULL }
 };
 

@@ -1,0 +1,1497 @@
+/* emit.c - the dialect-independent walk of the emitters: names, stage shapes, statements, value expressions with the interpreter's semantics. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+/* ---- bookkeeping ---- */
+
+static int
+oom(Emit *E)
+{
+	return err_set(E->e, "%s: out of memory", E->D->name);
+}
+
+/* A copy of s kept until the walk ends (the maps point at these). */
+static char *
+own(Emit *E, const char *s)
+{
+	char *c;
+
+	if (E->nowned == E->capowned) {
+		int cap = E->capowned ? 2 * E->capowned : 64;
+		char **n = realloc(E->owned, cap * sizeof *n);
+
+		if (!n)
+			return NULL;
+		E->owned = n;
+		E->capowned = cap;
+	}
+	if (!(c = malloc(strlen(s) + 1)))
+		return NULL;
+	strcpy(c, s);
+	E->owned[E->nowned++] = c;
+	return c;
+}
+
+/* the dialect's words, the emitter's prefix and the implementation's */
+static int
+reserved(const Emit *E, const char *name)
+{
+	int i;
+
+	if (strncmp(name, "tessel_", 7) == 0 || strncmp(name, "__", 2) == 0
+	|| (name[0] == '_' && isupper((unsigned char)name[1])))
+		return 1;
+	for (i = 0; E->D->reserved[i]; i++)
+		if (strcmp(E->D->reserved[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+int
+emit_taken(const Emit *E, const char *name)
+{
+	int i;
+
+	if (reserved(E, name))
+		return 1;
+	for (i = 0; i < E->ntaken; i++)
+		if (strcmp(E->taken[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+take(Emit *E, const char *name)
+{
+	char *c;
+
+	if (E->ntaken == E->captaken) {
+		int cap = E->captaken ? 2 * E->captaken : 64;
+		char **n = realloc(E->taken, cap * sizeof *n);
+
+		if (!n)
+			return -1;
+		E->taken = n;
+		E->captaken = cap;
+	}
+	if (!(c = own(E, name)))
+		return -1;
+	E->taken[E->ntaken++] = c;
+	return 0;
+}
+
+const char *
+emit_fresh(Emit *E, const char *base)
+{
+	char n[K_NAME + 16];
+	int i;
+
+	snprintf(n, sizeof n, "%s", base);
+	for (i = 1; emit_taken(E, n); i++)
+		snprintf(n, sizeof n, "%s_%d", base, i);
+	if (take(E, n) < 0)
+		return NULL;
+	return E->taken[E->ntaken - 1];
+}
+
+void
+emit_indent(Buf *b, int ind)
+{
+	emit(b, "%*s", 2 * ind, "");
+}
+
+int64_t
+emit_numel(const KBuf *b)
+{
+	int64_t n = 1;
+	int i;
+
+	for (i = 0; i < b->ndim; i++)
+		n *= b->shape[i];
+	return n;
+}
+
+/* ---- walking the DAG without recursion ---- */
+
+static UOp *index_offset(Emit *E, const UOp *ix);
+
+/* The i-th source of u as the walk sees it: with E, an INDEX stands for its offset. */
+static const UOp *
+child(Emit *E, const UOp *u, int i)
+{
+	const UOp *c = u->src[i];
+
+	return E && c->op == OP_INDEX && (u->op == OP_LOAD || u->op == OP_STORE) ? index_offset(E, c) : c;
+}
+
+/* Every node under the roots once, sources first (post-order); fn may stop
+** the walk with -1 (-2: out of memory). With E, loads and stores reach the
+** offsets of their INDEX nodes instead of the INDEX nodes. */
+static int
+walk(Emit *E, const UOp *const *roots, int nroots, int (*fn)(void *, const UOp *), void *aux)
+{
+	PMap seen = { 0 };
+	const UOp **st = NULL;
+	int *nx = NULL;
+	size_t sp = 0, cap = 0;
+	int r, r2, rc = 0;
+
+	for (r = 0; r < nroots && rc == 0; r++) {
+		if (!roots[r] || pmap_get(&seen, roots[r]))
+			continue;
+		if (sp == cap) {
+			cap = cap ? 2 * cap : 256;
+			if (!(st = realloc(st, cap * sizeof *st)) || !(nx = realloc(nx, cap * sizeof *nx))) {
+				rc = -2;
+				break;
+			}
+		}
+		st[sp] = roots[r];
+		nx[sp++] = 0;
+		if (pmap_put(&seen, roots[r], (void *)1) < 0) {
+			rc = -2;
+			break;
+		}
+		while (sp && rc == 0) {
+			const UOp *u = st[sp - 1];
+
+			if (nx[sp - 1] < u->nsrc) {
+				const UOp *c = child(E, u, nx[sp - 1]++);
+
+				if (!c) {
+					rc = -1;
+					break;
+				}
+				if (pmap_get(&seen, c))
+					continue;
+				if (pmap_put(&seen, c, (void *)1) < 0) {
+					rc = -2;
+					break;
+				}
+				if (sp == cap) {
+					const UOp **ns;
+					int *nn;
+
+					cap *= 2;
+					ns = realloc(st, cap * sizeof *st);
+					if (ns)
+						st = ns;
+					nn = realloc(nx, cap * sizeof *nx);
+					if (nn)
+						nx = nn;
+					if (!ns || !nn) {
+						rc = -2;
+						break;
+					}
+				}
+				st[sp] = c;
+				nx[sp++] = 0;
+				continue;
+			}
+			sp--;
+			if ((r2 = fn(aux, u)) < 0)
+				rc = r2;
+		}
+	}
+	free(st);
+	free(nx);
+	pmap_free(&seen);
+	return rc;
+}
+
+/* ---- pure index arithmetic: printed by uop_print ---- */
+
+static int
+index_op(int op)
+{
+	switch (op) {
+	case OP_CONST: case OP_VAR: case OP_NEG: case OP_ADD: case OP_SUB: case OP_MUL: case OP_IDIV:
+	case OP_MOD: case OP_MIN: case OP_MAX: case OP_CMPLT: case OP_CMPNE: case OP_CMPEQ: case OP_WHERE:
+	case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+pure_fn(void *aux, const UOp *u)
+{
+	Emit *E = aux;
+	int p = index_op(u->op) && (u->dtype == DT_INDEX || u->dtype == DT_BOOL), i;
+
+	for (i = 0; i < u->nsrc && p; i++)
+		p = pmap_get(&E->pure, u->src[i]) == (void *)1;
+	return pmap_put(&E->pure, u, (void *)(uintptr_t)(p ? 1 : 2));
+}
+
+/* Index arithmetic on index and bool values only, no memory: uop_print prints it. */
+static int
+pure(Emit *E, const UOp *u)
+{
+	void *v = pmap_get(&E->pure, u);
+
+	if (!v) {
+		if (walk(NULL, &u, 1, pure_fn, E) < 0)
+			return 0;
+		v = pmap_get(&E->pure, u);
+	}
+	return v == (void *)1;
+}
+
+/* uop_print's binding strength of a pure expression (print.c's prec for C) */
+static int
+index_prec(const UOp *u)
+{
+	int p;
+
+	switch (u->op) {
+	case OP_CONST: return u->arg[0] < 0 ? P_UNARY : P_ATOM;
+	case OP_VAR: case OP_WHERE: case OP_MIN: case OP_MAX: case OP_CAST: return P_ATOM;
+	case OP_IDIV: case OP_MOD:
+		if (!(u->src[0]->vmin >= 0 && u->src[1]->vmin > 0))
+			return P_ATOM;
+		break;
+	default:
+		break;
+	}
+	p = uop_info[u->op].prec[1];
+	return p ? p : P_ATOM;
+}
+
+/* ---- offsets ---- */
+
+/* the row-major offset of (v[0], ..., v[n-1]), as kernel_add_buffer builds it */
+static UOp *
+row_major(UCtx *c, UOp *const *v, const int64_t *shape, int n)
+{
+	UOp *o = uop_int(c, 0);
+	int i;
+
+	for (i = 0; i < n && o; i++)
+		o = uop_add(c, uop_mul(c, o, uop_int(c, shape[i])), v[i]);
+	return o;
+}
+
+int
+emit_row_major(Emit *E, int b)
+{
+	KBuf *kb = &E->k->buf[b];
+
+	return kb->size == emit_numel(kb) && kb->layout == row_major(E->k->c, kb->lvar, kb->shape, kb->ndim);
+}
+
+UOp *
+emit_offset(Emit *E, int b, UOp *const *idx)
+{
+	UOp *o = kernel_offset(E->k, b, idx), *s;
+	Err ie;
+
+	if (o && pure(E, o) && uop_simplify(E->k->c, o, &s, &ie) == 0 && s)
+		o = s;
+	return o;
+}
+
+static UOp *
+index_offset(Emit *E, const UOp *ix)
+{
+	UOp *o = pmap_get(&E->off, ix);
+
+	if (o)
+		return o;
+	if (ix->nsrc < 1 || ix->src[0]->op != OP_DEFINE || ix->src[0]->arg[0] < 0
+	|| ix->src[0]->arg[0] >= E->k->nbuf || ix->nsrc - 1 != E->k->buf[ix->src[0]->arg[0]].ndim) {
+		err_set(E->e, "%s: an access to something that is not a buffer of this kernel", E->D->name);
+		return NULL;
+	}
+	if (!(o = emit_offset(E, (int)ix->src[0]->arg[0], (UOp *const *)ix->src + 1))
+	|| pmap_put(&E->off, ix, o) < 0) {
+		oom(E);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- value expressions ---- */
+
+static void
+ex_init(Ex *x)
+{
+	buf_init(&x->s);
+	x->prec = P_ATOM;
+	x->ct = DT_VOID;
+}
+
+static void
+ex_set(Ex *x, int prec, DType ct)
+{
+	x->prec = prec;
+	x->ct = ct;
+}
+
+void
+emit_operand(Buf *b, const Ex *x, int prec)
+{
+	int paren = x->prec < prec;
+
+	emit(b, "%s%s%s", paren ? "(" : "", x->s.s ? x->s.s : "", paren ? ")" : "");
+}
+
+static const char *
+ctype(Emit *E, DType t)
+{
+	const char *s = E->D->type(t);
+
+	return s ? s : "?";
+}
+
+static int
+isf(DType t)
+{
+	return t == DT_FLOAT32 || t == DT_FLOAT64;
+}
+
+static int
+is64(DType t)
+{
+	return t == DT_INT64 || t == DT_INDEX || t == DT_UINT64;
+}
+
+/* Replace x's text by fmt around its old text: "%s" marks where (once). */
+static void
+wrap(Ex *x, const char *pre, int inner, const char *post, int prec)
+{
+	Buf n;
+
+	buf_init(&n);
+	emit(&n, "%s", pre);
+	emit_operand(&n, x, inner);
+	emit(&n, "%s", post);
+	buf_free(&x->s);
+	x->s = n;
+	x->prec = prec;
+}
+
+/* A float constant: the shortest decimal that reads back as the value. */
+static void
+flit(Buf *b, double v, int single)
+{
+	char t[64];
+	int p;
+
+	if (isnan(v)) {
+		emit(b, single ? "NAN" : "(double)NAN");
+		return;
+	}
+	if (isinf(v)) {
+		emit(b, "%s%s", v < 0 ? "-" : "", single ? "INFINITY" : "HUGE_VAL");
+		return;
+	}
+	for (p = 1; p <= 17; p++) {
+		snprintf(t, sizeof t, "%.*g", p, v);
+		if (single ? (float)strtod(t, NULL) == (float)v : strtod(t, NULL) == v)
+			break;
+	}
+	emit(b, "%s%s%s", t, strpbrk(t, ".en") ? "" : ".0", single ? "f" : "");
+}
+
+static int
+konst(Emit *E, const UOp *u, Ex *x)
+{
+	DType t = (DType)u->dtype;
+
+	if (isf(t) || t == DT_FLOAT16 || t == DT_BFLOAT16) {
+		double v = tensor_const_value(u);
+		/* a float32 constant the dtype cannot hold computes in double, as the interpreter's does */
+		int single = t == DT_FLOAT32 && (isnan(v) || (double)(float)v == v);
+
+		if (!isf(t))
+			return err_set(E->e, "%s: a %s constant", E->D->name, dtype_name(t));
+		flit(&x->s, v, single);
+		ex_set(x, x->s.s[0] == '-' ? P_UNARY : P_ATOM, single ? DT_FLOAT32 : DT_FLOAT64);
+		return 0;
+	}
+	if (t == DT_BOOL) {
+		emit(&x->s, "%s", u->arg[0] ? "true" : "false");
+		ex_set(x, P_ATOM, DT_BOOL);
+		return 0;
+	}
+	if (t == DT_UINT64 && u->arg[0] < 0)
+		emit(&x->s, "%lluull", (unsigned long long)u->arg[0]);
+	else if (u->arg[0] == INT64_MIN)
+		emit(&x->s, "(-9223372036854775807ll - 1)");
+	else
+		emit(&x->s, "%lld%s", (long long)u->arg[0],
+		     u->arg[0] > INT32_MAX || u->arg[0] < INT32_MIN ? "ll" : "");
+	ex_set(x, u->arg[0] < 0 ? P_UNARY : P_ATOM, t);
+	return 0;
+}
+
+int
+emit_convert(Emit *E, Ex *x, DType t)
+{
+	DType f = x->ct;
+	char pre[48];
+
+	if (f == t || (is64(f) && is64(t) && f != DT_UINT64 && t != DT_UINT64)) {
+		x->ct = t;   /* index and int64 are both int64_t */
+		return 0;
+	}
+	if (!E->D->type(t))
+		return err_set(E->e, "%s: no %s values", E->D->name, dtype_name(t));
+	if (t == DT_BOOL) {
+		/* the interpreter's x != 0 (a NaN is true) */
+		wrap(x, "", P_EQ + 1, " != 0", P_EQ);
+	} else if (isf(f) && isf(t)) {
+		snprintf(pre, sizeof pre, "(%s)", ctype(E, t));
+		wrap(x, pre, P_UNARY, "", P_UNARY);
+	} else if (isf(f)) {
+		/* truncated toward zero, NaN 0, saturated (dtype_ftoi) */
+		E->need |= t == DT_UINT64 ? H_FTOU : H_FTOI;
+		if (t == DT_UINT64)
+			wrap(x, "tessel_ftou(", 0, ")", P_ATOM);
+		else {
+			wrap(x, "tessel_ftoi(", 0, ")", P_ATOM);
+			if (!is64(t)) {
+				snprintf(pre, sizeof pre, "(%s)", ctype(E, t));
+				wrap(x, pre, P_UNARY, "", P_UNARY);
+			}
+		}
+	} else if (isf(t)) {
+		/* integers go through double, rounded once more to float32 */
+		if (t == DT_FLOAT32 && is64(f))
+			wrap(x, "(float)(double)", P_UNARY, "", P_UNARY);
+		else {
+			snprintf(pre, sizeof pre, "(%s)", ctype(E, t));
+			wrap(x, pre, P_UNARY, "", P_UNARY);
+		}
+	} else {
+		/* integers wrap to the width of t */
+		snprintf(pre, sizeof pre, "(%s)", ctype(E, t));
+		wrap(x, pre, P_UNARY, "", P_UNARY);
+	}
+	x->ct = t;
+	return 0;
+}
+
+static void
+ex_free(Ex *x, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		buf_free(&x[i].s);
+}
+
+/* a binary operator: left binds at p, right one tighter (C's operators associate left) */
+static void
+binop(Buf *b, const Ex *l, const char *op, const Ex *r, int p)
+{
+	emit_operand(b, l, p);
+	emit(b, " %s ", op);
+	emit_operand(b, r, p + 1);
+}
+
+static void
+fcall(Buf *b, const char *f, const Ex *s, int n)
+{
+	int i;
+
+	emit(b, "%s(", f);
+	for (i = 0; i < n; i++) {
+		if (i)
+			emit(b, ", ");
+		emit_operand(b, &s[i], 0);
+	}
+	emit(b, ")");
+}
+
+/*
+** A float operation (operands of a float dtype), kernel_run's fop: computed
+** in double, rounded to the node's dtype. Where all operands are float32
+** and the operation is correctly rounded (+ - * / sqrt) or exact (min, max,
+** select, neg, trunc, comparisons), one float32 operation gives the same
+** bits; otherwise the operation runs in double and the result is cast.
+*/
+static int
+falu(Emit *E, const UOp *u, Ex *s, Ex *x)
+{
+	int cmp = (uop_info[u->op].flags & U_CMP) != 0;
+	int op = u->op, n = u->nsrc, i, single = cmp || u->dtype == DT_FLOAT32, any64 = 0;
+	Buf *b = &x->s;
+
+	for (i = op == OP_WHERE ? 1 : 0; i < n; i++) {
+		if (!isf(s[i].ct))
+			emit_convert(E, &s[i], DT_FLOAT64);   /* an integer operand is exact in double */
+		if (s[i].ct != DT_FLOAT32)
+			single = 0;
+		any64 |= s[i].ct == DT_FLOAT64;
+	}
+	switch (op) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_NEG: case OP_RECIP: case OP_SQRT: case OP_TRUNC:
+	case OP_MIN: case OP_MAX: case OP_WHERE: case OP_CMPLT: case OP_CMPNE: case OP_CMPEQ:
+		break;
+	default:
+		single = 0;
+	}
+	if (!single && !any64 && (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_IDIV || op == OP_MULACC)) {
+		/* float32 operands of a double operator: promote the first (calls promote by their prototypes) */
+		for (i = 0; i < n; i++)
+			if (s[i].ct == DT_FLOAT32) {
+				wrap(&s[i], "(double)", P_UNARY, "", P_UNARY);
+				s[i].ct = DT_FLOAT64;
+				break;
+			}
+	}
+	ex_set(x, P_ATOM, single ? DT_FLOAT32 : DT_FLOAT64);
+	switch (op) {
+	case OP_ADD: binop(b, &s[0], "+", &s[1], P_ADD); x->prec = P_ADD; break;
+	case OP_SUB: binop(b, &s[0], "-", &s[1], P_ADD); x->prec = P_ADD; break;
+	case OP_MUL: binop(b, &s[0], "*", &s[1], P_MUL); x->prec = P_MUL; break;
+	case OP_NEG:
+		emit(b, "-");
+		emit_operand(b, &s[0], P_UNARY + (s[0].s.s && s[0].s.s[0] == '-'));
+		x->prec = P_UNARY;
+		break;
+	case OP_RECIP:
+		emit(b, "%s / ", single ? "1.0f" : "1.0");
+		emit_operand(b, &s[0], P_MUL + 1);
+		x->prec = P_MUL;
+		break;
+	case OP_SQRT: fcall(b, single ? "sqrtf" : "sqrt", s, 1); break;
+	case OP_TRUNC: fcall(b, single ? "truncf" : "trunc", s, 1); break;
+	case OP_EXP2: fcall(b, "exp2", s, 1); break;
+	case OP_LOG2: fcall(b, "log2", s, 1); break;
+	case OP_SIN: fcall(b, "sin", s, 1); break;
+	case OP_POW: fcall(b, "pow", s, 2); break;
+	case OP_IDIV: {
+		Ex q;
+
+		ex_init(&q);
+		binop(&q.s, &s[0], "/", &s[1], P_MUL);
+		q.prec = P_MUL;
+		fcall(b, "floor", &q, 1);
+		buf_free(&q.s);
+		break;
+	}
+	case OP_MOD: E->need |= H_FMOD; fcall(b, "tessel_fmod", s, 2); break;
+	case OP_MIN: case OP_MAX:
+		E->need |= op == OP_MIN ? (single ? H_MINF : H_MIN) : (single ? H_MAXF : H_MAX);
+		fcall(b, op == OP_MIN ? (single ? "tessel_minf" : "tessel_min") : (single ? "tessel_maxf" : "tessel_max"),
+		      s, 2);
+		break;
+	case OP_MULACC: {
+		Ex p;
+
+		ex_init(&p);
+		binop(&p.s, &s[0], "*", &s[1], P_MUL);
+		p.prec = P_MUL;
+		binop(b, &p, "+", &s[2], P_ADD);
+		x->prec = P_ADD;
+		buf_free(&p.s);
+		break;
+	}
+	case OP_WHERE:
+		emit_operand(b, &s[0], P_COND + 3);
+		emit(b, " ? ");
+		emit_operand(b, &s[1], P_COND + 1);
+		emit(b, " : ");
+		emit_operand(b, &s[2], P_COND);
+		x->prec = P_COND;
+		break;
+	case OP_CMPLT: binop(b, &s[0], "<", &s[1], P_REL); ex_set(x, P_REL, DT_BOOL); return 0;
+	case OP_CMPNE: binop(b, &s[0], "!=", &s[1], P_EQ); ex_set(x, P_EQ, DT_BOOL); return 0;
+	case OP_CMPEQ: binop(b, &s[0], "==", &s[1], P_EQ); ex_set(x, P_EQ, DT_BOOL); return 0;
+	default:
+		/* fop: bit operations on floats are NaN */
+		emit(b, "%s", single ? "NAN" : "(double)NAN");
+		break;
+	}
+	return emit_convert(E, x, (DType)u->dtype);
+}
+
+/*
+** An integer operation (kernel_run's iop): in int64 (uint64 when the first
+** operand is uint64), wrapped to the node's dtype. Operands of one C type
+** compute in that type: with -fwrapv its +, -, * and comparisons agree with
+** int64's wrapped to it; mixed operands go through int64 first.
+*/
+static int
+ialu(Emit *E, const UOp *u, Ex *s, Ex *x)
+{
+	int op = u->op, n = u->nsrc, i, same = 1, first = op == OP_WHERE ? 1 : 0;
+	DType t = (DType)u->dtype, od = (DType)u->src[first]->dtype, wide = od == DT_UINT64 ? DT_UINT64 : DT_INT64;
+	int uns = wide == DT_UINT64;
+	Buf *b = &x->s;
+
+	for (i = first; i < n; i++)
+		if (isf(s[i].ct))
+			emit_convert(E, &s[i], DT_INT64);   /* tokind: truncated toward zero */
+	for (i = first; i < n; i++)
+		same &= s[i].ct == s[first].ct || (s[i].ct != DT_UINT64 && s[first].ct != DT_UINT64
+		                                    && is64(s[i].ct) && is64(s[first].ct));
+	switch (op) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_NEG: case OP_AND: case OP_OR: case OP_XOR:
+	case OP_MULACC: case OP_WHERE: case OP_CMPLT: case OP_CMPNE: case OP_CMPEQ:
+		if (!same || (uns && s[first].ct != DT_UINT64) || (!uns && s[first].ct == DT_UINT64))
+			for (i = first; i < n; i++)
+				emit_convert(E, &s[i], wide);
+		break;
+	default:
+		break;
+	}
+	/* the type C computes in: int for the narrow types (promotion) */
+	ex_set(x, P_ATOM, s[first].ct == DT_INT8 || s[first].ct == DT_INT16 || s[first].ct == DT_UINT8
+	       || s[first].ct == DT_UINT16 || s[first].ct == DT_BOOL ? DT_INT32 : s[first].ct);
+	switch (op) {
+	case OP_ADD: binop(b, &s[0], "+", &s[1], P_ADD); x->prec = P_ADD; break;
+	case OP_SUB: binop(b, &s[0], "-", &s[1], P_ADD); x->prec = P_ADD; break;
+	case OP_MUL: binop(b, &s[0], "*", &s[1], P_MUL); x->prec = P_MUL; break;
+	case OP_AND: case OP_OR: case OP_XOR:
+		/* arithmetic under a bitwise operator is parenthesized, for the reader */
+		binop(b, &s[0], op == OP_AND ? "&" : op == OP_OR ? "|" : "^", &s[1], P_ATOM - 1);
+		x->prec = op == OP_AND ? P_AND : op == OP_OR ? P_OR : P_XOR;
+		if (s[0].ct == DT_BOOL && s[1].ct == DT_BOOL)
+			x->ct = DT_BOOL;   /* 0 and 1 stay 0 and 1 */
+		break;
+	case OP_NEG:
+		emit(b, "-");
+		emit_operand(b, &s[0], P_UNARY + (s[0].s.s && s[0].s.s[0] == '-'));
+		x->prec = P_UNARY;
+		break;
+	case OP_MULACC: {
+		Ex p;
+
+		ex_init(&p);
+		binop(&p.s, &s[0], "*", &s[1], P_MUL);
+		p.prec = P_MUL;
+		binop(b, &p, "+", &s[2], P_ADD);
+		x->prec = P_ADD;
+		buf_free(&p.s);
+		break;
+	}
+	case OP_WHERE:
+		emit_operand(b, &s[0], P_COND + 3);
+		emit(b, " ? ");
+		emit_operand(b, &s[1], P_COND + 1);
+		emit(b, " : ");
+		emit_operand(b, &s[2], P_COND);
+		x->prec = P_COND;
+		x->ct = s[1].ct;
+		break;
+	case OP_CMPLT: binop(b, &s[0], "<", &s[1], P_REL); ex_set(x, P_REL, DT_BOOL); return 0;
+	case OP_CMPNE: binop(b, &s[0], "!=", &s[1], P_EQ); ex_set(x, P_EQ, DT_BOOL); return 0;
+	case OP_CMPEQ: binop(b, &s[0], "==", &s[1], P_EQ); ex_set(x, P_EQ, DT_BOOL); return 0;
+	default: {
+		/* helpers in int64 or uint64, their arguments converted by their prototypes */
+		const char *f = NULL;
+		unsigned h = 0;
+
+		switch (op) {
+		case OP_IDIV: h = uns ? H_UDIV : H_IDIV; f = uns ? "tessel_udiv" : "tessel_idiv"; break;
+		case OP_MOD: h = uns ? H_UMOD : H_IMOD; f = uns ? "tessel_umod" : "tessel_imod"; break;
+		case OP_MIN: h = uns ? H_UMIN : H_IMIN; f = uns ? "tessel_umin" : "tessel_imin"; break;
+		case OP_MAX: h = uns ? H_UMAX : H_IMAX; f = uns ? "tessel_umax" : "tessel_imax"; break;
+		case OP_SHL: h = H_SHL; f = "tessel_shl"; break;
+		case OP_SHR: h = uns ? H_USHR : H_SHR; f = uns ? "tessel_ushr" : "tessel_shr"; break;
+		case OP_POW: h = uns ? H_UPOW : H_IPOW; f = uns ? "tessel_upow" : "tessel_ipow"; break;
+		case OP_RECIP: h = H_IRECIP; f = "tessel_irecip"; break;
+		case OP_THREEFRY: h = H_THREEFRY; f = "tessel_threefry"; break;
+		default: break;
+		}
+		if (f) {
+			E->need |= h;
+			fcall(b, f, s, n);
+			x->ct = op == OP_THREEFRY ? DT_UINT64 : wide;
+		} else {
+			/* iop: transcendental operations on integers are 0 */
+			emit(b, "0");
+			x->ct = DT_INT64;
+		}
+		break;
+	}
+	}
+	if (x->ct == DT_BOOL && t != DT_BOOL)
+		x->ct = DT_INT32;
+	return emit_convert(E, x, t);
+}
+
+static int value(Emit *E, const UOp *u, Ex *x, int depth);
+
+static int
+load(Emit *E, const UOp *u, Ex *x, int depth)
+{
+	const UOp *ix = u->src[0];
+	UOp *off;
+	Ex o, g;
+	int b;
+
+	if (u->nsrc < 1 || u->nsrc > 2 || ix->op != OP_INDEX)
+		return err_set(E->e, "%s: a load of something that is not an index", E->D->name);
+	if (!(off = index_offset(E, ix)))
+		return -1;
+	b = (int)ix->src[0]->arg[0];
+	ex_init(&o);
+	ex_init(&g);
+	if (value(E, off, &o, depth + 1) < 0 || (u->nsrc == 2 && value(E, u->src[1], &g, depth + 1) < 0)) {
+		ex_free(&o, 1);
+		ex_free(&g, 1);
+		return -1;
+	}
+	if (u->nsrc == 2) {
+		/* gated: 0 where the gate is false, memory untouched */
+		Ex zero;
+
+		ex_init(&zero);
+		emit(&zero.s, "%s", isf(E->k->buf[b].dtype) ? (E->k->buf[b].dtype == DT_FLOAT32 ? "0.0f" : "0.0")
+		     : E->k->buf[b].dtype == DT_BOOL ? "false" : "0");
+		emit_operand(&x->s, &g, P_COND + 3);
+		emit(&x->s, " ? %s[", E->bname[b]);
+		emit_operand(&x->s, &o, 0);
+		emit(&x->s, "] : %s", zero.s.s);
+		buf_free(&zero.s);
+		ex_set(x, P_COND, E->k->buf[b].dtype);
+	} else {
+		emit(&x->s, "%s[", E->bname[b]);
+		emit_operand(&x->s, &o, 0);
+		emit(&x->s, "]");
+		ex_set(x, P_ATOM, E->k->buf[b].dtype);
+	}
+	ex_free(&o, 1);
+	ex_free(&g, 1);
+	return 0;
+}
+
+static int
+value(Emit *E, const UOp *u, Ex *x, int depth)
+{
+	Ex s[3];
+	const char *h;
+	int i, rc;
+
+	if (depth > E_MAXDEPTH)
+		return err_set(E->e, "%s: an expression nests deeper than %d", E->D->name, E_MAXDEPTH);
+	if ((h = pmap_get(&E->hoist, u))) {
+		/* a named constant: its C type is the first byte */
+		emit(&x->s, "%s", h + 1);
+		ex_set(x, P_ATOM, (DType)h[0]);
+		return 0;
+	}
+	if (pure(E, u)) {
+		/* index arithmetic in the dialect's syntax, floor division included */
+		uop_print(&x->s, u, E->D->d);
+		ex_set(x, index_prec(u), (DType)u->dtype);
+		return 0;
+	}
+	switch (u->op) {
+	case OP_CONST:
+		return konst(E, u, x);
+	case OP_VAR:
+		emit(&x->s, "%s", u->name);
+		ex_set(x, P_ATOM, DT_INDEX);
+		return 0;
+	case OP_LOAD:
+		return load(E, u, x, depth);
+	case OP_SHUFFLE:
+		return err_set(E->e, "%s: a shuffle", E->D->name);
+	case OP_CAST:
+		if (u->nsrc != 1)
+			break;
+		ex_init(&s[0]);
+		if (value(E, u->src[0], &s[0], depth + 1) < 0) {
+			ex_free(s, 1);
+			return -1;
+		}
+		buf_free(&x->s);
+		*x = s[0];
+		return emit_convert(E, x, (DType)u->dtype);
+	default:
+		break;
+	}
+	if (!(uop_info[u->op].flags & U_ALU) || u->nsrc != uop_info[u->op].arity || u->nsrc > 3)
+		return err_set(E->e, "%s: %s is not a value the emitter knows", E->D->name, uop_info[u->op].name);
+	if (!E->D->type((DType)u->dtype))
+		return err_set(E->e, "%s: a %s value (%s)", E->D->name, dtype_name((DType)u->dtype),
+		               uop_info[u->op].name);
+	for (i = 0; i < u->nsrc; i++)
+		ex_init(&s[i]);
+	rc = 0;
+	for (i = 0; i < u->nsrc && rc == 0; i++)
+		rc = value(E, u->src[i], &s[i], depth + 1);
+	if (rc == 0) {
+		DType od = (DType)(u->op == OP_WHERE ? u->src[1]->dtype : u->src[0]->dtype);
+
+		if (u->op == OP_TRUNC && !isf(od)) {
+			/* iop: trunc of an integer is itself */
+			buf_free(&x->s);
+			*x = s[0];
+			ex_init(&s[0]);
+			rc = emit_convert(E, x, (DType)u->dtype);
+		} else
+			rc = isf(od) ? falu(E, u, s, x) : ialu(E, u, s, x);
+	}
+	ex_free(s, u->nsrc);
+	return rc;
+}
+
+int
+emit_value(Emit *E, const UOp *u, Ex *x)
+{
+	return value(E, u, x, 0);
+}
+
+/* ---- shared subexpressions of a statement ---- */
+
+typedef struct Refs {
+	Emit *E;
+	PMap count;     /* node -> count + 1 */
+} Refs;
+
+static int
+bump(Refs *r, const UOp *u)
+{
+	uintptr_t c = (uintptr_t)pmap_get(&r->count, u);
+
+	return pmap_put(&r->count, u, (void *)(c ? c + 1 : 2));
+}
+
+/* every edge of the statement's DAG, an access reaching its offset */
+static int
+refs_fn(void *aux, const UOp *u)
+{
+	Refs *r = aux;
+	int i;
+
+	for (i = 0; i < u->nsrc; i++)
+		if (bump(r, child(r->E, u, i)) < 0)
+			return -2;
+	return 0;
+}
+
+static int
+hoistable(Emit *E, const UOp *u)
+{
+	return (uop_info[u->op].flags & U_ALU) && u->nsrc > 0 && u->op != OP_CAST && !pure(E, u);
+}
+
+typedef struct Hoist {
+	Emit *E;
+	Refs *r;
+	int ind;
+	int rc;
+} Hoist;
+
+static int
+hoist_fn(void *aux, const UOp *u)
+{
+	Hoist *h = aux;
+	Emit *E = h->E;
+	char name[32];
+	const char *nm;
+	Ex x;
+
+	if ((uintptr_t)pmap_get(&h->r->count, u) < 3 || !hoistable(E, u))
+		return 0;
+	ex_init(&x);
+	if (value(E, u, &x, 0) < 0) {
+		ex_free(&x, 1);
+		return -1;
+	}
+	do
+		snprintf(name + 1, sizeof name - 1, "t%d", E->ntemp++);
+	while (emit_taken(E, name + 1));
+	name[0] = (char)x.ct;
+	if (!(nm = own(E, name)) || pmap_put(&E->hoist, u, (void *)nm) < 0) {
+		ex_free(&x, 1);
+		return oom(E);
+	}
+	emit_indent(E->out, h->ind);
+	emit(E->out, "const %s %s = %s;\n", ctype(E, x.ct), nm + 1, x.s.s ? x.s.s : "");
+	ex_free(&x, 1);
+	return 0;
+}
+
+/*
+** Values a statement uses more than once (a DAG node with two users) become
+** named constants before it, sources first, so that the text grows with the
+** DAG and not with the tree. Index arithmetic, loads and casts are printed
+** where they are used.
+*/
+static int
+hoist(Emit *E, UOp *const *roots, int n, int ind)
+{
+	Refs r = { E, { 0 } };
+	Hoist h = { E, &r, ind, 0 };
+	const UOp *rt[8];
+	int i, k = 0, rc;
+
+	for (i = 0; i < n; i++) {
+		const UOp *u = roots[i];
+
+		if (!u)
+			continue;
+		if (u->op == OP_INDEX && !(u = index_offset(E, u)))
+			return -1;
+		rt[k++] = u;
+		if (bump(&r, u) < 0) {
+			pmap_free(&r.count);
+			return oom(E);
+		}
+	}
+	rc = walk(E, rt, k, refs_fn, &r);
+	if (rc == 0)
+		rc = walk(E, rt, k, hoist_fn, &h);
+	pmap_free(&r.count);
+	if (rc == -2)
+		return oom(E);
+	return rc;
+}
+
+static void
+unhoist(Emit *E)
+{
+	pmap_free(&E->hoist);
+}
+
+/* ---- statements ---- */
+
+const char *
+emit_loop_note(const UOp *r, char *buf, size_t n)
+{
+	AxisType t = krange_type(r);
+	HwAxis hw = krange_hw(r);
+	char ty[24];
+	int i;
+
+	snprintf(ty, sizeof ty, "%s", axistype_name(t));
+	for (i = 0; ty[i]; i++)
+		ty[i] = (char)tolower((unsigned char)ty[i]);
+	if (hw != HW_NONE)
+		snprintf(buf, n, "%s", hwaxis_name(hw));
+	else if (t != AX_LOOP)
+		snprintf(buf, n, "%s", ty);
+	else
+		buf[0] = 0;
+	return buf;
+}
+
+static int
+store(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	const UOp *ix = s->src[0], *v = s->src[1];
+	const KBuf *kb;
+	UOp *off, *roots[3];
+	Ex o, x, g;
+	const char *op = NULL;
+	int b, rc = -1;
+
+	if (s->nsrc < 2 || s->nsrc > 3 || ix->op != OP_INDEX)
+		return err_set(E->e, "%s: stage %s: a store to something that is not an index", E->D->name,
+		               E->k->stage[S->st].name);
+	if (!(off = index_offset(E, ix)))
+		return -1;
+	b = (int)ix->src[0]->arg[0];
+	kb = &E->k->buf[b];
+	roots[0] = (UOp *)ix;
+	roots[1] = (UOp *)v;
+	roots[2] = s->nsrc > 2 ? s->src[2] : NULL;
+	ex_init(&o);
+	ex_init(&x);
+	ex_init(&g);
+	if (hoist(E, roots, 3, ind) < 0)
+		goto out;
+	/* an update x[i] = x[i] op v of the buffer's dtype prints as x[i] op= v */
+	if ((v->op == OP_ADD || v->op == OP_MUL) && v->dtype == kb->dtype && !pmap_get(&E->hoist, v)) {
+		int w = v->src[0]->op == OP_LOAD && v->src[0]->nsrc == 1 && v->src[0]->src[0] == ix ? 1
+		      : v->src[1]->op == OP_LOAD && v->src[1]->nsrc == 1 && v->src[1]->src[0] == ix ? 0 : -1;
+
+		if (w >= 0) {
+			if (value(E, v->src[w], &x, 0) < 0)
+				goto out;
+			/* C converts the right side to the left's type first: only where that is exact */
+			if (x.ct == kb->dtype || (kb->dtype == DT_FLOAT32 && x.ct == DT_FLOAT64)
+			|| (isf(kb->dtype) && x.ct == DT_FLOAT32))
+				op = v->op == OP_ADD ? "+=" : "*=";
+			else
+				buf_reset(&x.s);
+		}
+	}
+	if (!op && (value(E, v, &x, 0) < 0 || emit_convert(E, &x, kb->dtype) < 0))
+		goto out;
+	if (value(E, off, &o, 0) < 0 || (s->nsrc > 2 && value(E, s->src[2], &g, 0) < 0))
+		goto out;
+	emit_indent(E->out, ind);
+	if (s->nsrc > 2) {
+		emit(E->out, "if (");
+		emit_operand(E->out, &g, 0);
+		emit(E->out, ")\n");
+		emit_indent(E->out, ind + 1);
+	}
+	emit(E->out, "%s[", E->bname[b]);
+	emit_operand(E->out, &o, 0);
+	emit(E->out, "] %s ", op ? op : "=");
+	emit_operand(E->out, &x, 0);
+	emit(E->out, ";\n");
+	rc = 0;
+out:
+	unhoist(E);
+	ex_free(&o, 1);
+	ex_free(&x, 1);
+	ex_free(&g, 1);
+	return rc;
+}
+
+int
+emit_stmts(Emit *E, EStage *S, UOp *const *s, int n, int ind)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (emit_stmt(E, S, s[i], ind) < 0)
+			return -1;
+	return 0;
+}
+
+int
+emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	Ex g;
+	UOp *root;
+
+	if (ind > E_MAXDEPTH)
+		return err_set(E->e, "%s: stage %s: statements nest too deep", E->D->name, E->k->stage[S->st].name);
+	switch (s->op) {
+	case OP_STORE:
+		return store(E, S, s, ind);
+	case OP_END:
+		if (s->nsrc < 1 || s->src[0]->op != OP_RANGE)
+			return err_set(E->e, "%s: stage %s: a loop without a range", E->D->name, E->k->stage[S->st].name);
+		return E->D->loop(E, S, s, ind);
+	case OP_IF:
+		if (s->nsrc < 1)
+			return err_set(E->e, "%s: stage %s: an if without a condition", E->D->name,
+			               E->k->stage[S->st].name);
+		if (s->src[0]->op == OP_CONST && s->src[0]->arg[0]) {
+			/* a sequence; a collective operator names what it dispatched to */
+			if (s->name) {
+				emit_indent(E->out, ind);
+				emit(E->out, "/* %s */\n", s->name);
+			}
+			return emit_stmts(E, S, s->src + 1, s->nsrc - 1, ind);
+		}
+		root = s->src[0];
+		ex_init(&g);
+		if (hoist(E, &root, 1, ind) < 0 || value(E, root, &g, 0) < 0) {
+			unhoist(E);
+			ex_free(&g, 1);
+			return -1;
+		}
+		unhoist(E);
+		emit_indent(E->out, ind);
+		emit(E->out, "if (");
+		emit_operand(E->out, &g, 0);
+		emit(E->out, ") {\n");
+		ex_free(&g, 1);
+		if (emit_stmts(E, S, s->src + 1, s->nsrc - 1, ind + 1) < 0)
+			return -1;
+		emit_indent(E->out, ind);
+		emit(E->out, "}\n");
+		return 0;
+	case OP_BARRIER:
+	case OP_MMA:
+		return E->D->sync(E, S, s, ind);
+	default:
+		return err_set(E->e, "%s: stage %s: %s is not a statement", E->D->name, E->k->stage[S->st].name,
+		               uop_info[s->op].name);
+	}
+}
+
+/* ---- stages ---- */
+
+/* The loops from the stage's body down to s, "in loops i, j" (or "at the top of the stage"). */
+typedef struct Path {
+	const UOp *target;
+	const UOp *loop[64];
+	int n, found;
+} Path;
+
+static void
+find(Path *p, const UOp *s, const UOp **stack, int n, int depth)
+{
+	int i;
+
+	if (p->found || depth > 200)
+		return;
+	if (s == p->target) {
+		p->found = 1;
+		p->n = n < 64 ? n : 64;
+		memcpy(p->loop, stack, p->n * sizeof *stack);
+		return;
+	}
+	if (s->op != OP_END && s->op != OP_IF && s->op != OP_STORE)
+		return;
+	if (s->op == OP_END && n < 64)
+		stack[n++] = s->src[0];
+	for (i = 1; i < s->nsrc; i++)
+		find(p, s->src[i], stack, n, depth + 1);
+	/* a shuffle is a value: look into stores */
+	if (s->op == OP_STORE && !p->found) {
+		for (i = 0; i < s->nsrc; i++)
+			if (s->src[i] == p->target)
+				find(p, s->src[i], stack, n, depth + 1);
+	}
+}
+
+void
+emit_where(const EStage *S, const UOp *s, char *out, size_t n)
+{
+	Path p;
+	const UOp *stack[64];
+	size_t at;
+	int i;
+
+	memset(&p, 0, sizeof p);
+	p.target = s;
+	find(&p, S->body, stack, 0, 0);
+	if (!p.found || p.n == 0) {
+		snprintf(out, n, "%s", p.found ? "at the top of the stage" : "in the stage");
+		return;
+	}
+	at = snprintf(out, n, "in loop%s ", p.n > 1 ? "s" : "");
+	for (i = 0; i < p.n && at < n; i++)
+		at += snprintf(out + at, n - at, "%s%s", i ? ", " : "", krange_var(p.loop[i])->name);
+}
+
+typedef struct Scan {
+	Emit *E;
+	EStage *S;
+} Scan;
+
+static int
+scan_fn(void *aux, const UOp *u)
+{
+	Scan *c = aux;
+	EStage *S = c->S;
+	int b;
+
+	switch (u->op) {
+	case OP_LOAD:
+	case OP_STORE:
+		if (u->nsrc > 0 && u->src[0]->op == OP_INDEX && u->src[0]->nsrc > 0 && u->src[0]->src[0]->op == OP_DEFINE) {
+			b = (int)u->src[0]->src[0]->arg[0];
+			if (b >= 0 && b < c->E->k->nbuf)
+				S->use[b] |= u->op == OP_STORE ? 2 : 1;
+		}
+		break;
+	case OP_MMA:
+		for (b = 0; b < u->nsrc; b++)
+			if (u->src[b]->op == OP_DEFINE && u->src[b]->arg[0] >= 0 && u->src[b]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[b]->arg[0]] |= b == 0 ? 2 : 1;
+		/* fall through */
+	case OP_BARRIER:
+	case OP_SHUFFLE:
+		if (!S->sync)
+			S->sync = u;
+		break;
+	case OP_RANGE: {
+		HwAxis hw = krange_hw(u);
+		int64_t ext = krange_extent(u), *d = NULL, v = ext;
+
+		if (hw == HW_NONE || hw >= HW_COUNT)
+			break;
+		S->nbound++;
+		S->hwused |= 1u << hw;
+		switch (hw) {
+		case HW_BLOCK_X: case HW_BLOCK_Y: case HW_BLOCK_Z: d = &S->grid[hw - HW_BLOCK_X]; break;
+		case HW_THREAD_X: case HW_THREAD_Y: case HW_THREAD_Z: d = &S->blk[hw - HW_THREAD_X]; break;
+		case HW_WARP: d = &S->blk[0]; v = ext > INT64_MAX / 32 ? INT64_MAX : ext * 32; break;
+		case HW_LANE: d = &S->blk[0]; break;
+		default: break;
+		}
+		if (d && v > *d)
+			*d = v;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/*
+** The bound loops form one perfect nest on top of the stage when each of
+** them holds only the next, and each hardware axis is bound once (warp only
+** with lane): then every thread of every block runs the innermost body once,
+** for the nest's coordinates, and a dialect without threads may print the
+** nest as loops. Anything else (a statement beside a bound loop, an axis
+** bound twice, a loop shorter than its block) runs the whole stage per
+** thread, with bound loops as guards.
+*/
+/* bound loops in the statement tree (a node shared by two places counts twice) */
+static int
+count_bound(const UOp *s, int depth)
+{
+	int i, n = 0;
+
+	if (depth > E_MAXDEPTH || (s->op != OP_END && s->op != OP_IF))
+		return 0;
+	if (s->op == OP_END && s->nsrc >= 1 && krange_hw(s->src[0]) != HW_NONE)
+		n++;
+	for (i = 1; i < s->nsrc; i++)
+		n += count_bound(s->src[i], depth + 1);
+	return n;
+}
+
+static void
+nest(EStage *S)
+{
+	const UOp *s = S->body, *last = NULL, *lastblock = NULL;
+	int n = 0, seen[HW_COUNT] = { 0 };
+
+	while (s->op == OP_END && s->nsrc >= 1 && krange_hw(s->src[0]) != HW_NONE) {
+		HwAxis hw = krange_hw(s->src[0]);
+
+		if (seen[hw]++)
+			return;
+		n++;
+		last = s;
+		if (hwaxis_is_block(hw))
+			lastblock = s;
+		if (s->nsrc != 2)
+			break;
+		s = s->src[1];
+	}
+	if (n != count_bound(S->body, 0) || (seen[HW_WARP] && !seen[HW_LANE]))
+		return;
+	S->nest = 1;
+	S->inner = last;
+	S->blockin = lastblock;
+}
+
+static int
+stage(Emit *E, int st)
+{
+	EStage S;
+	Scan c;
+	const UOp *root;
+	int i;
+
+	memset(&S, 0, sizeof S);
+	S.st = st;
+	S.body = E->k->stage[st].body;
+	for (i = 0; i < 3; i++)
+		S.grid[i] = S.blk[i] = 1;
+	if (!S.body)
+		return err_set(E->e, "%s: stage %s has no body", E->D->name, E->k->stage[st].name);
+	S.use = E->use + (size_t)st * E->k->nbuf;
+	c.E = E;
+	c.S = &S;
+	root = S.body;
+	if (walk(NULL, &root, 1, scan_fn, &c) < 0)
+		return oom(E);
+	nest(&S);
+	E->ntemp = 0;
+	return E->D->stage(E, &S);
+}
+
+/* ---- names ---- */
+
+typedef struct Vars {
+	Emit *E;
+	const UOp **v;
+	int n, cap;
+} Vars;
+
+static int
+vars_fn(void *aux, const UOp *u)
+{
+	Vars *w = aux;
+
+	if (u->op != OP_RANGE || u->nsrc != 1 || u->src[0]->op != OP_VAR)
+		return 0;
+	if (w->n == w->cap) {
+		int cap = w->cap ? 2 * w->cap : 32;
+		const UOp **n = realloc(w->v, cap * sizeof *n);
+
+		if (!n)
+			return -1;
+		w->v = n;
+		w->cap = cap;
+	}
+	w->v[w->n++] = u->src[0];
+	return 0;
+}
+
+/*
+** Loop variables keep their names; one the dialect reserves is renamed in
+** the copy (name_, ...). Buffers keep theirs unless a loop variable or a
+** reserved word has it (name_buf). Stage functions keep the stage names.
+*/
+static int
+names(Emit *E)
+{
+	Kernel *k = E->k;
+	Vars w = { E, NULL, 0, 0 };
+	const UOp **roots;
+	UOp **from = NULL, **to = NULL;
+	int i, j, nren = 0, rc = -1;
+	char tmp[K_NAME + 16];
+
+	if (!(roots = malloc((k->nstage ? k->nstage : 1) * sizeof *roots)))
+		return oom(E);
+	for (i = 0; i < k->nstage; i++)
+		roots[i] = k->stage[i].body;
+	if (walk(NULL, roots, k->nstage, vars_fn, &w) < 0)
+		goto out;
+	if (!(from = malloc((w.n ? w.n : 1) * sizeof *from)) || !(to = malloc((w.n ? w.n : 1) * sizeof *to)))
+		goto out;
+	for (i = 0; i < w.n; i++)
+		if (!reserved(E, w.v[i]->name) && !emit_taken(E, w.v[i]->name) && take(E, w.v[i]->name) < 0)
+			goto out;
+	for (i = 0; i < w.n; i++) {
+		const char *n;
+
+		if (!reserved(E, w.v[i]->name))
+			continue;
+		for (j = 0; j < nren && from[j] != w.v[i]; j++)
+			;
+		if (j < nren)
+			continue;
+		/* a reserved word: a fresh variable of the same range */
+		snprintf(tmp, sizeof tmp, "%s_", w.v[i]->name);
+		if (!(n = emit_fresh(E, tmp)))
+			goto out;
+		from[nren] = (UOp *)w.v[i];
+		if (!(to[nren] = uop_var(k->c, n, w.v[i]->arg[0], w.v[i]->arg[1])))
+			goto out;
+		nren++;
+	}
+	if (nren)
+		for (i = 0; i < k->nstage; i++)
+			if (!(k->stage[i].body = kernel_substitute(k->c, k->stage[i].body, from, to, nren)))
+				goto out;
+	for (i = 0; i < k->nbuf; i++) {
+		const char *n;
+
+		snprintf(tmp, sizeof tmp, "%s", k->buf[i].name);
+		if (emit_taken(E, tmp))
+			snprintf(tmp, sizeof tmp, "%s_buf", k->buf[i].name);
+		if (!(n = emit_fresh(E, tmp)))
+			goto out;
+		snprintf(E->bname[i], sizeof E->bname[i], "%s", n);
+	}
+	for (i = 0; i < k->nstage; i++) {
+		const char *s = k->stage[i].name;
+		size_t a = 0;
+
+		if (isdigit((unsigned char)s[0]))
+			tmp[a++] = '_';
+		for (; *s && a + 1 < sizeof tmp && a < K_NAME; s++)
+			tmp[a++] = isalnum((unsigned char)*s) ? *s : '_';
+		tmp[a] = 0;
+		if (!a)
+			snprintf(tmp, sizeof tmp, "stage");
+		/* a stage function may share a buffer's or a variable's name (the inner one hides it) */
+		for (j = 0;; j++) {
+			int clash = reserved(E, tmp), d;
+
+			for (d = 0; d < i && !clash; d++)
+				clash = strcmp(E->sname[d], tmp) == 0;
+			if (!clash)
+				break;
+			snprintf(tmp, sizeof tmp, j ? "%.*s_stage_%d" : "%.*s_stage", K_NAME - 16, k->stage[i].name, j);
+		}
+		snprintf(E->sname[i], sizeof E->sname[i], "%s", tmp);
+	}
+	rc = 0;
+out:
+	if (rc < 0 && !E->e->msg[0])
+		oom(E);
+	free(roots);
+	free(w.v);
+	free(from);
+	free(to);
+	return rc;
+}
+
+int
+emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e)
+{
+	Emit E;
+	Buf body;
+	int i, rc = -1;
+
+	memset(&E, 0, sizeof E);
+	E.D = D;
+	E.k0 = k;
+	E.e = e;
+	e->msg[0] = 0;
+	buf_init(&body);
+	E.out = &body;
+	if (!k)
+		return err_set(e, "%s: no kernel", D->name);
+	if (!(E.k = kernel_clone(k, e)))
+		return -1;
+	if (!(E.bname = calloc(k->nbuf ? k->nbuf : 1, sizeof *E.bname))
+	|| !(E.sname = calloc(k->nstage ? k->nstage : 1, sizeof *E.sname))
+	|| !(E.use = calloc((size_t)(k->nbuf ? k->nbuf : 1) * (k->nstage ? k->nstage : 1), 1))) {
+		oom(&E);
+		goto out;
+	}
+	if (names(&E) < 0 || (D->check && D->check(&E) < 0))
+		goto out;
+	for (i = 0; i < E.k->nstage; i++)
+		if (stage(&E, i) < 0)
+			goto out;
+	if (D->head(&E, b) < 0)
+		goto out;
+	emitn(b, body.s ? body.s : "", body.len);
+	if (D->tail(&E, b) < 0)
+		goto out;
+	if (b->oom || body.oom) {
+		oom(&E);
+		goto out;
+	}
+	if (info) {
+		info->omp = E.uses_omp;
+		info->simd = E.uses_simd;
+		info->place = E.has_place;
+		info->take = E.has_take;
+	}
+	rc = 0;
+out:
+	buf_free(&body);
+	pmap_free(&E.pure);
+	pmap_free(&E.off);
+	pmap_free(&E.hoist);
+	pmap_free(&E.refs);
+	for (i = 0; i < E.nowned; i++)
+		free(E.owned[i]);
+	free(E.owned);
+	free(E.taken);
+	free(E.bname);
+	free(E.sname);
+	free(E.use);
+	kernel_free(E.k);
+	return rc;
+}
+
+int
+backend_source(Buf *b, const Kernel *k, Dialect d, Err *e)
+{
+	switch (d) {
+	case D_C:
+		return emit_kernel(b, k, &emit_c, NULL, e);
+	case D_CUDA: case D_OPENCL: case D_TRITON:
+		return err_set(e, "source: the %s backend is not written yet (c is; cuda, opencl and triton "
+		               "are to come: docs/export.md)", dialect_name(d));
+	default:
+		return err_set(e, "source: %s is not a device dialect (c; cuda, opencl, triton to come)",
+		               dialect_name(d));
+	}
+}

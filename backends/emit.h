@@ -1,0 +1,153 @@
+/* emit.h - the emitters' shared walk over a kernel: names, stage shapes, statements, value expressions (backends-internal). */
+#ifndef TESSEL_EMIT_H
+#define TESSEL_EMIT_H
+
+#include "../util/pmap.h"
+#include "backend.h"
+
+/*
+** One walk serves every dialect of the C family (C, CUDA, OpenCL); a
+** dialect is a table of hooks (EmitDialect) over it. emit.c owns what does
+** not depend on the dialect:
+**   - a private copy of the kernel (offsets are built in its context);
+**   - names: buffers, stages and loop variables keep the program's names,
+**     suffixed with _ where they would clash with the dialect's reserved
+**     words, with each other or with the emitter's own (EmitDialect.reserved);
+**   - per stage: the buffers it reads and writes, its grid and block (as
+**     the interpreter derives them), whether its bound loops form one
+**     perfect nest (EStage.nest: then a dialect without threads can print
+**     them as loops), and its first barrier or warp operation;
+**   - statements: loops through the dialect's hook, if, stores (x[i] += v
+**     for an update), sequences;
+**   - value expressions with the interpreter's semantics (backend.h),
+**     index arithmetic through uop_print in the dialect's syntax, offsets
+**     through the buffers' layouts (kernel_offset, simplified), and shared
+**     subexpressions of a statement hoisted into named constants.
+** A dialect writes the translation unit around that: headers, helpers, one
+** function per stage (its signature, its shared and local arrays, how
+** bound loops run), the entry point.
+*/
+
+enum { E_MAXDEPTH = 2000 };
+
+/* C binding strengths, as uop_info's C column has them */
+enum {
+	P_COND = 3, P_OR = 6, P_XOR = 7, P_AND = 8, P_EQ = 9, P_REL = 10, P_SHIFT = 11, P_ADD = 12,
+	P_MUL = 13, P_UNARY = 14, P_ATOM = 100
+};
+
+/* An emitted expression: its text, the binding strength of its top
+** operator, and its C type as a dtype (DT_FLOAT32 float, DT_FLOAT64
+** double, DT_INDEX int64_t, ...). */
+typedef struct Ex {
+	Buf s;
+	int prec;
+	DType ct;
+} Ex;
+
+/* Helpers a dialect's prelude defines on demand (E->need bits). */
+enum {
+	H_MAXF = 1 << 0, H_MINF = 1 << 1, H_MAX = 1 << 2, H_MIN = 1 << 3, H_FMOD = 1 << 4,
+	H_FTOI = 1 << 5, H_FTOU = 1 << 6, H_IDIV = 1 << 7, H_IMOD = 1 << 8, H_UDIV = 1 << 9,
+	H_UMOD = 1 << 10, H_IMAX = 1 << 11, H_IMIN = 1 << 12, H_UMAX = 1 << 13, H_UMIN = 1 << 14,
+	H_SHL = 1 << 15, H_SHR = 1 << 16, H_USHR = 1 << 17, H_IPOW = 1 << 18, H_UPOW = 1 << 19,
+	H_IRECIP = 1 << 20, H_THREEFRY = 1 << 21
+};
+
+typedef struct EStage {
+	int st;
+	const UOp *body;
+	uint8_t *use;          /* per buffer: 1 read, 2 written, 3 both */
+	int64_t grid[3], blk[3];
+	int nbound;            /* bound loops in the stage */
+	unsigned hwused;       /* 1 << HwAxis of every axis a loop binds */
+	int nest;              /* the bound loops are one perfect nest on top (below) */
+	const UOp *inner;      /* nest: the innermost bound loop (END), or NULL when none */
+	const UOp *blockin;    /* nest: the innermost block-bound loop, or NULL */
+	const UOp *sync;       /* the first barrier, shuffle or MMA, or NULL */
+	const UOp *parallel;   /* the outermost parallel loop being emitted, or NULL */
+	char hw[HW_COUNT][K_NAME + 24];   /* not nest: each hardware axis's coordinate as an expression */
+} EStage;
+
+typedef struct Emit Emit;
+
+typedef struct EmitDialect {
+	const char *name;
+	Dialect d;                      /* uop_print's dialect for index arithmetic */
+	const char *const *reserved;    /* NULL-terminated: names the source must not declare */
+	/* The C type of a value of dtype t ("float", "int64_t"); NULL: refused. */
+	const char *(*type)(DType t);
+	/* Refusals that need the whole kernel, before anything is written. */
+	int (*check)(Emit *E);
+	/* The translation unit: E->out gets the stages (stage), then head and tail
+	** are wrapped around (head sees E->need, filled by the stages). */
+	int (*stage)(Emit *E, EStage *S);
+	int (*head)(Emit *E, Buf *b);
+	int (*tail)(Emit *E, Buf *b);
+	/* A loop statement (END), bound or not; the hook prints the body with
+	** emit_stmts. */
+	int (*loop)(Emit *E, EStage *S, const UOp *s, int ind);
+	/* A barrier or an MMA statement. */
+	int (*sync)(Emit *E, EStage *S, const UOp *s, int ind);
+} EmitDialect;
+
+struct Emit {
+	const EmitDialect *D;
+	const Kernel *k0;      /* the caller's kernel */
+	Kernel *k;             /* the copy walked and extended (offsets) */
+	Buf *out;              /* where statements go */
+	Err *e;
+	unsigned need;         /* H_* helpers used */
+	int uses_omp, uses_simd, has_place, has_take;
+	uint8_t *use;          /* use[st * nbuf + b]: stage st reads (1), writes (2) buffer b */
+	char (*bname)[K_NAME + 16];  /* the buffers' names in the source */
+	char (*sname)[K_NAME + 16];  /* the stages' names in the source */
+	char **taken;          /* every name in use: reserved, buffers, stages, loop variables */
+	int ntaken, captaken;
+	PMap pure;             /* node -> (void *)1 pure index arithmetic, (void *)2 not */
+	PMap off;              /* INDEX node -> its offset expression */
+	PMap hoist;            /* node -> its name (char *, owned) within the current statement */
+	PMap refs;             /* node -> reference count + 1 (as a pointer) within the statement */
+	int ntemp;             /* hoisted constants so far in the stage */
+	char **owned;          /* strings the maps point at */
+	int nowned, capowned;
+};
+
+/* What a translation unit needs from its compiler. */
+typedef struct EmitInfo {
+	int omp;     /* a parallel loop: -fopenmp */
+	int simd;    /* a vectorized loop: -fopenmp-simd at least */
+	int place;   /* tessel_place is defined (an input is not row-major) */
+	int take;    /* tessel_take is defined */
+} EmitInfo;
+
+/* emit.c */
+int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);
+/* A name not in use, base or base_1, base_2, ... (now taken); NULL when out of memory. */
+const char *emit_fresh(Emit *E, const char *base);
+int emit_taken(const Emit *E, const char *name);
+/* Indentation: two spaces a level. */
+void emit_indent(Buf *b, int ind);
+/* Statements of a body, one a line, at indentation ind. */
+int emit_stmts(Emit *E, EStage *S, UOp *const *s, int n, int ind);
+int emit_stmt(Emit *E, EStage *S, const UOp *s, int ind);
+/* A value expression into x (x->s initialized by the caller). */
+int emit_value(Emit *E, const UOp *u, Ex *x);
+/* x converted to dtype t as the interpreter's CAST converts. */
+int emit_convert(Emit *E, Ex *x, DType t);
+/* x's text into b, parenthesized when it binds looser than prec. */
+void emit_operand(Buf *b, const Ex *x, int prec);
+/* Whether buffer b's layout is row-major over its shape with storage of its size. */
+int emit_row_major(Emit *E, int b);
+/* The physical offset of element (idx[0..ndim-1]) of buffer b, simplified. */
+UOp *emit_offset(Emit *E, int b, UOp *const *idx);
+/* A loop's comment: its axis type and hardware axis ("reduce", "block.x"), "" for a plain loop. */
+const char *emit_loop_note(const UOp *range, char *buf, size_t n);
+/* The statement path to s as text ("in loops i, j"), for refusals. */
+void emit_where(const EStage *S, const UOp *s, char *out, size_t n);
+int64_t emit_numel(const KBuf *b);
+
+/* c.c */
+extern const EmitDialect emit_c;
+
+#endif

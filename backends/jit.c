@@ -1,0 +1,618 @@
+/* jit.c - the C JIT: emitted C compiled by the system compiler into a shared object, loaded, run on tessel's buffers, checked against the interpreter. */
+#define _GNU_SOURCE   /* RTLD_NOLOAD, RTLD_NODELETE: pinning the OpenMP runtime */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emit.h"
+
+extern char **environ;
+
+/*
+** The compiler runs as a child process: fork, then in the child only what
+** is async-signal-safe (chdir, dup2, execve), since the parent may hold
+** OpenMP worker threads from an earlier kernel. So the compiler's path is
+** looked up in PATH before the fork (execvp would search after it), and
+** its output goes to a log file opened before the fork, read afterwards.
+** Everything lives in one private directory (mkdtemp: mode 0700) per cache.
+*/
+
+static const char *const fixed[] = {
+	"-std=c11", "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", NULL
+};
+
+typedef void (*KernelFn)(void **);
+typedef int (*CopyFn)(int, void *, const void *);
+
+typedef struct Entry {
+	uint64_t hash;
+	char *key;            /* the flags, a NUL, the source: compared in full */
+	size_t keylen;
+	int seq;              /* files k<seq>.c, .so, .log */
+	void *dl;
+	KernelFn fn;
+	CopyFn place, take;
+} Entry;
+
+struct BJitCache {
+	char dir[512];        /* "" until the first compilation */
+	Entry *e;
+	int n, cap, seq;
+};
+
+BJitCache *
+backend_jit_cache_new(void)
+{
+	return calloc(1, sizeof(BJitCache));
+}
+
+static void
+unlink_files(const BJitCache *c, int seq)
+{
+	static const char *const ext[] = { "c", "so", "log" };
+	char p[600];
+	size_t i;
+
+	for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		snprintf(p, sizeof p, "%s/k%d.%s", c->dir, seq, ext[i]);
+		unlink(p);
+	}
+}
+
+void
+backend_jit_cache_free(BJitCache *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n; i++) {
+		if (c->e[i].dl)
+			dlclose(c->e[i].dl);
+		free(c->e[i].key);
+	}
+	if (c->dir[0]) {
+		for (i = 1; i <= c->seq; i++)
+			unlink_files(c, i);
+		rmdir(c->dir);
+	}
+	free(c->e);
+	free(c);
+}
+
+int
+backend_jit_cache_size(const BJitCache *c)
+{
+	return c ? c->n : 0;
+}
+
+static double
+now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* FNV-1a, 64 bits */
+static uint64_t
+hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* The compiler's path: cc as given when it holds a slash, else the first executable in PATH. */
+static int
+find_cc(const char *cc, char *out, size_t n, Err *e)
+{
+	const char *path = getenv("PATH"), *p, *q;
+
+	if (strchr(cc, '/')) {
+		if (access(cc, X_OK) != 0)
+			return err_set(e, "jit: the C compiler %s is not an executable file", cc);
+		snprintf(out, n, "%s", cc);
+		return 0;
+	}
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p = q + 1) {
+		size_t len;
+
+		q = strchr(p, ':');
+		len = q ? (size_t)(q - p) : strlen(p);
+		if ((size_t)snprintf(out, n, "%.*s/%s", (int)len, len ? p : ".", cc) < n && access(out, X_OK) == 0)
+			return 0;
+		if (!q)
+			break;
+	}
+	return err_set(e, "jit: the C compiler %s is not in PATH (install gcc: apt-get install gcc)", cc);
+}
+
+void
+backend_jit_flags(Buf *b, const Kernel *k)
+{
+	EmitInfo info;
+	Buf src;
+	Err e;
+	int i;
+
+	for (i = 0; fixed[i]; i++)
+		emit(b, "%s%s", i ? " " : "", fixed[i]);
+	buf_init(&src);
+	memset(&info, 0, sizeof info);
+	if (k && emit_kernel(&src, k, &emit_c, &info, &e) == 0 && (info.omp || info.simd))
+		emit(b, " %s", info.omp ? "-fopenmp" : "-fopenmp-simd");
+	buf_free(&src);
+}
+
+/* The line of the source a compiler message points at ("k1.c:12:5: error: ..."). */
+static void
+compiler_error(Err *e, const char *cc, int status, const char *log, const char *src, int seq)
+{
+	char pre[32], msg[360] = "", line[200] = "";
+	const char *at = log, *nl;
+	int ln = 0;
+
+	snprintf(pre, sizeof pre, "k%d.c:", seq);
+	/* the first line that says error, else the first line */
+	for (at = log; at && *at; at = nl ? nl + 1 : NULL) {
+		nl = strchr(at, '\n');
+		if (strstr(at, "error") && (!nl || strstr(at, "error") < nl))
+			break;
+	}
+	if (!at || !*at)
+		at = log;
+	nl = strchr(at, '\n');
+	snprintf(msg, sizeof msg, "%.*s", nl ? (int)(nl - at) : (int)strlen(at), at);
+	if (strncmp(at, pre, strlen(pre)) == 0)
+		ln = atoi(at + strlen(pre));
+	if (ln > 0) {
+		const char *s = src;
+		int i;
+
+		for (i = 1; i < ln && s; i++)
+			if ((s = strchr(s, '\n')))
+				s++;
+		if (s) {
+			const char *end = strchr(s, '\n');
+
+			while (*s == ' ')
+				s++;
+			snprintf(line, sizeof line, "%.*s", end ? (int)(end - s) : (int)strlen(s), s);
+		}
+	}
+	if (status >= 0)
+		err_set(e, "jit: %s failed (exit %d): %s%s%s", cc, status, msg[0] ? msg : "(no message)",
+		        line[0] ? "\n  emitted line: " : "", line);
+	else
+		err_set(e, "jit: %s was killed by signal %d: %s", cc, -status, msg);
+}
+
+static char *
+read_file(const char *p)
+{
+	FILE *f = fopen(p, "rb");
+	char *s;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0
+	|| !(s = malloc((size_t)n + 1))) {
+		fclose(f);
+		return NULL;
+	}
+	n = (long)fread(s, 1, (size_t)n, f);
+	s[n] = 0;
+	fclose(f);
+	return s;
+}
+
+/* Compile src into the cache's directory as k<seq>.so; 0, or -1 with e saying why. */
+static int
+compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, int nflags, const char *src,
+        size_t srclen, Err *e)
+{
+	char path[600], cpath[1024], so[32], cfile[32], *log = NULL;
+	const char **argv, **envp = NULL;
+	FILE *f;
+	pid_t pid;
+	int fd, st, i, j, n = 0, rc = -1;
+
+	if (!c->dir[0]) {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(c->dir, sizeof c->dir, "%s/tessel-jit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(c->dir)) {
+			err_set(e, "jit: cannot make a private directory %s: %s", c->dir, strerror(errno));
+			c->dir[0] = 0;
+			return -1;
+		}
+	}
+	if (find_cc(cc, cpath, sizeof cpath, e) < 0)
+		return -1;
+	snprintf(cfile, sizeof cfile, "k%d.c", seq);
+	snprintf(so, sizeof so, "k%d.so", seq);
+	snprintf(path, sizeof path, "%s/%s", c->dir, cfile);
+	if (!(f = fopen(path, "w")) || fwrite(src, 1, srclen, f) != srclen || fclose(f) != 0) {
+		if (f)
+			fclose(f);
+		return err_set(e, "jit: cannot write %s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof path, "%s/k%d.log", c->dir, seq);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
+		return err_set(e, "jit: cannot write %s: %s", path, strerror(errno));
+	/* the environment, with the compiler's messages in plain ASCII (LC_ALL=C) */
+	for (i = 0; environ && environ[i]; i++)
+		;
+	if (!(argv = calloc((size_t)nflags + 16, sizeof *argv)) || !(envp = calloc((size_t)i + 2, sizeof *envp))) {
+		free(argv);
+		close(fd);
+		return err_set(e, "jit: out of memory");
+	}
+	envp[0] = "LC_ALL=C";
+	for (i = 0, j = 1; environ && environ[i]; i++)
+		if (strncmp(environ[i], "LC_ALL=", 7) != 0)
+			envp[j++] = environ[i];
+	argv[n++] = cc;
+	for (i = 0; i < nflags; i++)
+		argv[n++] = argv_flags[i];
+	argv[n++] = "-o";
+	argv[n++] = so;
+	argv[n++] = cfile;
+	argv[n++] = "-lm";
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		/* the child: async-signal-safe calls only */
+		if (chdir(c->dir) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		close(fd);
+		execve(cpath, (char *const *)argv, (char *const *)envp);
+		_exit(127);
+	}
+	close(fd);
+	free(argv);
+	free(envp);
+	if (pid < 0)
+		return err_set(e, "jit: fork: %s", strerror(errno));
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return err_set(e, "jit: waiting for %s: %s", cc, strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	log = read_file(path);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		err_set(e, "jit: cannot run %s", cpath);
+	else
+		compiler_error(e, cc, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st), log ? log : "", src, seq);
+	free(log);
+	return rc;
+}
+
+/*
+** A kernel built with -fopenmp loads the OpenMP runtime, which keeps its
+** worker threads alive, idle, after a parallel loop ends. Unloading the
+** kernel must not unload the runtime under them (a worker would wake up in
+** unmapped code): once loaded, the runtime stays (RTLD_NODELETE on the
+** already-loaded library; RTLD_NOLOAD loads nothing that is not there).
+*/
+static void
+pin_openmp(void)
+{
+	static const char *const lib[] = { "libgomp.so.1", "libomp.so.5", "libomp.so" };
+	size_t i;
+
+	for (i = 0; i < sizeof lib / sizeof lib[0]; i++)
+		dlopen(lib[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* The compiled kernel for src and flags: from the cache, or compiled and loaded now. */
+static Entry *
+lookup(BJitCache *c, const char *cc, const char *const *flags, int nflags, const char *src, size_t srclen,
+       int *cached, Err *e)
+{
+	Buf key;
+	Entry *x;
+	uint64_t h;
+	char so[600];
+	int i;
+
+	buf_init(&key);
+	emit(&key, "%s", cc);
+	for (i = 0; i < nflags; i++)
+		emit(&key, " %s", flags[i]);
+	emitn(&key, "", 1);
+	emitn(&key, src, srclen);
+	if (key.oom) {
+		buf_free(&key);
+		err_set(e, "jit: out of memory");
+		return NULL;
+	}
+	h = hash(key.s, key.len);
+	for (i = 0; i < c->n; i++)
+		if (c->e[i].hash == h && c->e[i].keylen == key.len && memcmp(c->e[i].key, key.s, key.len) == 0) {
+			buf_free(&key);
+			*cached = 1;
+			return &c->e[i];
+		}
+	*cached = 0;
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 8;
+		Entry *n = realloc(c->e, cap * sizeof *n);
+
+		if (!n) {
+			buf_free(&key);
+			err_set(e, "jit: out of memory");
+			return NULL;
+		}
+		c->e = n;
+		c->cap = cap;
+	}
+	x = &c->e[c->n];
+	memset(x, 0, sizeof *x);
+	x->seq = ++c->seq;
+	if (compile(c, x->seq, cc, flags, nflags, src, srclen, e) < 0) {
+		buf_free(&key);
+		return NULL;
+	}
+	snprintf(so, sizeof so, "%s/k%d.so", c->dir, x->seq);
+	if (!(x->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+		const char *m = dlerror();
+
+		buf_free(&key);
+		err_set(e, "jit: dlopen %s: %s", so, m ? m : "failed");
+		return NULL;
+	}
+	pin_openmp();
+	*(void **)&x->fn = dlsym(x->dl, "tessel_kernel");
+	*(void **)&x->place = dlsym(x->dl, "tessel_place");
+	*(void **)&x->take = dlsym(x->dl, "tessel_take");
+	if (!x->fn) {
+		dlclose(x->dl);
+		buf_free(&key);
+		err_set(e, "jit: %s defines no tessel_kernel", so);
+		return NULL;
+	}
+	x->hash = h;
+	x->keylen = key.len;
+	x->key = buf_take(&key);
+	c->n++;
+	return x;
+}
+
+/* Whether two elements agree: the same bits, or two NaNs. */
+static int
+same(DType t, const unsigned char *a, const unsigned char *b, int bytes)
+{
+	if (memcmp(a, b, bytes) == 0)
+		return 1;
+	if (dtype_is_float(t))
+		return isnan(dtype_load_f(t, a)) && isnan(dtype_load_f(t, b));
+	return 0;
+}
+
+static void
+element(Buf *b, const KBuf *kb, int64_t lin)
+{
+	int64_t c[T_MAXDIM];
+	int j;
+
+	for (j = kb->ndim - 1; j >= 0; j--) {
+		c[j] = lin % kb->shape[j];
+		lin /= kb->shape[j];
+	}
+	emit(b, "%s[", kb->name);
+	for (j = 0; j < kb->ndim; j++)
+		emit(b, "%s%lld", j ? ", " : "", (long long)c[j]);
+	emit(b, "]");
+}
+
+static int
+compare(const Kernel *k, const TBuf *got, const TBuf *want, Err *e)
+{
+	int i;
+
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		int bytes = dtype_bytes(kb->dtype);
+		int64_t j, n = emit_numel(kb), bad = 0, first = -1;
+
+		if (kb->role != KB_OUTPUT)
+			continue;
+		for (j = 0; j < n; j++)
+			if (!same(kb->dtype, (const unsigned char *)got[i].data + j * bytes,
+			          (const unsigned char *)want[i].data + j * bytes, bytes)) {
+				if (first < 0)
+					first = j;
+				bad++;
+			}
+		if (bad) {
+			Buf el;
+
+			buf_init(&el);
+			element(&el, kb, first);
+			err_set(e, "jit: the compiled kernel disagrees with the interpreter at %lld of %lld elements "
+			        "of %s; first %s: compiled %.9g, interpreter %.9g (a bug in the C backend: please "
+			        "report it with the kernel; {compare = false} skips this check)", (long long)bad,
+			        (long long)n, kb->name, el.s ? el.s : "?", tbuf_get(&got[i], first),
+			        tbuf_get(&want[i], first));
+			buf_free(&el);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
+{
+	BJitOpts dflt;
+	BJitCache *tmp = NULL, *c;
+	EmitInfo info;
+	Buf src;
+	Entry *x;
+	const char *flags[64];
+	void **ptr = NULL;
+	TBuf *ref = NULL, *outs = NULL;
+	double t0;
+	int i, j, nflags = 0, cached = 0, rc = -1;
+
+	memset(&dflt, 0, sizeof dflt);
+	if (!o)
+		o = &dflt;
+	e->msg[0] = 0;
+	if (o->stats)
+		memset(o->stats, 0, sizeof *o->stats);
+	if (!k)
+		return err_set(e, "jit: no kernel");
+	if (!bufs && k->nbuf)
+		return err_set(e, "jit: no buffer table");
+	/* the caller's inputs, as kernel_run checks them, before anything is allocated */
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		int64_t n = emit_numel(kb);
+
+		if (kb->role != KB_TEMP && kb->scope != AS_GLOBAL)
+			return err_set(e, "jit: %s %s is in %s memory; inputs and outputs are global", krole_name(kb->role),
+			               kb->name, kscope_name(kb->scope));
+		if (kb->role != KB_INPUT)
+			continue;
+		if (!bufs[i].data)
+			return err_set(e, "jit: no data for input %s", kb->name);
+		if (bufs[i].dtype != kb->dtype || bufs[i].numel != n)
+			return err_set(e, "jit: input %s: %lld elements of %s given, %lld of %s declared", kb->name,
+			               (long long)bufs[i].numel, dtype_name(bufs[i].dtype), (long long)n,
+			               dtype_name(kb->dtype));
+	}
+	t0 = now();
+	buf_init(&src);
+	memset(&info, 0, sizeof info);
+	if (emit_kernel(&src, k, &emit_c, &info, e) < 0) {
+		buf_free(&src);
+		return -1;
+	}
+	for (i = 0; fixed[i]; i++)
+		flags[nflags++] = fixed[i];
+	if (info.omp || info.simd)
+		flags[nflags++] = info.omp ? "-fopenmp" : "-fopenmp-simd";
+	for (i = 0; o->flags && o->flags[i]; i++) {
+		if (nflags == (int)(sizeof flags / sizeof flags[0]))
+			return buf_free(&src), err_set(e, "jit: more than %d flags", nflags - 10);
+		flags[nflags++] = o->flags[i];
+	}
+	if (!(c = o->cache) && !(c = tmp = backend_jit_cache_new())) {
+		buf_free(&src);
+		return err_set(e, "jit: out of memory");
+	}
+	x = lookup(c, o->cc ? o->cc : "cc", flags, nflags, src.s ? src.s : "", src.len, &cached, e);
+	buf_free(&src);
+	if (!x)
+		goto out;
+	if (o->stats) {
+		o->stats->cached = cached;
+		o->stats->compile_s = cached ? 0 : now() - t0;
+	}
+	/* the interpreter first: its checks stop a race or a bad access before native code runs */
+	if (!o->no_check) {
+		KRunOpts io = { .checks = 1 };
+
+		if (!(ref = calloc(k->nbuf ? k->nbuf : 1, sizeof *ref))) {
+			err_set(e, "jit: out of memory");
+			goto out;
+		}
+		for (i = 0; i < k->nbuf; i++)
+			if (k->buf[i].role == KB_INPUT)
+				ref[i] = bufs[i];   /* shared, not owned: kernel_run only reads inputs */
+		t0 = now();
+		if (kernel_run(k, o->interp ? o->interp : &io, ref, NULL, e) < 0) {
+			for (i = 0; i < k->nbuf; i++)
+				memset(&ref[i], 0, sizeof ref[i]);
+			goto out;
+		}
+		if (o->stats)
+			o->stats->check_s = now() - t0;
+	}
+	if (!(ptr = calloc(k->nbuf ? k->nbuf : 1, sizeof *ptr)) || !(outs = calloc(k->nbuf ? k->nbuf : 1, sizeof *outs))) {
+		err_set(e, "jit: out of memory");
+		goto out;
+	}
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		size_t bytes = (size_t)dtype_bytes(kb->dtype);
+
+		if (kb->scope != AS_GLOBAL)
+			continue;
+		/* zeroed as the interpreter's are */
+		if (!(ptr[i] = calloc((size_t)kb->size ? (size_t)kb->size : 1, bytes))) {
+			err_set(e, "jit: out of memory (%lld bytes for %s)", (long long)kb->size * (long long)bytes, kb->name);
+			goto out;
+		}
+		if (kb->role == KB_INPUT && !(x->place && x->place(i, ptr[i], bufs[i].data)))
+			memcpy(ptr[i], bufs[i].data, (size_t)emit_numel(kb) * bytes);
+	}
+	t0 = now();
+	x->fn(ptr);
+	if (o->stats)
+		o->stats->run_s = now() - t0;
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+		size_t bytes = (size_t)dtype_bytes(kb->dtype);
+		int64_t n = emit_numel(kb);
+
+		if (kb->role != KB_OUTPUT)
+			continue;
+		if (!(outs[i].data = malloc(n ? (size_t)n * bytes : 1))) {
+			err_set(e, "jit: out of memory for output %s", kb->name);
+			goto out;
+		}
+		outs[i].dtype = kb->dtype;
+		outs[i].ndim = kb->ndim;
+		memcpy(outs[i].shape, kb->shape, sizeof kb->shape);
+		outs[i].device = NULL;
+		outs[i].axis = -1;
+		outs[i].numel = n;
+		if (!(x->take && x->take(i, outs[i].data, ptr[i])))
+			memcpy(outs[i].data, ptr[i], (size_t)n * bytes);
+	}
+	if (ref && compare(k, outs, ref, e) < 0)
+		goto out;
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_OUTPUT) {
+			bufs[i] = outs[i];
+			memset(&outs[i], 0, sizeof outs[i]);
+		} else if (k->buf[i].role == KB_TEMP)
+			memset(&bufs[i], 0, sizeof bufs[i]);
+	rc = 0;
+out:
+	if (ref)
+		for (j = 0; j < k->nbuf; j++)
+			if (k->buf[j].role == KB_OUTPUT)
+				free(ref[j].data);
+	free(ref);
+	if (outs)
+		for (j = 0; j < k->nbuf; j++)
+			free(outs[j].data);
+	free(outs);
+	if (ptr)
+		for (j = 0; j < k->nbuf; j++)
+			free(ptr[j]);
+	free(ptr);
+	backend_jit_cache_free(tmp);
+	return rc;
+}

@@ -1,0 +1,988 @@
+/* test_backend_c.c - the C backend: golden sources, JIT runs bit for bit against the interpreter and plain C, refusals, compiler errors. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../backends/backend.h"
+#include "../interp/sched/sched.h"
+#include "../layout/layout.h"
+
+static UCtx *C;            /* tensor graphs */
+static Kernel *K;          /* the kernel a test builds by hand */
+static BJitCache *Cache;
+static Err E;
+static unsigned seed;
+
+static int
+setup(void **state)
+{
+	const char *s = getenv("TESSEL_SEED");
+
+	seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
+	srand(seed);
+	C = uctx_new();
+	K = kernel_new();
+	Cache = backend_jit_cache_new();
+	return C && K && Cache ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	uctx_free(C);
+	kernel_free(K);
+	backend_jit_cache_free(Cache);
+	C = NULL;
+	K = NULL;
+	Cache = NULL;
+	return 0;
+}
+
+/* ---- graphs and lowering ---- */
+
+static UOp *
+ok(UOp *u)
+{
+	if (!u)
+		fail_msg("building a graph: %s", E.msg);
+	return u;
+}
+
+static UOp *
+param(const char *name, int slot, int64_t a, int64_t b)
+{
+	int64_t s[2] = { a, b };
+
+	return ok(tensor_param(C, name, slot, s, 2, DT_FLOAT32, NULL, &E));
+}
+
+/* softmax as lua_tensor.c builds it: e / e.sum with e = exp(x - x.max) */
+static UOp *
+softmax(UOp *a)
+{
+	int64_t axes[1] = { 1 };
+	UOp *m, *x, *s, *sum;
+
+	m = ok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
+	x = ok(tensor_alu(C, OP_SUB, a, m, &E));
+	x = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 1.4426950408889634), &E));
+	s = ok(tensor_unary(C, OP_EXP2, x, &E));
+	sum = ok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
+	sum = ok(tensor_unary(C, OP_RECIP, sum, &E));
+	return ok(tensor_alu(C, OP_MUL, s, sum, &E));
+}
+
+/* a:matmul(b) as lua_tensor.c builds it: (a:reshape{M,K,1} * b:reshape{1,K,N}):sum(1) */
+static UOp *
+matmul(UOp *a, UOp *b)
+{
+	int64_t sa[3] = { a->shape[0], a->shape[1], 1 }, sb[3] = { 1, b->shape[0], b->shape[1] }, ax[1] = { 1 };
+	UOp *x;
+
+	a = ok(tensor_reshape(C, a, sa, 3, &E));
+	b = ok(tensor_reshape(C, b, sb, 3, &E));
+	x = ok(tensor_alu(C, OP_MUL, a, b, &E));
+	return ok(tensor_reduce(C, OP_ADD, x, ax, 1, 0, &E));
+}
+
+static Kernel *
+lower(const UOp *root, const char *name)
+{
+	KLowerOpts o = { name };
+	Kernel *k = kernel_lower(root, &o, &E);
+
+	if (!k)
+		fail_msg("kernel_lower: %s", E.msg);
+	return k;
+}
+
+static Kernel *
+softmax_kernel(int64_t m, int64_t n)
+{
+	return lower(softmax(param("x", 0, m, n)), NULL);
+}
+
+static Kernel *
+matmul_kernel(int64_t m, int64_t k, int64_t n)
+{
+	return lower(matmul(param("a", 0, m, k), param("b", 1, k, n)), "c");
+}
+
+/* the tiled, parallel, vectorized CPU schedule of a matmul (docs/export.md) */
+static Kernel *
+matmul_scheduled(int64_t m, int64_t kk, int64_t n, int64_t tile)
+{
+	static const char *const order[2] = { "k", "j1" };
+	Kernel *k = matmul_kernel(m, kk, n), *r;
+	Schedule *s = sched_new(k, NULL, &E);
+
+	if (!s)
+		fail_msg("sched_new: %s", E.msg);
+	if (sched_tile(s, "c", "i", "j", tile, tile, &E) < 0 || sched_decompose_reduction(s, "c", "k", &E) < 0
+	|| sched_reorder(s, "c", order, 2, &E) < 0 || sched_parallel(s, "c", "i0", &E) < 0
+	|| sched_vectorize(s, "c", "j1", &E) < 0)
+		fail_msg("schedule: %s", E.msg);
+	if (!(r = kernel_clone(s->k, &E)))
+		fail_msg("clone: %s", E.msg);
+	sched_free(s);
+	kernel_free(k);
+	return r;
+}
+
+/* ---- sources ---- */
+
+static char *
+source(const Kernel *k)
+{
+	Buf b;
+
+	buf_init(&b);
+	if (backend_source(&b, k, D_C, &E) < 0)
+		fail_msg("backend_source: %s", E.msg);
+	return buf_take(&b);
+}
+
+/* the refusal's message, which must contain want */
+static void
+refused(const Kernel *k, const char *want)
+{
+	Buf b;
+
+	buf_init(&b);
+	if (backend_source(&b, k, D_C, &E) == 0)
+		fail_msg("backend_source accepted a kernel it should refuse (%s):\n%s", want, b.s);
+	buf_free(&b);
+	if (!strstr(E.msg, want))
+		fail_msg("\"%s\" is not in: %s", want, E.msg);
+}
+
+/* Compare with tests/golden/NAME, or write it when TESSEL_GOLDEN_UPDATE is set. */
+static void
+golden(const char *name, const char *got)
+{
+	char path[256], *want;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof path, "tests/golden/%s", name);
+	if (getenv("TESSEL_GOLDEN_UPDATE")) {
+		f = fopen(path, "wb");
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+		return;
+	}
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("%s is missing (run with TESSEL_GOLDEN_UPDATE=1 to write it)", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	want = malloc((size_t)n + 1);
+	assert_non_null(want);
+	assert_int_equal(fread(want, 1, (size_t)n, f), (size_t)n);
+	want[n] = '\0';
+	fclose(f);
+	if (strcmp(want, got) != 0) {
+		free(want);
+		fail_msg("the emitted C differs from %s:\n%s", path, got);
+	}
+	free(want);
+}
+
+/* ---- buffers and runs ---- */
+
+static double
+frand(void)
+{
+	return (double)rand() / RAND_MAX * 2 - 1;
+}
+
+/* buffer b of k filled from v (or seeded random values when v is NULL) */
+static void
+fill(const Kernel *k, TBuf *t, int b, const double *v)
+{
+	const KBuf *kb = &k->buf[b];
+	int64_t n = 1, i;
+	int bytes = dtype_bytes(kb->dtype);
+
+	for (i = 0; i < kb->ndim; i++)
+		n *= kb->shape[i];
+	memset(t, 0, sizeof *t);
+	t->dtype = kb->dtype;
+	t->ndim = kb->ndim;
+	memcpy(t->shape, kb->shape, sizeof t->shape);
+	t->numel = n;
+	t->axis = -1;
+	t->data = malloc((size_t)n * bytes + 1);
+	assert_non_null(t->data);
+	for (i = 0; i < n; i++)
+		dtype_store_f(kb->dtype, (unsigned char *)t->data + i * bytes, v ? v[i] : frand());
+}
+
+static TBuf *
+inputs(const Kernel *k)
+{
+	TBuf *t = calloc(k->nbuf, sizeof *t);
+	int i;
+
+	assert_non_null(t);
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_INPUT)
+			fill(k, &t[i], i, NULL);
+	return t;
+}
+
+static void
+freebufs(TBuf *t, int n)
+{
+	int i;
+
+	for (i = 0; t && i < n; i++)
+		tbuf_free(&t[i]);
+	free(t);
+}
+
+static TBuf *
+copy_inputs(const Kernel *k, const TBuf *in)
+{
+	TBuf *t = calloc(k->nbuf, sizeof *t);
+	int i;
+
+	assert_non_null(t);
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_INPUT) {
+			size_t bytes = (size_t)in[i].numel * dtype_bytes(in[i].dtype);
+
+			t[i] = in[i];
+			t[i].data = malloc(bytes + 1);
+			assert_non_null(t[i].data);
+			memcpy(t[i].data, in[i].data, bytes);
+		}
+	return t;
+}
+
+static int
+same_bits(DType t, const void *a, const void *b, int bytes)
+{
+	return memcmp(a, b, bytes) == 0 || (dtype_is_float(t) && isnan(dtype_load_f(t, a)) && isnan(dtype_load_f(t, b)));
+}
+
+/*
+** k through the JIT (its own cross-check on) and through the interpreter
+** separately; every output must agree bit for bit. The JIT's buffers come
+** back (the caller frees them).
+*/
+static TBuf *
+run_both(const Kernel *k, const TBuf *in, BJitStats *st)
+{
+	BJitOpts o = { 0 };
+	TBuf *jb = copy_inputs(k, in), *ib = copy_inputs(k, in);
+	int i;
+	int64_t j;
+
+	o.cache = Cache;
+	o.stats = st;
+	if (backend_jit_run(k, jb, &o, &E) < 0)
+		fail_msg("backend_jit_run: %s (seed %u)", E.msg, seed);
+	if (kernel_run(k, NULL, ib, NULL, &E) < 0)
+		fail_msg("kernel_run: %s", E.msg);
+	for (i = 0; i < k->nbuf; i++) {
+		int bytes = dtype_bytes(k->buf[i].dtype);
+
+		if (k->buf[i].role != KB_OUTPUT)
+			continue;
+		assert_non_null(jb[i].data);
+		assert_int_equal(jb[i].numel, ib[i].numel);
+		for (j = 0; j < jb[i].numel; j++)
+			if (!same_bits(jb[i].dtype, (char *)jb[i].data + j * bytes, (char *)ib[i].data + j * bytes, bytes))
+				fail_msg("%s[%lld]: compiled %.9g, interpreted %.9g (seed %u)", k->buf[i].name, (long long)j,
+				         tbuf_get(&jb[i], j), tbuf_get(&ib[i], j), seed);
+	}
+	freebufs(ib, k->nbuf);
+	return jb;
+}
+
+static float
+getf(const TBuf *b, int64_t i)
+{
+	return ((const float *)b->data)[i];
+}
+
+/* ---- building kernels by hand ---- */
+
+static UOp *I(int64_t v) { return uop_int(K->c, v); }
+static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
+static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
+static UOp *var(const char *n, int64_t ext) { return kernel_var(K, n, ext); }
+
+static int
+mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
+{
+	int64_t shape[T_MAXDIM];
+	va_list ap;
+	int i, b;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		shape[i] = va_arg(ap, int64_t);
+	va_end(ap);
+	b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E);
+	if (b < 0)
+		fail_msg("add_buffer %s: %s", name, E.msg);
+	return b;
+}
+
+static UOp *
+at(int b, int n, ...)
+{
+	UOp *idx[T_MAXDIM];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		idx[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_index(K, b, idx, n);
+}
+
+static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
+static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
+
+/* a loop over v of type t bound to hw (HW_NONE: a plain loop) */
+static UOp *
+loopt(UOp *v, AxisType t, HwAxis hw, int n, ...)
+{
+	UOp *body[64];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		body[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_loop(K, kernel_range(K, v, t, hw), body, n);
+}
+
+#define LOOP(v, hw, ...) loopt(v, hwaxis_is_block(hw) ? AX_GLOBAL : (hw) ? AX_LOCAL : AX_LOOP, hw, __VA_ARGS__)
+
+static UOp *
+seq(int n, ...)
+{
+	UOp *body[64];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		body[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_if(K, kernel_const(K, DT_BOOL, 1), body, n);
+}
+
+static UOp *
+alu(Op op, DType t, UOp *a, UOp *b)
+{
+	UOp *s[2] = { a, b };
+
+	return kernel_alu(K, op, t, s, b ? 2 : 1);
+}
+
+static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
+
+static void
+stage(const char *name, UOp *body)
+{
+	if (!body || kernel_add_stage(K, name, body, NULL, &E) < 0)
+		fail_msg("stage %s: %s", name, E.msg);
+}
+
+static void
+checked(void)
+{
+	if (kernel_check(K, NULL, &E) < 0)
+		fail_msg("kernel_check: %s", E.msg);
+}
+
+/* ---- golden sources ---- */
+
+static void
+test_golden_softmax(void **state)
+{
+	Kernel *k = softmax_kernel(4, 8);
+	char *s = source(k);
+
+	golden("backend_c_softmax.c", s);
+	free(s);
+	kernel_free(k);
+}
+
+static void
+test_golden_matmul_scheduled(void **state)
+{
+	Kernel *k = matmul_scheduled(64, 64, 64, 16);
+	char *s = source(k);
+
+	golden("backend_c_matmul.c", s);
+	free(s);
+	kernel_free(k);
+}
+
+/* ---- runs ---- */
+
+static void
+test_jit_softmax(void **state)
+{
+	Kernel *k = softmax_kernel(33, 100);
+	TBuf *in = inputs(k), *out;
+	int out_b = kernel_find_buffer(k, "out"), i, j;
+
+	assert_true(out_b >= 0);
+	out = run_both(k, in, NULL);
+	/* against the definition in double: close, and rows sum to 1 */
+	for (i = 0; i < 33; i++) {
+		double mx = -INFINITY, sum = 0, rs = 0;
+		const float *x = (const float *)in[0].data + i * 100;
+
+		for (j = 0; j < 100; j++)
+			mx = fmax(mx, x[j]);
+		for (j = 0; j < 100; j++)
+			sum += exp(x[j] - mx);
+		for (j = 0; j < 100; j++) {
+			double want = exp(x[j] - mx) / sum;
+
+			assert_true(fabs(getf(&out[out_b], i * 100 + j) - want) <= 1e-6);
+			rs += getf(&out[out_b], i * 100 + j);
+		}
+		assert_true(fabs(rs - 1) <= 1e-5);
+	}
+	freebufs(out, k->nbuf);
+	freebufs(in, k->nbuf);
+	kernel_free(k);
+}
+
+/* c = a b summed in k order in float32, as the lowered kernel and the interpreter do */
+static void
+plain_matmul(const float *a, const float *b, float *c, int m, int kk, int n)
+{
+	int i, j, l;
+
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++) {
+			float acc = 0;
+
+			for (l = 0; l < kk; l++) {
+				float p = a[i * kk + l] * b[l * n + j];
+
+				acc = acc + p;
+			}
+			c[i * n + j] = acc;
+		}
+}
+
+static void
+matmul_case(Kernel *k, int m, int kk, int n)
+{
+	TBuf *in = inputs(k), *out;
+	int cb = kernel_find_buffer(k, "c"), i;
+	float *want = malloc(sizeof *want * m * n);
+
+	assert_non_null(want);
+	out = run_both(k, in, NULL);
+	plain_matmul(in[0].data, in[1].data, want, m, kk, n);
+	for (i = 0; i < m * n; i++)
+		if (memcmp(&want[i], (float *)out[cb].data + i, 4) != 0)
+			fail_msg("c[%d]: %.9g, plain C %.9g", i, getf(&out[cb], i), want[i]);
+	free(want);
+	freebufs(out, k->nbuf);
+	freebufs(in, k->nbuf);
+}
+
+static void
+test_jit_matmul(void **state)
+{
+	Kernel *k = matmul_kernel(24, 40, 56);
+
+	matmul_case(k, 24, 40, 56);
+	kernel_free(k);
+}
+
+static void
+test_jit_matmul_scheduled(void **state)
+{
+	Kernel *k = matmul_scheduled(64, 48, 64, 16);
+	char *s = source(k);
+
+	assert_non_null(strstr(s, "#pragma omp parallel for\n"));
+	assert_non_null(strstr(s, "#pragma omp simd\n"));
+	free(s);
+	matmul_case(k, 64, 48, 64);
+	kernel_free(k);
+}
+
+/* A[64, 64] -> B transposed through a 32x32 shared tile: blocks (by, bx), threads (ty, tx) */
+static void
+build_transpose(int barrier)
+{
+	UOp *by = var("by", 2), *bx = var("bx", 2), *ty = var("ty", 32), *tx = var("tx", 32), *body;
+	int A = mkbuf("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int B = mkbuf("B", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int T = mkbuf("tile", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)32, (int64_t)32);
+	UOp *load = st(at(T, 2, ty, tx), ld(at(A, 2, add(mul(by, I(32)), ty), add(mul(bx, I(32)), tx))));
+	UOp *out = st(at(B, 2, add(mul(bx, I(32)), ty), add(mul(by, I(32)), tx)), ld(at(T, 2, tx, ty)));
+
+	body = barrier ? seq(3, load, kernel_barrier(K), out) : seq(2, load, out);
+	stage("transpose", LOOP(by, HW_BLOCK_Y, 1, LOOP(bx, HW_BLOCK_X, 1, LOOP(ty, HW_THREAD_Y, 1,
+	      LOOP(tx, HW_THREAD_X, 1, body)))));
+}
+
+static void
+test_transpose_barrier_refused(void **state)
+{
+	TBuf bufs[3] = { { 0 } };
+	BJitOpts o = { 0 };
+
+	build_transpose(1);
+	checked();
+	refused(K, "c: stage transpose: the barrier in loops by, bx, ty, tx needs the threads of a block to "
+	        "run together; C runs a block's threads one after another");
+	/* the JIT says the same before it compiles or allocates anything */
+	fill(K, &bufs[0], 0, NULL);
+	o.cache = Cache;
+	assert_int_equal(backend_jit_run(K, bufs, &o, &E), -1);
+	assert_non_null(strstr(E.msg, "c: stage transpose: the barrier in loops by, bx, ty, tx"));
+	assert_null(bufs[1].data);
+	assert_int_equal(backend_jit_cache_size(Cache), 0);
+	tbuf_free(&bufs[0]);
+}
+
+/* One thread per block copies its tile through shared memory: no barrier needed, C runs it. */
+static void
+test_transpose_shared(void **state)
+{
+	UOp *by = var("by", 2), *bx = var("bx", 2), *i = var("i", 32), *j = var("j", 32);
+	int A = mkbuf("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int B = mkbuf("B", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int T = mkbuf("tile", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)32, (int64_t)33);
+	UOp *in = LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(T, 2, i, j),
+	              ld(at(A, 2, add(mul(by, I(32)), i), add(mul(bx, I(32)), j))))));
+	UOp *out = LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(B, 2, add(mul(bx, I(32)), i),
+	               add(mul(by, I(32)), j)), ld(at(T, 2, j, i)))));
+	TBuf *bin, *bo;
+	char *s;
+	int r, c;
+
+	stage("transpose", LOOP(by, HW_BLOCK_Y, 1, LOOP(bx, HW_BLOCK_X, 1, seq(2, in, out))));
+	checked();
+	s = source(K);
+	/* the tile is an array per block, declared inside the block loops */
+	assert_non_null(strstr(s, "    for (int64_t bx = 0; bx < 2; bx++) {  /* block.x */\n"
+	                          "      float tile[1056];  /* shared, one per block: row-major */\n"));
+	free(s);
+	bin = inputs(K);
+	bo = run_both(K, bin, NULL);
+	for (r = 0; r < 64; r++)
+		for (c = 0; c < 64; c++)
+			assert_true(getf(&bo[B], r * 64 + c) == getf(&bin[A], c * 64 + r));
+	freebufs(bo, 3);
+	freebufs(bin, 3);
+}
+
+/*
+** Bound loops that are not one perfect nest: a register set by every thread
+** outside the thread loops, then two thread loops of 8 and 4 threads in a
+** block of 8. The stage runs per thread; the short loop is a guard.
+*/
+static void
+test_threads_guarded(void **state)
+{
+	UOp *bx = var("bx", 3), *tx = var("tx", 8), *t4 = var("q", 4);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)24);
+	int Y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)24);
+	int Z = mkbuf("Z", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)12);
+	int R = mkbuf("r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	UOp *body = seq(3, st(at(R, 1, I(0)), fc(DT_FLOAT32, 3)),
+	                LOOP(tx, HW_THREAD_X, 1, st(at(Y, 1, add(mul(bx, I(8)), tx)),
+	                     alu(OP_MUL, DT_FLOAT32, ld(at(X, 1, add(mul(bx, I(8)), tx))), ld(at(R, 1, I(0)))))),
+	                LOOP(t4, HW_THREAD_X, 1, st(at(Z, 1, add(mul(bx, I(4)), t4)),
+	                     alu(OP_ADD, DT_FLOAT32, ld(at(X, 1, add(mul(bx, I(8)), t4))), ld(at(R, 1, I(0)))))));
+	TBuf *in, *out;
+	char *s;
+	int i;
+
+	stage("guarded", LOOP(bx, HW_BLOCK_X, 1, body));
+	checked();
+	s = source(K);
+	assert_non_null(strstr(s, "for (int64_t thread_x = 0; thread_x < 8; thread_x++) {  /* thread.x */\n"));
+	assert_non_null(strstr(s, "float r[1];  /* local, one per thread: row-major */"));
+	assert_non_null(strstr(s, "if (thread_x < 4) {  /* q: thread.x */\n"));
+	assert_non_null(strstr(s, "{  /* tx: thread.x */\n"));
+	free(s);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	for (i = 0; i < 24; i++)
+		assert_true(getf(&out[Y], i) == getf(&in[X], i) * 3.0f);
+	for (i = 0; i < 12; i++)
+		assert_true(getf(&out[Z], i) == getf(&in[X], i / 4 * 8 + i % 4) + 3.0f);
+	freebufs(out, 4);
+	freebufs(in, 4);
+}
+
+/* warp and lane bound as one nest: thread = warp*32 + lane */
+static void
+test_warp_lane(void **state)
+{
+	UOp *w = var("w", 2), *l = var("l", 32);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int Y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	UOp *t = add(mul(w, I(32)), l);
+	TBuf *in, *out;
+	int i;
+
+	stage("neg", LOOP(w, HW_WARP, 1, LOOP(l, HW_LANE, 1, st(at(Y, 1, t), alu(OP_NEG, DT_FLOAT32, ld(at(X, 1, t)), NULL)))));
+	checked();
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	for (i = 0; i < 64; i++)
+		assert_true(getf(&out[Y], i) == -getf(&in[X], i));
+	freebufs(out, 2);
+	freebufs(in, 2);
+}
+
+/* a column-major input (CuTe (16,8):(1,16)) and a swizzled output: offsets go through the layouts */
+static void
+test_layouts(void **state)
+{
+	UOp *i = var("i", 8), *j = var("j", 16);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)16, (int64_t)8);
+	int Y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)8, (int64_t)16);
+	Layout l;
+	Composed cl;
+	TBuf *in, *out;
+	char *s;
+	int r, c;
+
+	assert_int_equal(cute_parse("(16,8):(1,16)", &l, &E), 0);
+	if (kernel_layout_cute(K, X, &l, NULL, &E) < 0)
+		fail_msg("layout: %s", E.msg);
+	assert_int_equal(composed_parse("Sw<2,0,2> o 0 o (8,16):(16,1)", &cl, &E), 0);
+	if (kernel_layout_cute(K, Y, NULL, &cl, &E) < 0)
+		fail_msg("layout: %s", E.msg);
+	stage("t", LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(Y, 2, i, j),
+	      alu(OP_MUL, DT_FLOAT32, ld(at(X, 2, j, i)), fc(DT_FLOAT32, 0.5))))));
+	checked();
+	s = source(K);
+	assert_non_null(strstr(s, "int\ntessel_place(int b, void *dst, const void *src)\n"));
+	assert_non_null(strstr(s, "int\ntessel_take(int b, void *dst, const void *src)\n"));
+	free(s);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	for (r = 0; r < 8; r++)
+		for (c = 0; c < 16; c++)
+			assert_true(getf(&out[Y], r * 16 + c) == getf(&in[X], c * 8 + r) * 0.5f);
+	freebufs(out, 2);
+	freebufs(in, 2);
+}
+
+/* a split whose factors overshoot the extent: the body under if i0*4 + i1 < 10 */
+static void
+test_split_tail(void **state)
+{
+	int64_t ax[1] = { 1 }, f[2] = { 0, 4 };
+	Kernel *k = lower(ok(tensor_reduce(C, OP_ADD, param("x", 0, 10, 6), ax, 1, 0, &E)), "out"), *sk;
+	Schedule *s = sched_new(k, NULL, &E);
+	TBuf *in, *out;
+	char *src;
+	int i, j;
+
+	assert_non_null(s);
+	if (sched_split(s, "out", "i", f, 2, &E) < 0)
+		fail_msg("split: %s", E.msg);
+	sk = s->k;
+	src = source(sk);
+	assert_non_null(strstr(src, "      if (i0 * 4 + i1 < 10) {\n"));
+	free(src);
+	in = inputs(sk);
+	out = run_both(sk, in, NULL);
+	for (i = 0; i < 10; i++) {
+		float acc = 0;
+
+		for (j = 0; j < 6; j++)
+			acc = acc + ((float *)in[0].data)[i * 6 + j];
+		assert_memory_equal(&acc, (float *)out[1].data + i, 4);
+	}
+	freebufs(out, sk->nbuf);
+	freebufs(in, sk->nbuf);
+	sched_free(s);
+	kernel_free(k);
+}
+
+/* row max and sum over NaN, infinities and signed zeros: the interpreter's max, bit for bit */
+static void
+test_reductions(void **state)
+{
+	static const double v[4 * 3] = {
+		1, NAN, 3,
+		NAN, 2, 5,
+		-INFINITY, -INFINITY, -INFINITY,
+		-0.0, 0.0, INFINITY,
+	};
+	UOp *i = var("i", 4), *j = var("j", 3);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)4, (int64_t)3);
+	int M = mkbuf("M", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	int S = mkbuf("S", DT_FLOAT64, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	TBuf *in = calloc(3, sizeof *in), *out;
+
+	assert_non_null(in);
+	stage("M", LOOP(i, HW_NONE, 2, st(at(M, 1, i), kernel_identity(K, OP_MAX, DT_FLOAT32)),
+	      loopt(j, AX_REDUCE, HW_NONE, 1, st(at(M, 1, i), alu(OP_MAX, DT_FLOAT32, ld(at(M, 1, i)),
+	      ld(at(X, 2, i, j)))))));
+	/* a float64 sum of float32 values: in double, as the interpreter adds */
+	stage("S", LOOP(i, HW_NONE, 2, st(at(S, 1, i), fc(DT_FLOAT64, 0)),
+	      loopt(j, AX_REDUCE, HW_NONE, 1, st(at(S, 1, i), alu(OP_ADD, DT_FLOAT64, ld(at(S, 1, i)),
+	      kernel_cast(K, DT_FLOAT64, ld(at(X, 2, i, j))))))));
+	checked();
+	fill(K, &in[X], X, v);
+	out = run_both(K, in, NULL);
+	assert_true(isnan(getf(&out[M], 0)) && isnan(getf(&out[M], 1)));
+	assert_true(getf(&out[M], 2) == -INFINITY);
+	assert_true(getf(&out[M], 3) == INFINITY);
+	assert_true(isnan(tbuf_get(&out[S], 0)) && tbuf_get(&out[S], 2) == -INFINITY);
+	assert_true(tbuf_get(&out[S], 3) == INFINITY);
+	freebufs(out, 3);
+	freebufs(in, 3);
+}
+
+/* integers: floor division and modulo of negatives, x // 0, float to int32 saturating then wrapping */
+static void
+test_integers(void **state)
+{
+	static const double a[6] = { -7, 7, -7, 7, 9, -1 }, b[6] = { 2, -2, -2, 0, 4, 3 };
+	static const double f[6] = { 2.9, -2.9, 1e10, -1e30, NAN, 2147483648.0 };
+	UOp *i = var("i", 6);
+	int A = mkbuf("A", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)6);
+	int B = mkbuf("B", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)6);
+	int F = mkbuf("F", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)6);
+	int Q = mkbuf("Q", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)6);
+	int R = mkbuf("R", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)6);
+	int T = mkbuf("T", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)6);
+	TBuf *in = calloc(6, sizeof *in), *out;
+	static const int32_t q[6] = { -4, -4, 3, 0, 2, -1 }, r[6] = { 1, -1, -1, 0, 1, 2 };
+	int k;
+
+	assert_non_null(in);
+	stage("ints", LOOP(i, HW_NONE, 3,
+	      st(at(Q, 1, i), alu(OP_IDIV, DT_INT32, ld(at(A, 1, i)), ld(at(B, 1, i)))),
+	      st(at(R, 1, i), alu(OP_MOD, DT_INT32, ld(at(A, 1, i)), ld(at(B, 1, i)))),
+	      st(at(T, 1, i), kernel_cast(K, DT_INT32, ld(at(F, 1, i))))));
+	checked();
+	fill(K, &in[A], A, a);
+	fill(K, &in[B], B, b);
+	fill(K, &in[F], F, f);
+	out = run_both(K, in, NULL);
+	for (k = 0; k < 6; k++) {
+		assert_int_equal(((int32_t *)out[Q].data)[k], q[k]);
+		assert_int_equal(((int32_t *)out[R].data)[k], r[k]);
+		assert_int_equal(((int32_t *)out[T].data)[k], (int32_t)dtype_ftoi(DT_INT32, (float)f[k]));
+	}
+	assert_int_equal(((int32_t *)out[T].data)[0], 2);
+	assert_int_equal(((int32_t *)out[T].data)[1], -2);
+	assert_int_equal(((int32_t *)out[T].data)[4], 0);
+	freebufs(out, 6);
+	freebufs(in, 6);
+}
+
+/* names C reserves: a buffer int, a loop variable double, a stage main, a buffer named like a libm function */
+static void
+test_names(void **state)
+{
+	UOp *d = var("double", 4);
+	int X = mkbuf("exp2", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)4);
+	int Y = mkbuf("int", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	TBuf *in, *out;
+	char *s;
+	int i;
+
+	stage("main", LOOP(d, HW_NONE, 1, st(at(Y, 1, d), alu(OP_EXP2, DT_FLOAT32, ld(at(X, 1, d)), NULL))));
+	checked();
+	s = source(K);
+	assert_non_null(strstr(s, "static void\nmain_stage(const float *restrict exp2_buf, float *restrict int_buf)\n"));
+	assert_non_null(strstr(s, "for (int64_t double_ = 0; double_ < 4; double_++) {"));
+	assert_non_null(strstr(s, "int_buf[double_] = (float)exp2(exp2_buf[double_]);"));
+	free(s);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	for (i = 0; i < 4; i++)
+		assert_true(getf(&out[Y], i) == (float)exp2(getf(&in[X], i)));
+	freebufs(out, 2);
+	freebufs(in, 2);
+}
+
+/* A parallel loop whose iterations depend on one another (hand-written): serial, and right. */
+static void
+test_parallel_dependent(void **state)
+{
+	UOp *i = var("i", 8);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)8);
+	int S = mkbuf("S", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	TBuf *in, *out;
+	char *s;
+	float acc = 0;
+	int k;
+
+	stage("S", seq(2, st(at(S, 1, I(0)), fc(DT_FLOAT32, 0)), loopt(i, AX_THREAD, HW_NONE, 1,
+	      st(at(S, 1, I(0)), alu(OP_ADD, DT_FLOAT32, ld(at(S, 1, I(0))), ld(at(X, 1, i)))))));
+	s = source(K);
+	assert_null(strstr(s, "#pragma omp"));
+	assert_non_null(strstr(s, "  /* serial: "));
+	free(s);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	for (k = 0; k < 8; k++)
+		acc = acc + getf(&in[X], k);
+	assert_memory_equal(&acc, out[S].data, 4);
+	freebufs(out, 2);
+	freebufs(in, 2);
+}
+
+static void
+test_refusals(void **state)
+{
+	UOp *i = var("i", 8), *j = var("j", 4);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)8);
+	int Y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)8);
+	Kernel *h;
+
+	/* an index divided by a loop variable that can be 0 */
+	stage("div", LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(Y, 1, i), ld(at(X, 1, uop_idiv(K->c, i, j)))))));
+	refused(K, "c: stage div: the index expression i//j may divide by zero (its divisor ranges over [0, 3])");
+	/* float16 */
+	h = kernel_new();
+	assert_non_null(h);
+	{
+		int64_t sh[1] = { 4 };
+
+		assert_true(kernel_add_buffer(h, "hx", DT_FLOAT16, AS_GLOBAL, KB_INPUT, sh, 1, &E) >= 0);
+		refused(h, "c: buffer hx is float16; the C backend has no float16 arithmetic");
+	}
+	kernel_free(h);
+	/* dialects to come */
+	{
+		Buf b;
+
+		buf_init(&b);
+		assert_int_equal(backend_source(&b, K, D_CUDA, &E), -1);
+		assert_non_null(strstr(E.msg, "the cuda backend is not written yet"));
+		buf_free(&b);
+	}
+}
+
+static void
+test_compiler_errors(void **state)
+{
+	Kernel *k = softmax_kernel(2, 3);
+	TBuf *in = inputs(k);
+	BJitOpts o = { 0 };
+	const char *bad[] = { "-fno-such-flag-tessel", NULL }, *strict[] = { "-Werror=missing-prototypes", NULL };
+
+	/* an invalid flag: the compiler's message */
+	o.flags = bad;
+	assert_int_equal(backend_jit_run(k, in, &o, &E), -1);
+	assert_non_null(strstr(E.msg, "jit: cc failed (exit 1): "));
+	assert_non_null(strstr(E.msg, "-fno-such-flag-tessel"));
+	/* an error in the source: the message and the emitted line it points at */
+	o.flags = strict;
+	assert_int_equal(backend_jit_run(k, in, &o, &E), -1);
+	assert_non_null(strstr(E.msg, "jit: cc failed (exit 1): k1.c:"));
+	assert_non_null(strstr(E.msg, ": error: no previous prototype for 'tessel_kernel' [-Werror=missing-prototypes]\n"
+	                              "  emitted line: tessel_kernel(void **bufs)"));
+	/* no compiler */
+	o.flags = NULL;
+	o.cc = "no-such-compiler-tessel";
+	assert_int_equal(backend_jit_run(k, in, &o, &E), -1);
+	assert_string_equal(E.msg, "jit: the C compiler no-such-compiler-tessel is not in PATH (install gcc: "
+	                    "apt-get install gcc)");
+	/* nothing came back */
+	assert_null(in[3].data);
+	freebufs(in, k->nbuf);
+	kernel_free(k);
+}
+
+static void
+test_cache(void **state)
+{
+	Kernel *k = softmax_kernel(8, 16);
+	TBuf *in = inputs(k), *a, *b;
+	BJitStats st;
+
+	a = run_both(k, in, &st);
+	assert_int_equal(st.cached, 0);
+	assert_true(st.compile_s > 0);
+	b = run_both(k, in, &st);
+	assert_int_equal(st.cached, 1);
+	assert_true(st.compile_s == 0);
+	assert_true(st.check_s > 0);
+	assert_int_equal(backend_jit_cache_size(Cache), 1);
+	assert_memory_equal(a[3].data, b[3].data, 8 * 16 * 4);
+	freebufs(a, k->nbuf);
+	freebufs(b, k->nbuf);
+	freebufs(in, k->nbuf);
+	kernel_free(k);
+}
+
+/* the JIT refuses bad inputs as kernel_run does, before compiling */
+static void
+test_bad_inputs(void **state)
+{
+	Kernel *k = softmax_kernel(2, 3);
+	TBuf in[4] = { { 0 } };
+	BJitOpts o = { 0 };
+
+	o.cache = Cache;
+	assert_int_equal(backend_jit_run(k, in, &o, &E), -1);
+	assert_string_equal(E.msg, "jit: no data for input x");
+	fill(k, &in[0], 0, NULL);
+	in[0].numel = 5;
+	assert_int_equal(backend_jit_run(k, in, &o, &E), -1);
+	assert_string_equal(E.msg, "jit: input x: 5 elements of float32 given, 6 of float32 declared");
+	assert_int_equal(backend_jit_cache_size(Cache), 0);
+	tbuf_free(&in[0]);
+	kernel_free(k);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_golden_softmax, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_golden_matmul_scheduled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_softmax, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_matmul, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_matmul_scheduled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transpose_barrier_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transpose_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_guarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warp_lane, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reductions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_integers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_dependent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compiler_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
