@@ -438,7 +438,7 @@ independent(Emit *E, EStage *S, const UOp *s, char *why, size_t n)
 	ie.msg[0] = 0;
 	if (sched_independent(E->k, S->st, &l, 1, 0, &ie) == 0)
 		return 1;
-	snprintf(why, n, "%s", ie.msg);
+	snprintf(why, n, "%.*s", (int)(n ? n - 1 : 0), ie.msg);
 	return 0;
 }
 

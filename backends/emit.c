@@ -1406,7 +1406,7 @@ names(Emit *E)
 				break;
 			snprintf(tmp, sizeof tmp, j ? "%.*s_stage_%d" : "%.*s_stage", K_NAME - 16, k->stage[i].name, j);
 		}
-		snprintf(E->sname[i], sizeof E->sname[i], "%s", tmp);
+		snprintf(E->sname[i], sizeof E->sname[i], "%.*s", (int)sizeof E->sname[i] - 1, tmp);
 	}
 	rc = 0;
 out:
