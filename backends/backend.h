@@ -1,4 +1,4 @@
-/* backend.h - device code: a kernel as source in a dialect (C now; CUDA, OpenCL, Triton to come), and the C JIT. */
+/* backend.h - device code: a kernel as source in a dialect (C, CUDA, OpenCL; Triton to come), the C JIT, OpenCL runs, exported harnesses. */
 #ifndef TESSEL_BACKEND_H
 #define TESSEL_BACKEND_H
 
@@ -6,12 +6,15 @@
 
 /* emit.c */
 /*
-** The kernel as one translation unit in dialect d, appended to b. D_C is
-** implemented (c.c); other dialects are refused with a message naming what
-** exists. A construct the dialect cannot express is refused, naming the
-** stage and the statement: for C, barriers, shuffles and MMAs (the threads
-** of a block would have to run together), float16 and bfloat16 values, and
-** an index division whose divisor may be zero.
+** The kernel as one translation unit in dialect d, appended to b: D_C
+** (c.c), D_CUDA (cuda.c) and D_OPENCL (opencl.c); D_TRITON is refused with
+** a message naming what exists. A construct the dialect cannot express is
+** refused, naming the stage and the statement: for C, barriers, shuffles
+** and MMAs (the threads of a block would have to run together), float16 and
+** bfloat16 values, and an index division whose divisor may be zero; for
+** CUDA and OpenCL, a barrier under a thread guard (gpu.h), blocks past the
+** device's limits, the index division; for OpenCL also shuffles, MMAs,
+** float16, bfloat16 and global bool buffers.
 **
 ** The C source (docs/export.md) holds one `static void <stage>(...)` per
 ** stage, taking the global buffers it uses as restrict pointers, and the
@@ -32,6 +35,17 @@
 ** integers wrap (-fwrapv).
 */
 int backend_source(Buf *b, const Kernel *k, Dialect d, Err *e);
+/*
+** The CUDA source (docs/export.md) holds one `__global__ void <stage>(...)`
+** per stage, taking the global buffers it uses, and the host entry
+** `extern "C" void tessel_launch(void **dbufs, cudaStream_t s)`, which
+** launches the stages in order, each on its grid and block; dbufs[i] is
+** buffer i's device storage laid out by its layout (NULL for shared and
+** local ones). tessel_place and tessel_take are host functions as in C.
+** Build with nvcc -arch=sm_90 -fmad=false. The OpenCL source holds one
+** `__kernel void <stage>(...)` per stage; a table at its end says how to
+** launch them (global size grid * block, local size block, the arguments).
+*/
 
 /* jit.c */
 /*

@@ -344,7 +344,7 @@ c_stage(Emit *E, EStage *S)
 		emit_where(S, S->sync, w, sizeof w);
 		return err_set(E->e, "c: stage %s: %s %s needs the threads of a block to run together; C runs a "
 		               "block's threads one after another, so it takes kernels without barriers, shuffles "
-		               "or MMAs (the interpreter runs this one; CUDA and OpenCL emitters are to come)", stn,
+		               "or MMAs (the interpreter runs this one, and so do the cuda and opencl dialects)", stn,
 		               S->sync->op == OP_BARRIER ? "the barrier" : S->sync->op == OP_SHUFFLE ? "a shuffle"
 		               : "an mma", w);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "gpu.h"
 
 /* ---- bookkeeping ---- */
 
@@ -1542,11 +1543,13 @@ backend_source(Buf *b, const Kernel *k, Dialect d, Err *e)
 	switch (d) {
 	case D_C:
 		return emit_kernel(b, k, &emit_c, NULL, e);
-	case D_CUDA: case D_OPENCL: case D_TRITON:
-		return err_set(e, "source: the %s backend is not written yet (c is; cuda, opencl and triton "
-		               "are to come: docs/export.md)", dialect_name(d));
+	case D_CUDA: case D_OPENCL:
+		return gpu_source(b, k, d, NULL, e);
+	case D_TRITON:
+		return err_set(e, "source: the triton backend is not written yet (c, cuda and opencl are; "
+		               "docs/export.md)");
 	default:
-		return err_set(e, "source: %s is not a device dialect (c; cuda, opencl, triton to come)",
+		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl; triton to come)",
 		               dialect_name(d));
 	}
 }

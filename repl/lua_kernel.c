@@ -1744,7 +1744,7 @@ k_source(lua_State *L)
 	Err e = { "" };
 
 	if (dialect_parse(d, &dl) < 0)
-		return luaL_error(L, "k:source: unknown dialect \"%s\" (c; cuda, opencl and triton are to come)", d);
+		return luaL_error(L, "k:source: unknown dialect \"%s\" (c, cuda, opencl; triton is to come)", d);
 	buf_init(&b);
 	if (backend_source(&b, x->k, dl, &e) < 0) {
 		buf_free(&b);
@@ -1900,7 +1900,12 @@ static const HelpReg kmeths[] = {
 	  "C: one function per stage and tessel_kernel(void **bufs), which runs them in order;\n"
 	  "parallel loops get OpenMP, values agree with k:run bit for bit (docs/export.md).\n"
 	  "Refused, with the statement: barriers, shuffles, MMAs (C runs a block's threads one\n"
-	  "after another), float16 and bfloat16. cuda, opencl and triton are to come." },
+	  "after another), float16 and bfloat16.\n"
+	  "cuda: a __global__ function per stage (bound loops are blockIdx/threadIdx, guarded where\n"
+	  "shorter than their axis), __shared__ buffers, __syncthreads, __shfl_sync, mma.sync in\n"
+	  "inline PTX, and tessel_launch(dbufs, stream) launching the stages in order.\n"
+	  "opencl: a __kernel per stage and a table of launches; no shuffles, MMAs or halves.\n"
+	  "triton is to come." },
 	{ "stages", k_stages, "k:stages(): the stage names in order" },
 	{ NULL, NULL, NULL }
 };
