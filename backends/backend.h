@@ -95,4 +95,42 @@ int backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e);
 /* The fixed flags, space-separated, with the OpenMP flag a kernel needs (for docs and messages). */
 void backend_jit_flags(Buf *b, const Kernel *k);
 
+/* opencl_run.c */
+/*
+** OpenCL through the ICD loader, opened with dlopen when a session first
+** runs a kernel (tessel builds and runs without OpenCL). A session holds the
+** loader, the first platform that has a device, a context and a queue; the
+** Lua front end keeps one per Lua state.
+*/
+typedef struct BClSession BClSession;
+BClSession *backend_cl_new(void);
+void backend_cl_free(BClSession *s);
+/* Whether s can run kernels; device (may be NULL) gets "platform: device", e why not. */
+int backend_cl_available(BClSession *s, char *device, size_t n, Err *e);
+
+typedef struct BClStats {
+	double build_s;        /* wall seconds emitting and building the program */
+	double run_s;          /* wall seconds of the launches, to the queue's end */
+	double check_s;        /* wall seconds of the interpreter's run (the cross-check) */
+	char device[256];      /* "platform: device" */
+} BClStats;
+
+typedef struct BClOpts {
+	int no_check;          /* skip the cross-check against the interpreter */
+	BClSession *session;   /* NULL: one for this call */
+	const KRunOpts *interp;     /* the cross-check's interpreter options (NULL: checks on) */
+	BClStats *stats;       /* filled when not NULL */
+} BClOpts;
+
+/*
+** Run k as OpenCL C (backend_source D_OPENCL), with kernel_run's contract
+** on bufs, as backend_jit_run. The program is built with
+** -cl-fp32-correctly-rounded-divide-sqrt where the device offers it; global
+** buffers start zeroed, inputs placed through their layouts. Unless
+** o->no_check, the interpreter runs first and every output must agree bit
+** for bit (NaNs with NaNs). No loader, no platform, a build error or a
+** launch past the device's limits come back in e.
+*/
+int backend_cl_run(const Kernel *k, TBuf *bufs, const BClOpts *o, Err *e);
+
 #endif

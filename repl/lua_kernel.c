@@ -21,6 +21,8 @@
 #define KREGION "kernel.Region"
 #define STAGING "tessel.kernel.staging"   /* registry: the kernel a stage is being recorded into */
 #define JITCACHE "tessel.jit.cache"         /* registry: this Lua state's compiled kernels (backend c) */
+#define CLSESSION "tessel.opencl.Session"   /* the session's metatable */
+#define CLKEY "tessel.opencl.session"       /* registry: this Lua state's OpenCL session (backend opencl) */
 
 /*
 ** Kernels written in Lua are staged, as Terra stages: the Lua code of a stage
@@ -1525,10 +1527,45 @@ jit_cache(lua_State *L)
 	return *p;
 }
 
-/* The compiled path's options: {backend = "c", compare =, flags = {...}, cc =, stats = {}} */
+static int
+cl_gc(lua_State *L)
+{
+	BClSession **p = luaL_checkudata(L, 1, CLSESSION);
+
+	backend_cl_free(*p);
+	*p = NULL;
+	return 0;
+}
+
+/* The Lua state's OpenCL session, made on first use (freed with the state). */
+static BClSession *
+cl_session(lua_State *L)
+{
+	BClSession **p;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, CLKEY) == LUA_TUSERDATA) {
+		p = lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		if (*p)
+			return *p;
+	} else
+		lua_pop(L, 1);
+	p = lua_newuserdatauv(L, sizeof *p, 0);
+	*p = NULL;
+	luaL_setmetatable(L, CLSESSION);
+	if (!(*p = backend_cl_new()))
+		luaL_error(L, "k:run: out of memory");
+	lua_setfield(L, LUA_REGISTRYINDEX, CLKEY);
+	return *p;
+}
+
+/* The compiled paths' options: {backend = "c" | "opencl", compare =, flags = {...}, cc =, stats = {}} */
 typedef struct JitArgs {
+	int backend;         /* 0 the interpreter, 1 c, 2 opencl */
 	BJitOpts o;
 	BJitStats st;
+	BClOpts cl;
+	BClStats clst;
 	const char *flags[33];
 	int stats;           /* the index of the table to fill, or 0 */
 } JitArgs;
@@ -1546,12 +1583,29 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 		return 0;
 	}
 	b = lua_tostring(L, -1);
-	if (!b || (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0))
-		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, or \"c\")",
+	if (!b || (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0 && strcmp(b, "opencl") != 0))
+		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, \"c\" or \"opencl\")",
 		           b ? b : luaL_typename(L, -1));
 	lua_pop(L, 1);
 	if (strcmp(b, "interp") == 0)
 		return 0;
+	if (strcmp(b, "opencl") == 0) {
+		j->backend = 2;
+		if (lua_getfield(L, i, "compare") != LUA_TNIL)
+			j->cl.no_check = !lua_toboolean(L, -1);
+		if (lua_getfield(L, i, "flags") != LUA_TNIL || lua_getfield(L, i, "cc") != LUA_TNIL)
+			luaL_error(L, "k:run: flags and cc are options of backend \"c\"");
+		lua_pop(L, 3);
+		if (lua_getfield(L, i, "stats") == LUA_TTABLE)
+			j->stats = lua_absindex(L, i);
+		else if (!lua_isnil(L, -1))
+			luaL_error(L, "k:run: stats must be a table (filled with build_s, run_s, check_s, device)");
+		lua_pop(L, 1);
+		j->cl.stats = &j->clst;
+		j->cl.session = cl_session(L);
+		return 2;
+	}
+	j->backend = 1;
 	if (lua_getfield(L, i, "compare") != LUA_TNIL)
 		j->o.no_check = !lua_toboolean(L, -1);
 	if (lua_getfield(L, i, "cc") != LUA_TNIL && !(j->o.cc = lua_tostring(L, -1)))
@@ -1582,7 +1636,7 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 }
 
 static RunBox *
-run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, const BJitOpts *jit)
+run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, const JitArgs *jit)
 {
 	RunBox *r;
 	Buf notes;
@@ -1602,8 +1656,14 @@ run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, co
 		luaL_error(L, "k:run: out of memory");
 	r->n = x->k->nbuf;
 	bind_inputs(L, x, binds, r, random);
-	if (jit) {
-		BJitOpts jo = *jit;
+	if (jit && jit->backend == 2) {
+		BClOpts co = jit->cl;
+
+		co.interp = o;
+		if (backend_cl_run(x->k, r->b, &co, &e) < 0)
+			err(L, &e);
+	} else if (jit) {
+		BJitOpts jo = jit->o;
 
 		jo.interp = o;
 		if (backend_jit_run(x->k, r->b, &jo, &e) < 0)
@@ -1628,8 +1688,19 @@ k_run(lua_State *L)
 		return luaL_typeerror(L, 2, "bindings table");
 	run_opts(L, 3, &o);
 	compiled = jit_opts(L, 3, &j);
-	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j.o : NULL);
-	if (j.stats) {
+	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j : NULL);
+	if (j.stats && j.backend == 2) {
+		lua_getfield(L, j.stats, "stats");
+		lua_pushnumber(L, j.clst.build_s);
+		lua_setfield(L, -2, "build_s");
+		lua_pushnumber(L, j.clst.run_s);
+		lua_setfield(L, -2, "run_s");
+		lua_pushnumber(L, j.clst.check_s);
+		lua_setfield(L, -2, "check_s");
+		lua_pushstring(L, j.clst.device);
+		lua_setfield(L, -2, "device");
+		lua_pop(L, 1);
+	} else if (j.stats) {
 		lua_getfield(L, j.stats, "stats");
 		lua_pushboolean(L, j.st.cached);
 		lua_setfield(L, -2, "cached");
@@ -1878,14 +1949,18 @@ static const HelpReg kmeths[] = {
 	{ "check", k_check,
 	  "k:check(): the verifier; true and its notes, or an error saying what is wrong and where" },
 	{ "run", k_run,
-	  "k:run([bindings] [, {checks = false, backend = \"c\"}]): run on the CPU as a GPU would; the outputs\n"
+	  "k:run([bindings] [, {checks = false, backend = \"c\" | \"opencl\"}]): run on the CPU as a GPU would;\n"
+	  "the outputs\n"
 	  "Bindings by input name: tensors or nested tables. Checks (on by default) raise\n"
 	  "`race: ...`, `out of bounds: ...`, `uninitialized: ...` with block, thread and element.\n"
 	  "backend = \"c\": k:source(\"c\") compiled by cc (cached per session) and run natively, after\n"
 	  "the interpreter, whose outputs must agree bit for bit (compare = false skips both);\n"
 	  "flags = {...} adds compiler flags, cc = \"clang\" picks the compiler, stats = {} gets\n"
 	  "compile_s, run_s (the native kernel alone), check_s and cached. Compiler errors raise\n"
-	  "with the compiler's message and the emitted line." },
+	  "with the compiler's message and the emitted line.\n"
+	  "backend = \"opencl\": k:source(\"opencl\") built and run through the OpenCL loader (PoCL on the\n"
+	  "CPU: make deps), checked against the interpreter bit for bit (compare = false skips it);\n"
+	  "stats = {} gets build_s, run_s, check_s and device. No loader or no platform raises." },
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
@@ -1939,6 +2014,10 @@ luaopen_tessel_kernel(lua_State *L)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, JITCACHE);
 	lua_pushcfunction(L, jit_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, CLSESSION);
+	lua_pushcfunction(L, cl_gc);
 	lua_setfield(L, -2, "__gc");
 	lua_pop(L, 1);
 
