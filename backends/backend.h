@@ -133,4 +133,30 @@ typedef struct BClOpts {
 */
 int backend_cl_run(const Kernel *k, TBuf *bufs, const BClOpts *o, Err *e);
 
+/* harness.c */
+/* Input b of k drawn as tessel draws unbound inputs (k:counts, exports):
+** element i from Threefry(i, b + 1), a float in [0, 1) or an integer in
+** [0, 7). t->data holds numel elements of b's dtype. */
+void backend_draw(const Kernel *k, int b, TBuf *t);
+
+typedef struct BExportOpts {
+	const TBuf *inputs;    /* per buffer (kernel order), or NULL: an input without data is
+	                       ** realized from its tensor (lowered kernels) or drawn (backend_draw) */
+	int reps;              /* timed runs (0: 20) */
+	int warmup;            /* warm-up runs (0: 3; negative: none) */
+	Buf *files;            /* gets the names of the files written, one a line (may be NULL) */
+} BExportOpts;
+
+/*
+** Write into dir (made if missing; its parent must exist) the kernel's
+** source in dialect d (c, cuda, opencl), a host program that draws the
+** inputs as tessel does, runs the kernel, compares its outputs with the
+** interpreter's (run now, saved as ref_<buffer>.bin) and prints the median
+** time of repeated runs, and a Makefile: `make -C dir` builds and runs it
+** where the toolchain is (docs/export.md). Returns 0; -1 when the dialect
+** refuses the kernel or the interpreter fails (nothing written); -2 when
+** the directory or a file cannot be written.
+*/
+int backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o, Err *e);
+
 #endif

@@ -1449,7 +1449,7 @@ bind_inputs(lua_State *L, LKernel *x, int binds, RunBox *r, int random)
 				if (tensor_realize(kb->tensor, NULL, t, &e) < 0)
 					err(L, &e);
 			} else if (random) {
-				int64_t k, n = numel(kb);
+				int64_t n = numel(kb);
 
 				t->dtype = kb->dtype;
 				t->ndim = kb->ndim;
@@ -1459,15 +1459,8 @@ bind_inputs(lua_State *L, LKernel *x, int binds, RunBox *r, int random)
 				t->device = NULL;
 				if (!(t->data = malloc((size_t)n * dtype_bytes(kb->dtype) + 1)))
 					luaL_error(L, "k:counts: out of memory");
-				for (k = 0; k < n; k++) {
-					uint64_t v = tensor_threefry((uint64_t)k, (uint64_t)i + 1);
-
-					if (dtype_is_float(kb->dtype))
-						dtype_store_f(kb->dtype, (char *)t->data + k * dtype_bytes(kb->dtype),
-						              (double)(v >> 11) / 9007199254740992.0);
-					else
-						dtype_store_i(kb->dtype, (char *)t->data + k * dtype_bytes(kb->dtype), (int64_t)(v % 7));
-				}
+				/* as exports draw them (harness.c) */
+				backend_draw(x->k, i, t);
 			} else
 				luaL_error(L, "k:run: input %s is not bound (k:run{%s = tensor})", kb->name, kb->name);
 		}
@@ -1826,6 +1819,86 @@ k_source(lua_State *L)
 	return 1;
 }
 
+/* k:export(dialect, dir [, {inputs = {name = tensor}, reps =, warmup =}]) -> dir, files | nil, message */
+static int
+k_export(lua_State *L)
+{
+	LKernel *x = checkk(L, 1);
+	const char *d = luaL_checkstring(L, 2), *dir = luaL_checkstring(L, 3);
+	BExportOpts o;
+	Dialect dl;
+	RunBox *r;
+	Buf files;
+	Err e = { "" };
+	int i, n = 0, rc;
+
+	memset(&o, 0, sizeof o);
+	lua_settop(L, 4);
+	if (dialect_parse(d, &dl) < 0 || (dl != D_C && dl != D_CUDA && dl != D_OPENCL))
+		return luaL_error(L, "k:export: unknown dialect \"%s\" (c, cuda, opencl)", d);
+	if (!lua_isnil(L, 4)) {
+		luaL_checktype(L, 4, LUA_TTABLE);
+		if (lua_getfield(L, 4, "reps") != LUA_TNIL)
+			o.reps = (int)luaL_checkinteger(L, -1);
+		if (lua_getfield(L, 4, "warmup") != LUA_TNIL)
+			o.warmup = lua_tointeger(L, -1) == 0 ? -1 : (int)luaL_checkinteger(L, -1);
+		lua_pop(L, 2);
+	}
+	/* bound inputs, anchored in a box the collector frees */
+	r = lua_newuserdatauv(L, sizeof *r, 0);
+	r->b = NULL;
+	r->n = 0;
+	luaL_setmetatable(L, RUNBOX);
+	if (!(r->b = calloc(x->k->nbuf ? x->k->nbuf : 1, sizeof *r->b)))
+		return luaL_error(L, "k:export: out of memory");
+	r->n = x->k->nbuf;
+	if (!lua_isnil(L, 4) && lua_getfield(L, 4, "inputs") == LUA_TTABLE) {
+		int ti = lua_gettop(L);
+
+		for (i = 0; i < x->k->nbuf; i++) {
+			const KBuf *kb = &x->k->buf[i];
+
+			if (kb->role != KB_INPUT || lua_getfield(L, ti, kb->name) == LUA_TNIL) {
+				if (kb->role == KB_INPUT)
+					lua_pop(L, 1);
+				continue;
+			}
+			if (!tessel_testtensor(L, -1))
+				return luaL_error(L, "k:export: inputs.%s is a %s, not a tensor", kb->name, luaL_typename(L, -1));
+			tessel_realize(L, lua_gettop(L), 0, &r->b[i]);
+			if (r->b[i].dtype != kb->dtype || r->b[i].numel != numel(kb))
+				return luaL_error(L, "k:export: %s is a %s buffer of %d elements, its binding %s of %I "
+				                  "(cast or reshape it)", kb->name, dtype_name(kb->dtype), numel(kb),
+				                  dtype_name(r->b[i].dtype), (lua_Integer)r->b[i].numel);
+			lua_pop(L, 1);
+		}
+	}
+	o.inputs = r->b;
+	buf_init(&files);
+	o.files = &files;
+	rc = backend_export(x->k, dl, dir, &o, &e);
+	if (rc == -2) {
+		buf_free(&files);
+		lua_pushnil(L);
+		lua_pushstring(L, e.msg);
+		return 2;
+	}
+	if (rc < 0) {
+		buf_free(&files);
+		return err(L, &e);
+	}
+	lua_pushstring(L, dir);
+	lua_newtable(L);
+	for (const char *p = files.s, *nl; p && *p; p = nl + 1) {
+		if (!(nl = strchr(p, '\n')))
+			break;
+		lua_pushlstring(L, p, (size_t)(nl - p));
+		lua_rawseti(L, -2, ++n);
+	}
+	buf_free(&files);
+	return 2;
+}
+
 static int
 k_buffers(lua_State *L)
 {
@@ -1981,6 +2054,13 @@ static const HelpReg kmeths[] = {
 	  "inline PTX, and tessel_launch(dbufs, stream) launching the stages in order.\n"
 	  "opencl: a __kernel per stage and a table of launches; no shuffles, MMAs or halves.\n"
 	  "triton is to come." },
+	{ "export", k_export,
+	  "k:export(dialect, dir [, {inputs = {name = tensor}, reps = 20, warmup = 3}]): a directory that\n"
+	  "`make -C dir` builds and runs: the source (c, cuda, opencl), a host program that draws\n"
+	  "the inputs as tessel does (or reads the given ones), checks the outputs against the\n"
+	  "interpreter's (saved as ref_*.bin) and prints the median time of repeated runs, and a\n"
+	  "Makefile. Returns dir and the files written; nil and a message when a file cannot be\n"
+	  "written (docs/export.md)." },
 	{ "stages", k_stages, "k:stages(): the stage names in order" },
 	{ NULL, NULL, NULL }
 };
