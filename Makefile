@@ -13,7 +13,8 @@ PREFIX  ?= /usr/local
 CC      ?= cc
 PKGS     = lua5.4 readline cmocka libgvc libcgraph
 DEBS     = liblua5.4-dev lua5.4 libreadline-dev libgraphviz-dev graphviz \
-           libcmocka-dev pkg-config libxml2-utils
+           libcmocka-dev pkg-config libxml2-utils \
+           pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
 
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
 LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null)
@@ -63,7 +64,7 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
            viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c \
-           backends/emit.c backends/c.c backends/jit.c
+           backends/emit.c backends/c.c backends/jit.c backends/gpu.c backends/cuda.c backends/opencl.c backends/opencl_run.c backends/harness.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
            repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c

@@ -1,4 +1,4 @@
-/* backend.h - device code: a kernel as source in a dialect (C now; CUDA, OpenCL, Triton to come), and the C JIT. */
+/* backend.h - device code: a kernel as source in a dialect (C, CUDA, OpenCL; Triton to come), the C JIT, OpenCL runs, exported harnesses. */
 #ifndef TESSEL_BACKEND_H
 #define TESSEL_BACKEND_H
 
@@ -6,12 +6,15 @@
 
 /* emit.c */
 /*
-** The kernel as one translation unit in dialect d, appended to b. D_C is
-** implemented (c.c); other dialects are refused with a message naming what
-** exists. A construct the dialect cannot express is refused, naming the
-** stage and the statement: for C, barriers, shuffles and MMAs (the threads
-** of a block would have to run together), float16 and bfloat16 values, and
-** an index division whose divisor may be zero.
+** The kernel as one translation unit in dialect d, appended to b: D_C
+** (c.c), D_CUDA (cuda.c) and D_OPENCL (opencl.c); D_TRITON is refused with
+** a message naming what exists. A construct the dialect cannot express is
+** refused, naming the stage and the statement: for C, barriers, shuffles
+** and MMAs (the threads of a block would have to run together), float16 and
+** bfloat16 values, and an index division whose divisor may be zero; for
+** CUDA and OpenCL, a barrier under a thread guard (gpu.h), blocks past the
+** device's limits, the index division; for OpenCL also shuffles, MMAs,
+** float16, bfloat16 and global bool buffers.
 **
 ** The C source (docs/export.md) holds one `static void <stage>(...)` per
 ** stage, taking the global buffers it uses as restrict pointers, and the
@@ -32,6 +35,17 @@
 ** integers wrap (-fwrapv).
 */
 int backend_source(Buf *b, const Kernel *k, Dialect d, Err *e);
+/*
+** The CUDA source (docs/export.md) holds one `__global__ void <stage>(...)`
+** per stage, taking the global buffers it uses, and the host entry
+** `extern "C" void tessel_launch(void **dbufs, cudaStream_t s)`, which
+** launches the stages in order, each on its grid and block; dbufs[i] is
+** buffer i's device storage laid out by its layout (NULL for shared and
+** local ones). tessel_place and tessel_take are host functions as in C.
+** Build with nvcc -arch=sm_90 -fmad=false. The OpenCL source holds one
+** `__kernel void <stage>(...)` per stage; a table at its end says how to
+** launch them (global size grid * block, local size block, the arguments).
+*/
 
 /* jit.c */
 /*
@@ -80,5 +94,69 @@ typedef struct BJitOpts {
 int backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e);
 /* The fixed flags, space-separated, with the OpenMP flag a kernel needs (for docs and messages). */
 void backend_jit_flags(Buf *b, const Kernel *k);
+
+/* opencl_run.c */
+/*
+** OpenCL through the ICD loader, opened with dlopen when a session first
+** runs a kernel (tessel builds and runs without OpenCL). A session holds the
+** loader, the first platform that has a device, a context and a queue; the
+** Lua front end keeps one per Lua state.
+*/
+typedef struct BClSession BClSession;
+BClSession *backend_cl_new(void);
+void backend_cl_free(BClSession *s);
+/* Whether s can run kernels; device (may be NULL) gets "platform: device", e why not. */
+int backend_cl_available(BClSession *s, char *device, size_t n, Err *e);
+
+typedef struct BClStats {
+	double build_s;        /* wall seconds emitting and building the program */
+	double run_s;          /* wall seconds of the launches, to the queue's end */
+	double check_s;        /* wall seconds of the interpreter's run (the cross-check) */
+	char device[256];      /* "platform: device" */
+} BClStats;
+
+typedef struct BClOpts {
+	int no_check;          /* skip the cross-check against the interpreter */
+	BClSession *session;   /* NULL: one for this call */
+	const KRunOpts *interp;     /* the cross-check's interpreter options (NULL: checks on) */
+	BClStats *stats;       /* filled when not NULL */
+} BClOpts;
+
+/*
+** Run k as OpenCL C (backend_source D_OPENCL), with kernel_run's contract
+** on bufs, as backend_jit_run. The program is built with
+** -cl-fp32-correctly-rounded-divide-sqrt where the device offers it; global
+** buffers start zeroed, inputs placed through their layouts. Unless
+** o->no_check, the interpreter runs first and every output must agree bit
+** for bit (NaNs with NaNs). No loader, no platform, a build error or a
+** launch past the device's limits come back in e.
+*/
+int backend_cl_run(const Kernel *k, TBuf *bufs, const BClOpts *o, Err *e);
+
+/* harness.c */
+/* Input b of k drawn as tessel draws unbound inputs (k:counts, exports):
+** element i from Threefry(i, b + 1), a float in [0, 1) or an integer in
+** [0, 7). t->data holds numel elements of b's dtype. */
+void backend_draw(const Kernel *k, int b, TBuf *t);
+
+typedef struct BExportOpts {
+	const TBuf *inputs;    /* per buffer (kernel order), or NULL: an input without data is
+	                       ** realized from its tensor (lowered kernels) or drawn (backend_draw) */
+	int reps;              /* timed runs (0: 20) */
+	int warmup;            /* warm-up runs (0: 3; negative: none) */
+	Buf *files;            /* gets the names of the files written, one a line (may be NULL) */
+} BExportOpts;
+
+/*
+** Write into dir (made if missing; its parent must exist) the kernel's
+** source in dialect d (c, cuda, opencl), a host program that draws the
+** inputs as tessel does, runs the kernel, compares its outputs with the
+** interpreter's (run now, saved as ref_<buffer>.bin) and prints the median
+** time of repeated runs, and a Makefile: `make -C dir` builds and runs it
+** where the toolchain is (docs/export.md). Returns 0; -1 when the dialect
+** refuses the kernel or the interpreter fails (nothing written); -2 when
+** the directory or a file cannot be written.
+*/
+int backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o, Err *e);
 
 #endif

@@ -344,7 +344,7 @@ c_stage(Emit *E, EStage *S)
 		emit_where(S, S->sync, w, sizeof w);
 		return err_set(E->e, "c: stage %s: %s %s needs the threads of a block to run together; C runs a "
 		               "block's threads one after another, so it takes kernels without barriers, shuffles "
-		               "or MMAs (the interpreter runs this one; CUDA and OpenCL emitters are to come)", stn,
+		               "or MMAs (the interpreter runs this one, and so do the cuda and opencl dialects)", stn,
 		               S->sync->op == OP_BARRIER ? "the barrier" : S->sync->op == OP_SHUFFLE ? "a shuffle"
 		               : "an mma", w);
 	}
@@ -446,7 +446,7 @@ independent(Emit *E, EStage *S, const UOp *s, char *why, size_t n)
 	*/
 	if (strstr(ie.msg, "too many iterations") || strstr(ie.msg, "too large to analyze"))
 		return 1;
-	snprintf(why, n, "%s", ie.msg);
+	snprintf(why, n, "%.*s", (int)(n ? n - 1 : 0), ie.msg);
 	return 0;
 }
 
@@ -600,5 +600,5 @@ c_tail(Emit *E, Buf *b)
 }
 
 const EmitDialect emit_c = {
-	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync
+	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL
 };

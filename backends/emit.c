@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "gpu.h"
 
 /* ---- bookkeeping ---- */
 
@@ -356,6 +357,13 @@ isf(DType t)
 	return t == DT_FLOAT32 || t == DT_FLOAT64;
 }
 
+/* float16 and bfloat16: a dialect's 16-bit storage types, computed through float32 (EmitDialect.hconv) */
+static int
+ishalf(DType t)
+{
+	return t == DT_FLOAT16 || t == DT_BFLOAT16;
+}
+
 static int
 is64(DType t)
 {
@@ -410,7 +418,8 @@ konst(Emit *E, const UOp *u, Ex *x)
 		/* a float32 constant the dtype cannot hold computes in double, as the interpreter's does */
 		int single = t == DT_FLOAT32 && (isnan(v) || (double)(float)v == v);
 
-		if (!isf(t))
+		/* a half constant is the interpreter's double, rounded where it is stored */
+		if (!isf(t) && !(E->D->hconv && E->D->type(t)))
 			return err_set(E->e, "%s: a %s constant", E->D->name, dtype_name(t));
 		flit(&x->s, v, single);
 		ex_set(x, x->s.s[0] == '-' ? P_UNARY : P_ATOM, single ? DT_FLOAT32 : DT_FLOAT64);
@@ -444,6 +453,30 @@ emit_convert(Emit *E, Ex *x, DType t)
 	}
 	if (!E->D->type(t))
 		return err_set(E->e, "%s: no %s values", E->D->name, dtype_name(t));
+	if (ishalf(f) || ishalf(t)) {
+		const char *fn;
+
+		if (!E->D->hconv)
+			return err_set(E->e, "%s: no %s values", E->D->name, dtype_name(ishalf(f) ? f : t));
+		if (ishalf(f)) {
+			/* widened to float32, exactly, then converted from there */
+			if (!(fn = E->D->hconv(f, DT_FLOAT32)))
+				return err_set(E->e, "%s: no %s values", E->D->name, dtype_name(f));
+			snprintf(pre, sizeof pre, "%s(", fn);
+			wrap(x, pre, 0, ")", P_ATOM);
+			x->ct = DT_FLOAT32;
+			return emit_convert(E, x, t);
+		}
+		/* rounded once from the value as the interpreter holds it (a double) */
+		if (!isf(f) && emit_convert(E, x, DT_FLOAT64) < 0)
+			return -1;
+		if (!(fn = E->D->hconv(x->ct, t)))
+			return err_set(E->e, "%s: no %s values", E->D->name, dtype_name(t));
+		snprintf(pre, sizeof pre, "%s(", fn);
+		wrap(x, pre, 0, ")", P_ATOM);
+		x->ct = t;
+		return 0;
+	}
 	if (t == DT_BOOL) {
 		/* the interpreter's x != 0 (a NaN is true) */
 		wrap(x, "", P_EQ + 1, " != 0", P_EQ);
@@ -548,6 +581,14 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 				break;
 			}
 	}
+	if (!single && E->D->overloads && (op == OP_SQRT || op == OP_TRUNC || op == OP_EXP2 || op == OP_LOG2
+	                                   || op == OP_SIN || op == OP_POW))
+		/* overloads would pick the float32 function (exp2f): the double one is the interpreter's */
+		for (i = 0; i < n; i++)
+			if (s[i].ct == DT_FLOAT32) {
+				wrap(&s[i], "(double)", P_UNARY, "", P_UNARY);
+				s[i].ct = DT_FLOAT64;
+			}
 	ex_set(x, P_ATOM, single ? DT_FLOAT32 : DT_FLOAT64);
 	switch (op) {
 	case OP_ADD: binop(b, &s[0], "+", &s[1], P_ADD); x->prec = P_ADD; break;
@@ -630,7 +671,7 @@ ialu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	Buf *b = &x->s;
 
 	for (i = first; i < n; i++)
-		if (isf(s[i].ct))
+		if (isf(s[i].ct) || ishalf(s[i].ct))
 			emit_convert(E, &s[i], DT_INT64);   /* tokind: truncated toward zero */
 	for (i = first; i < n; i++)
 		same &= s[i].ct == s[first].ct || (s[i].ct != DT_UINT64 && s[first].ct != DT_UINT64
@@ -743,24 +784,35 @@ load(Emit *E, const UOp *u, Ex *x, int depth)
 		ex_free(&g, 1);
 		return -1;
 	}
-	if (u->nsrc == 2) {
-		/* gated: 0 where the gate is false, memory untouched */
-		Ex zero;
+	{
+		Ex el;
+		DType t = E->k->buf[b].dtype;
 
-		ex_init(&zero);
-		emit(&zero.s, "%s", isf(E->k->buf[b].dtype) ? (E->k->buf[b].dtype == DT_FLOAT32 ? "0.0f" : "0.0")
-		     : E->k->buf[b].dtype == DT_BOOL ? "false" : "0");
-		emit_operand(&x->s, &g, P_COND + 3);
-		emit(&x->s, " ? %s[", E->bname[b]);
-		emit_operand(&x->s, &o, 0);
-		emit(&x->s, "] : %s", zero.s.s);
-		buf_free(&zero.s);
-		ex_set(x, P_COND, E->k->buf[b].dtype);
-	} else {
-		emit(&x->s, "%s[", E->bname[b]);
-		emit_operand(&x->s, &o, 0);
-		emit(&x->s, "]");
-		ex_set(x, P_ATOM, E->k->buf[b].dtype);
+		ex_init(&el);
+		emit(&el.s, "%s[", E->bname[b]);
+		emit_operand(&el.s, &o, 0);
+		emit(&el.s, "]");
+		ex_set(&el, P_ATOM, t);
+		/* a gated half value is used as its float32 value (0 is no half) */
+		if (ishalf(t) && u->nsrc == 2 && emit_convert(E, &el, DT_FLOAT32) < 0) {
+			ex_free(&el, 1);
+			ex_free(&o, 1);
+			ex_free(&g, 1);
+			return -1;
+		}
+		if (u->nsrc == 2) {
+			/* gated: 0 where the gate is false, memory untouched */
+			emit_operand(&x->s, &g, P_COND + 3);
+			emit(&x->s, " ? ");
+			emit_operand(&x->s, &el, P_COND + 1);
+			emit(&x->s, " : %s", isf(el.ct) ? (el.ct == DT_FLOAT32 ? "0.0f" : "0.0")
+			     : el.ct == DT_BOOL ? "false" : "0");
+			ex_set(x, P_COND, el.ct);
+			ex_free(&el, 1);
+		} else {
+			buf_free(&x->s);
+			*x = el;
+		}
 	}
 	ex_free(&o, 1);
 	ex_free(&g, 1);
@@ -798,7 +850,9 @@ value(Emit *E, const UOp *u, Ex *x, int depth)
 	case OP_LOAD:
 		return load(E, u, x, depth);
 	case OP_SHUFFLE:
-		return err_set(E->e, "%s: a shuffle", E->D->name);
+		if (!E->D->shuffle)
+			return err_set(E->e, "%s: a shuffle", E->D->name);
+		return E->D->shuffle(E, u, x);
 	case OP_CAST:
 		if (u->nsrc != 1)
 			break;
@@ -826,14 +880,14 @@ value(Emit *E, const UOp *u, Ex *x, int depth)
 	if (rc == 0) {
 		DType od = (DType)(u->op == OP_WHERE ? u->src[1]->dtype : u->src[0]->dtype);
 
-		if (u->op == OP_TRUNC && !isf(od)) {
+		if (u->op == OP_TRUNC && !isf(od) && !ishalf(od)) {
 			/* iop: trunc of an integer is itself */
 			buf_free(&x->s);
 			*x = s[0];
 			ex_init(&s[0]);
 			rc = emit_convert(E, x, (DType)u->dtype);
 		} else
-			rc = isf(od) ? falu(E, u, s, x) : ialu(E, u, s, x);
+			rc = isf(od) || ishalf(od) ? falu(E, u, s, x) : ialu(E, u, s, x);
 	}
 	ex_free(s, u->nsrc);
 	return rc;
@@ -1006,7 +1060,8 @@ store(Emit *E, EStage *S, const UOp *s, int ind)
 	if (hoist(E, roots, 3, ind) < 0)
 		goto out;
 	/* an update x[i] = x[i] op v of the buffer's dtype prints as x[i] op= v */
-	if ((v->op == OP_ADD || v->op == OP_MUL) && v->dtype == kb->dtype && !pmap_get(&E->hoist, v)) {
+	if ((v->op == OP_ADD || v->op == OP_MUL) && v->dtype == kb->dtype && !ishalf(kb->dtype)
+	&& !pmap_get(&E->hoist, v)) {
 		int w = v->src[0]->op == OP_LOAD && v->src[0]->nsrc == 1 && v->src[0]->src[0] == ix ? 1
 		      : v->src[1]->op == OP_LOAD && v->src[1]->nsrc == 1 && v->src[1]->src[0] == ix ? 0 : -1;
 
@@ -1406,7 +1461,7 @@ names(Emit *E)
 				break;
 			snprintf(tmp, sizeof tmp, j ? "%.*s_stage_%d" : "%.*s_stage", K_NAME - 16, k->stage[i].name, j);
 		}
-		snprintf(E->sname[i], sizeof E->sname[i], "%s", tmp);
+		snprintf(E->sname[i], sizeof E->sname[i], "%.*s", (int)sizeof E->sname[i] - 1, tmp);
 	}
 	rc = 0;
 out:
@@ -1429,6 +1484,7 @@ emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *
 	memset(&E, 0, sizeof E);
 	E.D = D;
 	E.k0 = k;
+	E.aux = info ? info->aux : NULL;
 	E.e = e;
 	e->msg[0] = 0;
 	buf_init(&body);
@@ -1487,11 +1543,13 @@ backend_source(Buf *b, const Kernel *k, Dialect d, Err *e)
 	switch (d) {
 	case D_C:
 		return emit_kernel(b, k, &emit_c, NULL, e);
-	case D_CUDA: case D_OPENCL: case D_TRITON:
-		return err_set(e, "source: the %s backend is not written yet (c is; cuda, opencl and triton "
-		               "are to come: docs/export.md)", dialect_name(d));
+	case D_CUDA: case D_OPENCL:
+		return gpu_source(b, k, d, NULL, e);
+	case D_TRITON:
+		return err_set(e, "source: the triton backend is not written yet (c, cuda and opencl are; "
+		               "docs/export.md)");
 	default:
-		return err_set(e, "source: %s is not a device dialect (c; cuda, opencl, triton to come)",
+		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl; triton to come)",
 		               dialect_name(d));
 	}
 }

@@ -89,6 +89,17 @@ typedef struct EmitDialect {
 	int (*loop)(Emit *E, EStage *S, const UOp *s, int ind);
 	/* A barrier or an MMA statement. */
 	int (*sync)(Emit *E, EStage *S, const UOp *s, int ind);
+	/* Math functions are overloaded (C++, OpenCL C): a float32 argument of an
+	** operation the interpreter computes in double is cast to double first. */
+	int overloads;
+	/* A SHUFFLE value into x (x->s initialized); NULL: refused. */
+	int (*shuffle)(Emit *E, const UOp *u, Ex *x);
+	/* The function converting a value of dtype from to dtype to where either
+	** is float16 or bfloat16 (from float32 or float64, or to float32); NULL:
+	** the dialect has no such values. Half values widen to float32 (exact)
+	** wherever they are used, and round once from the value as a double
+	** where they are stored, as the interpreter rounds them. */
+	const char *(*hconv)(DType from, DType to);
 } EmitDialect;
 
 struct Emit {
@@ -111,6 +122,7 @@ struct Emit {
 	int ntemp;             /* hoisted constants so far in the stage */
 	char **owned;          /* strings the maps point at */
 	int nowned, capowned;
+	void *aux;             /* the dialect's state for this walk (EmitInfo.aux) */
 };
 
 /* What a translation unit needs from its compiler. */
@@ -119,6 +131,7 @@ typedef struct EmitInfo {
 	int simd;    /* a vectorized loop: -fopenmp-simd at least */
 	int place;   /* tessel_place is defined (an input is not row-major) */
 	int take;    /* tessel_take is defined */
+	void *aux;   /* in: the dialect's state for the walk (Emit.aux) */
 } EmitInfo;
 
 /* emit.c */

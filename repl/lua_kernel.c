@@ -22,6 +22,8 @@
 #define STAGING "tessel.kernel.staging"   /* registry: the kernel a stage is being recorded into */
 #define JITCACHE "tessel.jit.cache"         /* registry: this Lua state's compiled kernels (backend c) */
 #define JITMETA  "kernel.JitCache"          /* its metatable */
+#define CLSESSION "tessel.opencl.Session"   /* the session's metatable */
+#define CLKEY "tessel.opencl.session"       /* registry: this Lua state's OpenCL session (backend opencl) */
 
 /*
 ** Kernels written in Lua are staged, as Terra stages: the Lua code of a stage
@@ -1448,7 +1450,7 @@ bind_inputs(lua_State *L, LKernel *x, int binds, RunBox *r, int random)
 				if (tensor_realize(kb->tensor, NULL, t, &e) < 0)
 					err(L, &e);
 			} else if (random) {
-				int64_t k, n = numel(kb);
+				int64_t n = numel(kb);
 
 				t->dtype = kb->dtype;
 				t->ndim = kb->ndim;
@@ -1458,15 +1460,8 @@ bind_inputs(lua_State *L, LKernel *x, int binds, RunBox *r, int random)
 				t->device = NULL;
 				if (!(t->data = malloc((size_t)n * dtype_bytes(kb->dtype) + 1)))
 					luaL_error(L, "k:counts: out of memory");
-				for (k = 0; k < n; k++) {
-					uint64_t v = tensor_threefry((uint64_t)k, (uint64_t)i + 1);
-
-					if (dtype_is_float(kb->dtype))
-						dtype_store_f(kb->dtype, (char *)t->data + k * dtype_bytes(kb->dtype),
-						              (double)(v >> 11) / 9007199254740992.0);
-					else
-						dtype_store_i(kb->dtype, (char *)t->data + k * dtype_bytes(kb->dtype), (int64_t)(v % 7));
-				}
+				/* as exports draw them (harness.c) */
+				backend_draw(x->k, i, t);
 			} else
 				luaL_error(L, "k:run: input %s is not bound (k:run{%s = tensor})", kb->name, kb->name);
 		}
@@ -1526,10 +1521,45 @@ jit_cache(lua_State *L)
 	return *p;
 }
 
-/* The compiled path's options: {backend = "c", compare =, flags = {...}, cc =, stats = {}} */
+static int
+cl_gc(lua_State *L)
+{
+	BClSession **p = luaL_checkudata(L, 1, CLSESSION);
+
+	backend_cl_free(*p);
+	*p = NULL;
+	return 0;
+}
+
+/* The Lua state's OpenCL session, made on first use (freed with the state). */
+static BClSession *
+cl_session(lua_State *L)
+{
+	BClSession **p;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, CLKEY) == LUA_TUSERDATA) {
+		p = lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		if (*p)
+			return *p;
+	} else
+		lua_pop(L, 1);
+	p = lua_newuserdatauv(L, sizeof *p, 0);
+	*p = NULL;
+	luaL_setmetatable(L, CLSESSION);
+	if (!(*p = backend_cl_new()))
+		luaL_error(L, "k:run: out of memory");
+	lua_setfield(L, LUA_REGISTRYINDEX, CLKEY);
+	return *p;
+}
+
+/* The compiled paths' options: {backend = "c" | "opencl", compare =, flags = {...}, cc =, stats = {}} */
 typedef struct JitArgs {
+	int backend;         /* 0 the interpreter, 1 c, 2 opencl */
 	BJitOpts o;
 	BJitStats st;
+	BClOpts cl;
+	BClStats clst;
 	const char *flags[33];
 	int stats;           /* the index of the table to fill, or 0 */
 } JitArgs;
@@ -1547,12 +1577,29 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 		return 0;
 	}
 	b = lua_tostring(L, -1);
-	if (!b || (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0))
-		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, or \"c\")",
+	if (!b || (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0 && strcmp(b, "opencl") != 0))
+		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, \"c\" or \"opencl\")",
 		           b ? b : luaL_typename(L, -1));
 	lua_pop(L, 1);
 	if (strcmp(b, "interp") == 0)
 		return 0;
+	if (strcmp(b, "opencl") == 0) {
+		j->backend = 2;
+		if (lua_getfield(L, i, "compare") != LUA_TNIL)
+			j->cl.no_check = !lua_toboolean(L, -1);
+		if (lua_getfield(L, i, "flags") != LUA_TNIL || lua_getfield(L, i, "cc") != LUA_TNIL)
+			luaL_error(L, "k:run: flags and cc are options of backend \"c\"");
+		lua_pop(L, 3);
+		if (lua_getfield(L, i, "stats") == LUA_TTABLE)
+			j->stats = lua_absindex(L, i);
+		else if (!lua_isnil(L, -1))
+			luaL_error(L, "k:run: stats must be a table (filled with build_s, run_s, check_s, device)");
+		lua_pop(L, 1);
+		j->cl.stats = &j->clst;
+		j->cl.session = cl_session(L);
+		return 2;
+	}
+	j->backend = 1;
 	if (lua_getfield(L, i, "compare") != LUA_TNIL)
 		j->o.no_check = !lua_toboolean(L, -1);
 	if (lua_getfield(L, i, "cc") != LUA_TNIL && !(j->o.cc = lua_tostring(L, -1)))
@@ -1583,7 +1630,7 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 }
 
 static RunBox *
-run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, const BJitOpts *jit)
+run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, const JitArgs *jit)
 {
 	RunBox *r;
 	Buf notes;
@@ -1603,8 +1650,14 @@ run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, co
 		luaL_error(L, "k:run: out of memory");
 	r->n = x->k->nbuf;
 	bind_inputs(L, x, binds, r, random);
-	if (jit) {
-		BJitOpts jo = *jit;
+	if (jit && jit->backend == 2) {
+		BClOpts co = jit->cl;
+
+		co.interp = o;
+		if (backend_cl_run(x->k, r->b, &co, &e) < 0)
+			err(L, &e);
+	} else if (jit) {
+		BJitOpts jo = jit->o;
 
 		jo.interp = o;
 		if (backend_jit_run(x->k, r->b, &jo, &e) < 0)
@@ -1629,8 +1682,19 @@ k_run(lua_State *L)
 		return luaL_typeerror(L, 2, "bindings table");
 	run_opts(L, 3, &o);
 	compiled = jit_opts(L, 3, &j);
-	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j.o : NULL);
-	if (j.stats) {
+	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j : NULL);
+	if (j.stats && j.backend == 2) {
+		lua_getfield(L, j.stats, "stats");
+		lua_pushnumber(L, j.clst.build_s);
+		lua_setfield(L, -2, "build_s");
+		lua_pushnumber(L, j.clst.run_s);
+		lua_setfield(L, -2, "run_s");
+		lua_pushnumber(L, j.clst.check_s);
+		lua_setfield(L, -2, "check_s");
+		lua_pushstring(L, j.clst.device);
+		lua_setfield(L, -2, "device");
+		lua_pop(L, 1);
+	} else if (j.stats) {
 		lua_getfield(L, j.stats, "stats");
 		lua_pushboolean(L, j.st.cached);
 		lua_setfield(L, -2, "cached");
@@ -1745,7 +1809,7 @@ k_source(lua_State *L)
 	Err e = { "" };
 
 	if (dialect_parse(d, &dl) < 0)
-		return luaL_error(L, "k:source: unknown dialect \"%s\" (c; cuda, opencl and triton are to come)", d);
+		return luaL_error(L, "k:source: unknown dialect \"%s\" (c, cuda, opencl; triton is to come)", d);
 	buf_init(&b);
 	if (backend_source(&b, x->k, dl, &e) < 0) {
 		buf_free(&b);
@@ -1754,6 +1818,86 @@ k_source(lua_State *L)
 	lua_pushlstring(L, b.s ? b.s : "", b.len);
 	buf_free(&b);
 	return 1;
+}
+
+/* k:export(dialect, dir [, {inputs = {name = tensor}, reps =, warmup =}]) -> dir, files | nil, message */
+static int
+k_export(lua_State *L)
+{
+	LKernel *x = checkk(L, 1);
+	const char *d = luaL_checkstring(L, 2), *dir = luaL_checkstring(L, 3);
+	BExportOpts o;
+	Dialect dl;
+	RunBox *r;
+	Buf files;
+	Err e = { "" };
+	int i, n = 0, rc;
+
+	memset(&o, 0, sizeof o);
+	lua_settop(L, 4);
+	if (dialect_parse(d, &dl) < 0 || (dl != D_C && dl != D_CUDA && dl != D_OPENCL))
+		return luaL_error(L, "k:export: unknown dialect \"%s\" (c, cuda, opencl)", d);
+	if (!lua_isnil(L, 4)) {
+		luaL_checktype(L, 4, LUA_TTABLE);
+		if (lua_getfield(L, 4, "reps") != LUA_TNIL)
+			o.reps = (int)luaL_checkinteger(L, -1);
+		if (lua_getfield(L, 4, "warmup") != LUA_TNIL)
+			o.warmup = lua_tointeger(L, -1) == 0 ? -1 : (int)luaL_checkinteger(L, -1);
+		lua_pop(L, 2);
+	}
+	/* bound inputs, anchored in a box the collector frees */
+	r = lua_newuserdatauv(L, sizeof *r, 0);
+	r->b = NULL;
+	r->n = 0;
+	luaL_setmetatable(L, RUNBOX);
+	if (!(r->b = calloc(x->k->nbuf ? x->k->nbuf : 1, sizeof *r->b)))
+		return luaL_error(L, "k:export: out of memory");
+	r->n = x->k->nbuf;
+	if (!lua_isnil(L, 4) && lua_getfield(L, 4, "inputs") == LUA_TTABLE) {
+		int ti = lua_gettop(L);
+
+		for (i = 0; i < x->k->nbuf; i++) {
+			const KBuf *kb = &x->k->buf[i];
+
+			if (kb->role != KB_INPUT || lua_getfield(L, ti, kb->name) == LUA_TNIL) {
+				if (kb->role == KB_INPUT)
+					lua_pop(L, 1);
+				continue;
+			}
+			if (!tessel_testtensor(L, -1))
+				return luaL_error(L, "k:export: inputs.%s is a %s, not a tensor", kb->name, luaL_typename(L, -1));
+			tessel_realize(L, lua_gettop(L), 0, &r->b[i]);
+			if (r->b[i].dtype != kb->dtype || r->b[i].numel != numel(kb))
+				return luaL_error(L, "k:export: %s is a %s buffer of %d elements, its binding %s of %I "
+				                  "(cast or reshape it)", kb->name, dtype_name(kb->dtype), numel(kb),
+				                  dtype_name(r->b[i].dtype), (lua_Integer)r->b[i].numel);
+			lua_pop(L, 1);
+		}
+	}
+	o.inputs = r->b;
+	buf_init(&files);
+	o.files = &files;
+	rc = backend_export(x->k, dl, dir, &o, &e);
+	if (rc == -2) {
+		buf_free(&files);
+		lua_pushnil(L);
+		lua_pushstring(L, e.msg);
+		return 2;
+	}
+	if (rc < 0) {
+		buf_free(&files);
+		return err(L, &e);
+	}
+	lua_pushstring(L, dir);
+	lua_newtable(L);
+	for (const char *p = files.s, *nl; p && *p; p = nl + 1) {
+		if (!(nl = strchr(p, '\n')))
+			break;
+		lua_pushlstring(L, p, (size_t)(nl - p));
+		lua_rawseti(L, -2, ++n);
+	}
+	buf_free(&files);
+	return 2;
 }
 
 static int
@@ -1879,14 +2023,18 @@ static const HelpReg kmeths[] = {
 	{ "check", k_check,
 	  "k:check(): the verifier; true and its notes, or an error saying what is wrong and where" },
 	{ "run", k_run,
-	  "k:run([bindings] [, {checks = false, backend = \"c\"}]): run on the CPU as a GPU would; the outputs\n"
+	  "k:run([bindings] [, {checks = false, backend = \"c\" | \"opencl\"}]): run on the CPU as a GPU would;\n"
+	  "the outputs\n"
 	  "Bindings by input name: tensors or nested tables. Checks (on by default) raise\n"
 	  "`race: ...`, `out of bounds: ...`, `uninitialized: ...` with block, thread and element.\n"
 	  "backend = \"c\": k:source(\"c\") compiled by cc (cached per session) and run natively, after\n"
 	  "the interpreter, whose outputs must agree bit for bit (compare = false skips both);\n"
 	  "flags = {...} adds compiler flags, cc = \"clang\" picks the compiler, stats = {} gets\n"
 	  "compile_s, run_s (the native kernel alone), check_s and cached. Compiler errors raise\n"
-	  "with the compiler's message and the emitted line." },
+	  "with the compiler's message and the emitted line.\n"
+	  "backend = \"opencl\": k:source(\"opencl\") built and run through the OpenCL loader (PoCL on the\n"
+	  "CPU: make deps), checked against the interpreter bit for bit (compare = false skips it);\n"
+	  "stats = {} gets build_s, run_s, check_s and device. No loader or no platform raises." },
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
@@ -1901,7 +2049,19 @@ static const HelpReg kmeths[] = {
 	  "C: one function per stage and tessel_kernel(void **bufs), which runs them in order;\n"
 	  "parallel loops get OpenMP, values agree with k:run bit for bit (docs/export.md).\n"
 	  "Refused, with the statement: barriers, shuffles, MMAs (C runs a block's threads one\n"
-	  "after another), float16 and bfloat16. cuda, opencl and triton are to come." },
+	  "after another), float16 and bfloat16.\n"
+	  "cuda: a __global__ function per stage (bound loops are blockIdx/threadIdx, guarded where\n"
+	  "shorter than their axis), __shared__ buffers, __syncthreads, __shfl_sync, mma.sync in\n"
+	  "inline PTX, and tessel_launch(dbufs, stream) launching the stages in order.\n"
+	  "opencl: a __kernel per stage and a table of launches; no shuffles, MMAs or halves.\n"
+	  "triton is to come." },
+	{ "export", k_export,
+	  "k:export(dialect, dir [, {inputs = {name = tensor}, reps = 20, warmup = 3}]): a directory that\n"
+	  "`make -C dir` builds and runs: the source (c, cuda, opencl), a host program that draws\n"
+	  "the inputs as tessel does (or reads the given ones), checks the outputs against the\n"
+	  "interpreter's (saved as ref_*.bin) and prints the median time of repeated runs, and a\n"
+	  "Makefile. Returns dir and the files written; nil and a message when a file cannot be\n"
+	  "written (docs/export.md)." },
 	{ "stages", k_stages, "k:stages(): the stage names in order" },
 	{ NULL, NULL, NULL }
 };
@@ -1935,6 +2095,10 @@ luaopen_tessel_kernel(lua_State *L)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, JITMETA);
 	lua_pushcfunction(L, jit_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, CLSESSION);
+	lua_pushcfunction(L, cl_gc);
 	lua_setfield(L, -2, "__gc");
 	lua_pop(L, 1);
 

@@ -1,0 +1,346 @@
+/* cuda.c - the CUDA dialect: a __global__ function per stage, __shared__ buffers, barriers, warp shuffles, mma.sync in inline PTX, and tessel_launch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../layout/layout.h"
+#include "gpu.h"
+
+/*
+** gpu.c lays out the stages; this file adds what only CUDA has. Values
+** follow the interpreter as closely as the device allows (docs/export.md):
+** float32 + - * / sqrt are IEEE operations with the default -prec-div and
+** -prec-sqrt, and contraction into FMAs must be off (-fmad=false); what the
+** interpreter computes in double (exp2, log2, sin, pow, ...) is computed in
+** double here too, by CUDA's double functions, which are within 1 or 2
+** units in the last place of double but not correctly rounded: a float32
+** result differs from the interpreter's only where the double lands that
+** close to a float32 rounding boundary. float16 and bfloat16 are __half and
+** __nv_bfloat16 in memory, used as their float32 values, rounded once from
+** the double result when stored (__double2half, as dtype_to_half). An MMA
+** is the tensor cores' own arithmetic: products exact, sums not rounded as
+** the interpreter's double sum is. Integer arithmetic wraps in the
+** interpreter; signed overflow is undefined in CUDA C++.
+*/
+
+static const char *const reserved[] = {
+	/* C and C++ keywords */
+	"alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
+	"catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval",
+	"constexpr", "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype",
+	"default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern",
+	"false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+	"noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+	"register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed", "sizeof",
+	"static", "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+	"throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+	"void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "std",
+	/* CUDA */
+	"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "half2", "nv_bfloat16",
+	"nv_bfloat162", "cudaStream_t",
+	/* what the headers define that the source uses */
+	"NULL", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+	"INT64_MAX", "INT64_MIN", "UINT64_MAX", "INFINITY", "NAN", "HUGE_VAL", "isnan", "exp2", "log2", "sin",
+	"sqrt", "sqrtf", "trunc", "truncf", "floor", "fmod", "pow", "min", "max",
+	NULL
+};
+
+static const char *
+ctype(DType t)
+{
+	return gpu_ctype(t, "__half", "__nv_bfloat16");
+}
+
+/* cuda_fp16.h and cuda_bf16.h: exact widening, one rounding from float32 or double */
+static const char *
+hconv(DType from, DType to)
+{
+	if (to == DT_FLOAT32)
+		return from == DT_FLOAT16 ? "__half2float" : from == DT_BFLOAT16 ? "__bfloat162float" : NULL;
+	if (to == DT_FLOAT16)
+		return from == DT_FLOAT32 ? "__float2half_rn" : from == DT_FLOAT64 ? "__double2half" : NULL;
+	if (to == DT_BFLOAT16)
+		return from == DT_FLOAT32 ? "__float2bfloat16_rn" : from == DT_FLOAT64 ? "__double2bfloat16" : NULL;
+	return NULL;
+}
+
+/* ---- refusals and what the prelude needs ---- */
+
+static int
+mma_buffers(Emit *E, const UOp *s, int *buf)
+{
+	int i;
+
+	if (s->nsrc != 4 || !s->name)
+		return err_set(E->e, "cuda: an MMA without (D, A, B, C) and an atom");
+	for (i = 0; i < 4; i++) {
+		const UOp *d = s->src[i];
+
+		if (d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= E->k->nbuf)
+			return err_set(E->e, "cuda: mma %s: operand %d is not a buffer of this kernel", s->name, i);
+		buf[i] = (int)d->arg[0];
+	}
+	return 0;
+}
+
+static int
+node(Emit *E, int st, const UOp *u)
+{
+	GpuState *G = E->aux;
+	int buf[4];
+	MmaAtom at;
+	Err ie;
+
+	G->half |= u->dtype == DT_FLOAT16;
+	G->bf16 |= u->dtype == DT_BFLOAT16;
+	if (u->op != OP_MMA)
+		return 0;
+	if (mma_buffers(E, u, buf) < 0)
+		return -1;
+	if (kernel_mma_atom(E->k, u->name, buf, &at, NULL, &ie) < 0)
+		return err_set(E->e, "cuda: stage %s: %s", E->k->stage[st].name, ie.msg);
+	G->mma = 1;
+	return 0;
+}
+
+static int
+cuda_check(Emit *E)
+{
+	GpuState *G = E->aux;
+	int b;
+
+	for (b = 0; b < E->k->nbuf; b++) {
+		G->half |= E->k->buf[b].dtype == DT_FLOAT16;
+		G->bf16 |= E->k->buf[b].dtype == DT_BFLOAT16;
+		if (!ctype(E->k->buf[b].dtype))
+			return err_set(E->e, "cuda: buffer %s is %s, which CUDA has no type for", E->k->buf[b].name,
+			               dtype_name(E->k->buf[b].dtype));
+	}
+	return gpu_check(E, node);
+}
+
+/* ---- warp operations ---- */
+
+static int
+cuda_shuffle(Emit *E, const UOp *u, Ex *x)
+{
+	GpuState *G = E->aux;
+	Ex v, l;
+	DType t;
+	int rc = -1;
+
+	buf_init(&v.s);
+	buf_init(&l.s);
+	if (u->nsrc != 2 || emit_value(E, u->src[0], &v) < 0 || emit_value(E, u->src[1], &l) < 0
+	|| emit_convert(E, &l, DT_INT32) < 0)
+		goto out;
+	t = v.ct;
+	/* __shfl_sync takes 32- and 64-bit integers, floats, halves: narrower values go as int */
+	if ((t == DT_BOOL || t == DT_INT8 || t == DT_INT16 || t == DT_UINT8 || t == DT_UINT16)
+	&& emit_convert(E, &v, DT_INT32) < 0)
+		goto out;
+	emit(&x->s, "__shfl_sync(%s, ", G->mask);
+	emit_operand(&x->s, &v, 0);
+	emit(&x->s, ", ");
+	emit_operand(&x->s, &l, 0);
+	emit(&x->s, ")");
+	x->prec = P_ATOM;
+	x->ct = v.ct;
+	rc = t == DT_BOOL ? emit_convert(E, x, DT_BOOL) : 0;
+out:
+	buf_free(&v.s);
+	buf_free(&l.s);
+	return rc;
+}
+
+/* The physical offset of logical element v (row-major) of register buffer b. */
+static int
+reg_offset(Emit *E, int b, int64_t v, int64_t *off)
+{
+	const KBuf *kb = &E->k->buf[b];
+	UBind bind[T_MAXDIM];
+	Err ie;
+	int i;
+
+	for (i = kb->ndim - 1; i >= 0; i--) {
+		bind[i].name = kb->lvar[i]->name;
+		bind[i].value = v % kb->shape[i];
+		v /= kb->shape[i];
+	}
+	if (uop_eval(kb->layout, bind, kb->ndim, off, &ie) < 0)
+		return err_set(E->e, "cuda: register buffer %s: %s", kb->name, ie.msg);
+	return 0;
+}
+
+/*
+** An MMA as its PTX instruction. CuTe's value order of each operand is the
+** PTX fragment's register order (mma_sm80.hpp passes recast<uint32_t> of the
+** fragments), two 16-bit values to a 32-bit register, the first in the low
+** half: value v of an operand is register v / 2 (v for 32-bit types). The
+** interpreter reads the same values through the same TV layouts, so the
+** registers hold what it holds. Results go through temporaries: D may be C.
+*/
+static int
+cuda_mma(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	static const char *const role[4] = { "D", "A", "B", "C" };
+	int buf[4], nv[4], nreg[4], packed[4], i, r, v, n = 0, tf32 = 0;
+	int64_t off[4][16];
+	MmaAtom at;
+	Err ie;
+	Buf b;
+
+	if (mma_buffers(E, s, buf) < 0)
+		return -1;
+	if (kernel_mma_atom(E->k, s->name, buf, &at, &tf32, &ie) < 0)
+		return err_set(E->e, "cuda: stage %s: %s", E->k->stage[S->st].name, ie.msg);
+	for (i = 0; i < 4; i++) {
+		const Layout *l = i == 1 ? &at.a : i == 2 ? &at.b : &at.c;
+		DType t = E->k->buf[buf[i]].dtype;
+		Layout m;
+
+		if (cute_mode(l, 1, &m, &ie) < 0)
+			return err_set(E->e, "cuda: %s: %s", at.name, ie.msg);
+		nv[i] = (int)cute_size(&m);
+		packed[i] = t == DT_FLOAT16 || t == DT_BFLOAT16;
+		if (nv[i] > 16 || (packed[i] && nv[i] % 2))
+			return err_set(E->e, "cuda: %s: operand %s holds %d values a thread", at.name, role[i], nv[i]);
+		nreg[i] = packed[i] ? nv[i] / 2 : nv[i];
+		for (v = 0; v < nv[i]; v++)
+			if (reg_offset(E, buf[i], v, &off[i][v]) < 0)
+				return -1;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "{  /* mma.%s(%s, %s, %s, %s): %s */\n", at.name, E->bname[buf[0]], E->bname[buf[1]],
+	     E->bname[buf[2]], E->bname[buf[3]], at.types);
+	emit_indent(E->out, ind + 1);
+	emit(E->out, "%s", packed[0] ? "unsigned" : "float");
+	for (r = 0; r < nreg[0]; r++)
+		emit(E->out, "%s tessel_d%d", r ? "," : "", r);
+	emit(E->out, ";\n\n");
+	emit_indent(E->out, ind + 1);
+	emit(E->out, "asm volatile(\"%s\"\n", at.ptx);
+	buf_init(&b);
+	for (i = 0; i < 4; i++) {
+		emit(&b, "%s{", i ? ", " : " ");
+		for (r = 0; r < nreg[i]; r++)
+			emit(&b, "%s%%%d", r ? ", " : "", n++);
+		emit(&b, "}");
+	}
+	emit_indent(E->out, ind + 3);
+	emit(E->out, "\"%s;\"\n", b.s);
+	buf_free(&b);
+	/* outputs, then inputs */
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ":");
+	for (r = 0; r < nreg[0]; r++)
+		emit(E->out, "%s \"=%c\"(tessel_d%d)", r ? "," : "", packed[0] ? 'r' : 'f', r);
+	for (i = 1; i < 4; i++) {
+		DType t = E->k->buf[buf[i]].dtype;
+		const char *nm = E->bname[buf[i]];
+
+		/* an operand a line (four registers at most, two packed ones), each register an input */
+		for (r = 0; r < nreg[i]; r++) {
+			if (r % (packed[i] ? 2 : 4) == 0) {
+				emit(E->out, "%s\n", i == 1 && r == 0 ? "" : ",");
+				emit_indent(E->out, ind + 3);
+				emit(E->out, "%c", i == 1 && r == 0 ? ':' : ' ');
+			} else
+				emit(E->out, ",");
+			if (packed[i])
+				emit(E->out, " \"r\"(tessel_pack_%s(%s[%lld], %s[%lld]))", t == DT_FLOAT16 ? "f16" : "bf16",
+				     nm, (long long)off[i][2 * r], nm, (long long)off[i][2 * r + 1]);
+			else if (tf32 && i < 3)
+				emit(E->out, " \"r\"(__float_as_uint(%s[%lld]))", nm, (long long)off[i][r]);
+			else
+				emit(E->out, " \"f\"(%s[%lld])", nm, (long long)off[i][r]);
+		}
+	}
+	emit(E->out, ");\n");
+	for (r = 0; r < nreg[0]; r++) {
+		const char *nm = E->bname[buf[0]];
+		const char *un = E->k->buf[buf[0]].dtype == DT_BFLOAT16 ? "__ushort_as_bfloat16" : "__ushort_as_half";
+
+		emit_indent(E->out, ind + 1);
+		if (!packed[0]) {
+			emit(E->out, "%s[%lld] = tessel_d%d;\n", nm, (long long)off[0][r], r);
+			continue;
+		}
+		emit(E->out, "%s[%lld] = %s((unsigned short)(tessel_d%d & 0xffffu));\n", nm, (long long)off[0][2 * r],
+		     un, r);
+		emit_indent(E->out, ind + 1);
+		emit(E->out, "%s[%lld] = %s((unsigned short)(tessel_d%d >> 16));\n", nm, (long long)off[0][2 * r + 1],
+		     un, r);
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "}\n");
+	return 0;
+}
+
+static int
+cuda_sync(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	return s->op == OP_BARRIER ? gpu_barrier(E, S, s, ind) : cuda_mma(E, S, s, ind);
+}
+
+/* ---- the translation unit ---- */
+
+static int
+cuda_head(Emit *E, Buf *b)
+{
+	GpuState *G = E->aux;
+
+	gpu_header(E, b, "A tessel kernel as CUDA C++: a __global__ function per stage; tessel_launch at the end\n"
+	           "** launches them in order.",
+	           "dbufs[i] is buffer i's device storage, laid out by its layout (NULL for shared and\n"
+	           "** local buffers); the order is",
+	           "Values follow tessel's interpreter (docs/export.md): nvcc -arch=sm_90 -fmad=false.");
+	emit(b, "#include <math.h>\n#include <stdint.h>\n#include <cuda_runtime.h>\n");
+	if (G->half || G->mma)
+		emit(b, "#include <cuda_fp16.h>\n");
+	if (G->bf16)
+		emit(b, "#include <cuda_bf16.h>\n");
+	gpu_helpers(E, b, "static __device__ inline");
+	if (G->mma) {
+		emit(b, "\n/* two 16-bit values in one 32-bit register, the first in the low half (MMA operands) */\n");
+		emit(b, "static __device__ inline unsigned\ntessel_pack_f16(__half lo, __half hi)\n{\n"
+		     "  return (unsigned)__half_as_ushort(lo) | (unsigned)__half_as_ushort(hi) << 16;\n}\n");
+		if (G->bf16)
+			emit(b, "\nstatic __device__ inline unsigned\ntessel_pack_bf16(__nv_bfloat16 lo, __nv_bfloat16 hi)\n{\n"
+			     "  return (unsigned)__bfloat16_as_ushort(lo) | (unsigned)__bfloat16_as_ushort(hi) << 16;\n}\n");
+	}
+	return 0;
+}
+
+static int
+cuda_tail(Emit *E, Buf *b)
+{
+	GpuState *G = E->aux;
+	const Kernel *k = E->k;
+	int i, j;
+
+	emit(b, "\n/* the kernel: its stages in order, on one stream (dbufs: device pointers, kernel order) */\n"
+	     "extern \"C\" void\ntessel_launch(void **tessel_dbufs, cudaStream_t tessel_stream)\n{\n");
+	for (i = 0; i < G->launches.n; i++) {
+		const GpuLaunch *L = &G->launches.l[i];
+
+		emit(b, "  %s<<<dim3(%lld, %lld, %lld), dim3(%lld, %lld, %lld), 0, tessel_stream>>>(", L->name,
+		     (long long)L->grid[0], (long long)L->grid[1], (long long)L->grid[2], (long long)L->block[0],
+		     (long long)L->block[1], (long long)L->block[2]);
+		for (j = 0; j < L->narg; j++) {
+			int a = L->arg[j];
+
+			emit(b, "%s(%s%s *)tessel_dbufs[%d]", j ? ", " : "", E->use[(size_t)i * k->nbuf + a] == 1 ? "const " : "",
+			     ctype(k->buf[a].dtype), a);
+		}
+		emit(b, ");\n");
+	}
+	emit(b, "}\n");
+	gpu_layout_copies(b, k, "extern \"C\" ");
+	return 0;
+}
+
+const EmitDialect emit_cuda = {
+	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
+	1, cuda_shuffle, hconv
+};

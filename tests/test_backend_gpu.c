@@ -1,0 +1,1175 @@
+/* test_backend_gpu.c - the CUDA and OpenCL backends: golden sources, nvcc compiles (with resource usage), PoCL runs against the interpreter, refusals, exports built and run by make. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../backends/backend.h"
+#include "../interp/sched/sched.h"
+#include "../layout/layout.h"
+
+extern char **environ;
+
+static UCtx *C;            /* tensor graphs */
+static Kernel *K;          /* the kernel a test builds by hand */
+static BClSession *Cl;     /* one OpenCL session for the driver */
+static Err E;
+
+static int
+setup(void **state)
+{
+	C = uctx_new();
+	K = kernel_new();
+	return C && K ? 0 : -1;
+}
+
+static int
+teardown(void **state)
+{
+	uctx_free(C);
+	kernel_free(K);
+	C = NULL;
+	K = NULL;
+	return 0;
+}
+
+/* ---- building ---- */
+
+static UOp *
+ok(UOp *u)
+{
+	if (!u)
+		fail_msg("building: %s", E.msg);
+	return u;
+}
+
+static UOp *I(int64_t v) { return uop_int(K->c, v); }
+static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
+static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
+static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
+static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
+static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
+
+static int
+mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
+{
+	int64_t shape[T_MAXDIM];
+	va_list ap;
+	int i, b;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		shape[i] = va_arg(ap, int64_t);
+	va_end(ap);
+	if ((b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E)) < 0)
+		fail_msg("add_buffer %s: %s", name, E.msg);
+	return b;
+}
+
+static UOp *
+at(int b, int n, ...)
+{
+	UOp *idx[T_MAXDIM];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		idx[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_index(K, b, idx, n);
+}
+
+static UOp *
+alu(Op op, DType t, UOp *a, UOp *b)
+{
+	UOp *s[2] = { a, b };
+
+	return ok(kernel_alu(K, op, t, s, b ? 2 : 1));
+}
+
+/* a loop over v bound to hw (HW_NONE: a plain loop) */
+static UOp *
+loop(UOp *v, HwAxis hw, int n, ...)
+{
+	UOp *body[64];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		body[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_loop(K, kernel_range(K, v, hwaxis_is_block(hw) ? AX_GLOBAL : hw ? AX_LOCAL : AX_LOOP, hw),
+	                   body, n);
+}
+
+static UOp *
+seq(int n, ...)
+{
+	UOp *body[64];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		body[i] = va_arg(ap, UOp *);
+	va_end(ap);
+	return kernel_if(K, kernel_const(K, DT_BOOL, 1), body, n);
+}
+
+static void
+stage(const char *name, UOp *body)
+{
+	if (kernel_add_stage(K, name, body, NULL, &E) < 0)
+		fail_msg("stage %s: %s", name, E.msg);
+}
+
+static void
+layout(int b, const char *notation)
+{
+	Layout l;
+
+	if (cute_parse(notation, &l, &E) < 0 || kernel_layout_cute(K, b, &l, NULL, &E) < 0)
+		fail_msg("layout %s: %s", notation, E.msg);
+}
+
+static UOp *
+param(const char *name, int slot, int64_t a, int64_t b)
+{
+	int64_t s[2] = { a, b };
+
+	return ok(tensor_param(C, name, slot, s, 2, DT_FLOAT32, NULL, &E));
+}
+
+static UOp *
+tok(UOp *u)
+{
+	if (!u)
+		fail_msg("graph: %s", E.msg);
+	return u;
+}
+
+/* softmax as lua_tensor.c builds it: e / e.sum with e = exp(x - x.max) */
+static Kernel *
+softmax_kernel(void)
+{
+	int64_t axes[1] = { 1 };
+	UOp *a = param("x", 0, 4, 8), *m, *x, *s, *sum;
+	KLowerOpts o = { "out" };
+	Kernel *k;
+
+	m = tok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
+	x = tok(tensor_alu(C, OP_SUB, a, m, &E));
+	x = tok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 1.4426950408889634), &E));
+	s = tok(tensor_unary(C, OP_EXP2, x, &E));
+	sum = tok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
+	sum = tok(tensor_unary(C, OP_RECIP, sum, &E));
+	if (!(k = kernel_lower(tok(tensor_alu(C, OP_MUL, s, sum, &E)), &o, &E)))
+		fail_msg("kernel_lower: %s", E.msg);
+	return k;
+}
+
+/* a:matmul(b) as lua_tensor.c builds it, lowered into stage `name` */
+static Kernel *
+matmul_kernel(const char *name, int64_t n)
+{
+	int64_t sa[3] = { n, n, 1 }, sb[3] = { 1, n, n }, ax[1] = { 1 };
+	UOp *a = param("a", 0, n, n), *b = param("b", 1, n, n), *x;
+	KLowerOpts o = { name };
+	Kernel *k;
+
+	a = tok(tensor_reshape(C, a, sa, 3, &E));
+	b = tok(tensor_reshape(C, b, sb, 3, &E));
+	x = tok(tensor_alu(C, OP_MUL, a, b, &E));
+	if (!(k = kernel_lower(tok(tensor_reduce(C, OP_ADD, x, ax, 1, 0, &E)), &o, &E)))
+		fail_msg("kernel_lower: %s", E.msg);
+	return k;
+}
+
+static Kernel *
+scheduled(Schedule *s, Kernel *k)
+{
+	Kernel *r;
+
+	if (!(r = kernel_clone(s->k, &E)))
+		fail_msg("clone: %s", E.msg);
+	sched_free(s);
+	kernel_free(k);
+	return r;
+}
+
+/* tiled by 16 x 16, bound to 4 x 4 blocks of 16 x 16 threads (scripts/gemm_schedule.lua) */
+static Kernel *
+matmul_tiled(void)
+{
+	Kernel *k = matmul_kernel("c", 64);
+	Schedule *s = sched_new(k, NULL, &E);
+
+	if (!s || sched_tile(s, "c", "i", "j", 16, 16, &E) < 0 || sched_bind(s, "c", "i0", "blockIdx.y", &E) < 0
+	|| sched_bind(s, "c", "j0", "blockIdx.x", &E) < 0 || sched_bind(s, "c", "i1", "threadIdx.y", &E) < 0
+	|| sched_bind(s, "c", "j1", "threadIdx.x", &E) < 0)
+		fail_msg("schedule: %s", E.msg);
+	return scheduled(s, k);
+}
+
+/* TVM's classic schedule: shared tiles of a and b per step of k, barriers around them */
+static Kernel *
+matmul_shared(void)
+{
+	static const char *const order[3] = { "k0", "i1", "j1" };
+	int64_t f[2] = { 0, 16 };
+	Kernel *k = matmul_kernel("out", 64);
+	Schedule *s = sched_new(k, NULL, &E);
+
+	if (!s || sched_cache_read(s, "out", "a", "shared", &E) < 0 || sched_cache_read(s, "out", "b", "shared", &E) < 0
+	|| sched_decompose_reduction(s, "out", "k", &E) < 0 || sched_tile(s, "out", "i", "j", 16, 16, &E) < 0
+	|| sched_split(s, "out", "k", f, 2, &E) < 0 || sched_reorder(s, "out", order, 3, &E) < 0
+	|| sched_bind(s, "out", "i0", "blockIdx.y", &E) < 0 || sched_bind(s, "out", "j0", "blockIdx.x", &E) < 0
+	|| sched_bind(s, "out", "i1", "threadIdx.y", &E) < 0 || sched_bind(s, "out", "j1", "threadIdx.x", &E) < 0
+	|| sched_compute_at(s, "a_shared", "out", "k0", &E) < 0 || sched_compute_at(s, "b_shared", "out", "k0", &E) < 0)
+		fail_msg("schedule: %s", E.msg);
+	return scheduled(s, k);
+}
+
+/* kernel.new{grid = {2, 2}, block = {32, 32}}: a transpose through a padded shared tile */
+static void
+transpose(void)
+{
+	int a = mkbuf("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int b = mkbuf("B", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int t = mkbuf("tile", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)32, (int64_t)32);
+	UOp *bx = kernel_var(K, "bx", 2), *by = kernel_var(K, "by", 2), *tx = kernel_var(K, "tx", 32);
+	UOp *ty = kernel_var(K, "ty", 32);
+
+	layout(t, "(32,32):(33,1)");
+	stage("transpose", loop(bx, HW_BLOCK_X, 1, loop(by, HW_BLOCK_Y, 1, loop(tx, HW_THREAD_X, 1,
+	      loop(ty, HW_THREAD_Y, 3,
+	           st(at(t, 2, ty, tx), ld(at(a, 2, add(mul(by, I(32)), ty), add(mul(bx, I(32)), tx)))),
+	           kernel_barrier(K),
+	           st(at(b, 2, add(mul(bx, I(32)), ty), add(mul(by, I(32)), tx)), ld(at(t, 2, tx, ty))))))));
+}
+
+static KRegion
+region(int b, int n, ...)
+{
+	KRegion r;
+	va_list ap;
+	int i;
+
+	memset(&r, 0, sizeof r);
+	r.buf = b;
+	va_start(ap, n);
+	for (i = 0; i < n; i++) {
+		r.begin[i] = va_arg(ap, UOp *);
+		r.extent[i] = va_arg(ap, int64_t);
+	}
+	va_end(ap);
+	return r;
+}
+
+/* kernel.new{block = {64}}: each warp sums a row of 100 by kernel.reduce at warp scope (shuffles) */
+static void
+warp_reduce(int64_t threads)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (threads + 31) / 32, (int64_t)100);
+	int s = mkbuf("S", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (threads + 31) / 32);
+	UOp *tx = kernel_var(K, "tx", threads), *th[3] = { tx }, *bl[3] = { NULL }, *warp, *r;
+	KScope sc;
+	KDispatch d;
+	KRegion rs, rx;
+
+	if (kernel_scope(K, KS_WARP, th, bl, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	warp = uop_idiv(K->c, tx, I(32));
+	rs = region(s, 1, warp, (int64_t)1);
+	rx = region(x, 2, warp, (int64_t)1, I(0), (int64_t)100);
+	r = ok(kernel_op_reduce(K, &sc, OP_ADD, &rs, &rx, NULL, &d, &E));
+	assert_string_equal(d.impl, "shuffle");
+	stage("rowsum", loop(tx, HW_THREAD_X, 1, r));
+}
+
+/* kernel.new{block = {128}}: C = 0, a barrier, C += A B by kernel.gemm (the m16n8k16 atom) */
+static void
+mma_gemm(void)
+{
+	int a = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)32, (int64_t)32);
+	int b = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)32, (int64_t)16);
+	int c = mkbuf("C", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)32, (int64_t)16);
+	UOp *tx = kernel_var(K, "tx", 128), *th[3] = { tx }, *bl[3] = { NULL }, *fill, *gemm;
+	KScope sc;
+	KDispatch d;
+	KRegion rc, ra, rb;
+
+	if (kernel_scope(K, KS_CTA, th, bl, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	rc = region(c, 2, I(0), (int64_t)32, I(0), (int64_t)16);
+	ra = region(a, 2, I(0), (int64_t)32, I(0), (int64_t)32);
+	rb = region(b, 2, I(0), (int64_t)32, I(0), (int64_t)16);
+	fill = ok(kernel_op_fill(K, &sc, &rc, fc(DT_FLOAT32, 0), NULL, &d, &E));
+	gemm = ok(kernel_op_gemm(K, &sc, &rc, &ra, &rb, NULL, &d, &E));
+	assert_string_equal(d.impl, "mma");
+	stage("mm", loop(tx, HW_THREAD_X, 1, seq(3, fill, kernel_barrier(K), gemm)));
+}
+
+/* collectives at cta scope: a vector copy into shared memory, rows and a tree reduce (barriers in steps) */
+static void
+collectives(void)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)256);
+	int s = mkbuf("S", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	int m = mkbuf("M", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	int sh = mkbuf("buf", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)256);
+	UOp *bx = kernel_var(K, "bx", 4), *tx = kernel_var(K, "tx", 128), *th[3] = { tx }, *bl[3] = { bx }, *ops[4];
+	KScope sc;
+	KDispatch d;
+	KRegion rsh, rx, rs, rm;
+
+	if (kernel_scope(K, KS_CTA, th, bl, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	rsh = region(sh, 2, I(0), (int64_t)16, I(0), (int64_t)256);
+	rx = region(x, 2, mul(bx, I(16)), (int64_t)16, I(0), (int64_t)256);
+	rs = region(s, 1, mul(bx, I(16)), (int64_t)16);
+	rm = region(m, 1, bx, (int64_t)1);
+	ops[0] = ok(kernel_op_copy(K, &sc, &rsh, &rx, NULL, &d, &E));
+	ops[1] = kernel_barrier(K);
+	ops[2] = ok(kernel_op_reduce(K, &sc, OP_ADD, &rs, &rsh, NULL, &d, &E));
+	ops[3] = ok(kernel_op_reduce(K, &sc, OP_MAX, &rm, &rsh, NULL, &d, &E));
+	assert_string_equal(d.impl, "tree");
+	stage("rows", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 4))));
+}
+
+/*
+** Guards and layouts: a column-major input, thread loops shorter than the
+** block (48 and 16 of 64) that share a variable, a barrier between them,
+** exp2 and max on floats, floor division and modulo of negative integers.
+*/
+static void
+guards(void)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)3, (int64_t)64);
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)3, (int64_t)64);
+	int n = mkbuf("N", DT_INT64, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)3, (int64_t)64);
+	int t = mkbuf("T", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)64);
+	UOp *bx = kernel_var(K, "bx", 3), *tt = kernel_var(K, "t", 64), *i = kernel_var(K, "i", 48);
+	UOp *i2 = kernel_var(K, "i", 16), *v;
+
+	layout(x, "(3,64):(1,3)");
+	v = alu(OP_SUB, DT_INT64, kernel_cast(K, DT_INT64, tt), uop_const(K->c, DT_INT64, 40));
+	stage("g", loop(bx, HW_BLOCK_X, 4,
+	      loop(tt, HW_THREAD_X, 2, st(at(t, 1, tt), alu(OP_MUL, DT_FLOAT32, ld(at(x, 2, bx, tt)), fc(DT_FLOAT32, 2))),
+	           st(at(n, 2, bx, tt), alu(OP_ADD, DT_INT64, alu(OP_IDIV, DT_INT64, v, uop_const(K->c, DT_INT64, 3)),
+	                                    alu(OP_MOD, DT_INT64, v, uop_const(K->c, DT_INT64, 7))))),
+	      kernel_barrier(K),
+	      loop(i, HW_THREAD_X, 1, st(at(y, 2, bx, i), alu(OP_ADD, DT_FLOAT32, ld(at(t, 1, uop_sub(K->c, I(63), i))),
+	                                                     ld(at(t, 1, i))))),
+	      loop(i2, HW_THREAD_X, 1, st(at(y, 2, bx, add(i2, I(48))),
+	           alu(OP_SUB, DT_FLOAT32, alu(OP_MAX, DT_FLOAT32, ld(at(t, 1, i2)), ld(at(t, 1, add(i2, I(48))))),
+	               alu(OP_EXP2, DT_FLOAT32, ld(at(t, 1, i2)), NULL))))));
+}
+
+/* float16 and bfloat16 arithmetic: each op rounds once to its dtype, as the interpreter's */
+static void
+halves(void)
+{
+	int a = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int b = mkbuf("B", DT_BFLOAT16, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int h = mkbuf("H", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	int f = mkbuf("F", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	UOp *tx = kernel_var(K, "tx", 64), *x = ld(at(a, 1, tx));
+	UOp *y = kernel_cast(K, DT_FLOAT16, ld(at(b, 1, tx)));
+
+	stage("h", loop(tx, HW_THREAD_X, 2,
+	      st(at(h, 1, tx), alu(OP_ADD, DT_FLOAT16, alu(OP_MUL, DT_FLOAT16, x, y), fc(DT_FLOAT16, 0.1))),
+	      st(at(f, 1, tx), kernel_cast(K, DT_FLOAT32, alu(OP_EXP2, DT_BFLOAT16, ld(at(b, 1, tx)), NULL)))));
+}
+
+/* one MMA of `atom` on registers filled from global tiles by its TV layouts (kernel.mma by hand) */
+static void
+mma_atom(const char *atom)
+{
+	MmaAtom at_;
+	DType ta, tc, td;
+	Layout m;
+	int64_t nv[4];
+	int A, B, Cb, D, ra, rb, rc, rd, i;
+	UOp *lane = kernel_var(K, "lane", 32), *va, *vb, *vc, *vd, *mm;
+
+	assert_int_equal(cute_mma_atom(atom, &at_, &E), 0);
+	ta = strstr(atom, "BF16") ? DT_BFLOAT16 : strstr(atom, "TF32") ? DT_FLOAT32 : DT_FLOAT16;
+	tc = strstr(atom, "_F32") ? DT_FLOAT32 : DT_FLOAT16;
+	td = tc;
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(cute_mode(i == 1 ? &at_.a : i == 2 ? &at_.b : &at_.c, 1, &m, &E), 0);
+		nv[i] = cute_size(&m);
+	}
+	A = mkbuf("A", ta, AS_GLOBAL, KB_INPUT, 1, (int64_t)(at_.m * at_.k));
+	B = mkbuf("B", ta, AS_GLOBAL, KB_INPUT, 1, (int64_t)(at_.n * at_.k));
+	Cb = mkbuf("C", tc, AS_GLOBAL, KB_INPUT, 1, (int64_t)(at_.m * at_.n));
+	D = mkbuf("D", td, AS_GLOBAL, KB_OUTPUT, 1, 32 * nv[0]);
+	ra = mkbuf("a_r", ta, AS_REG, KB_TEMP, 1, nv[1]);
+	rb = mkbuf("b_r", ta, AS_REG, KB_TEMP, 1, nv[2]);
+	rc = mkbuf("c_r", tc, AS_REG, KB_TEMP, 1, nv[3]);
+	rd = mkbuf("d_r", td, AS_REG, KB_TEMP, 1, nv[0]);
+	va = kernel_var(K, "va", nv[1]);
+	vb = kernel_var(K, "vb", nv[2]);
+	vc = kernel_var(K, "vc", nv[3]);
+	vd = kernel_var(K, "vd", nv[0]);
+	if (!(mm = kernel_mma(K, atom, rd, ra, rb, rc, &E)))
+		fail_msg("kernel_mma %s: %s", atom, E.msg);
+	/* registers from the tiles (any element: the test compiles; the interpreter's tests check values) */
+	stage("mma", loop(lane, HW_THREAD_X, 5,
+	      loop(va, HW_NONE, 1, st(at(ra, 1, va), ld(at(A, 1, uop_mod(K->c, add(lane, mul(va, I(32))), I(at_.m * at_.k)))))),
+	      loop(vb, HW_NONE, 1, st(at(rb, 1, vb), ld(at(B, 1, uop_mod(K->c, add(lane, mul(vb, I(32))), I(at_.n * at_.k)))))),
+	      loop(vc, HW_NONE, 1, st(at(rc, 1, vc), ld(at(Cb, 1, uop_mod(K->c, add(lane, mul(vc, I(32))), I(at_.m * at_.n)))))),
+	      mm,
+	      loop(vd, HW_NONE, 1, st(at(D, 1, add(mul(lane, I(nv[0])), vd)), ld(at(rd, 1, vd))))));
+}
+
+/* ---- sources ---- */
+
+static char *
+source(const Kernel *k, Dialect d)
+{
+	Buf b;
+
+	buf_init(&b);
+	if (backend_source(&b, k, d, &E) < 0)
+		fail_msg("backend_source %s: %s", dialect_name(d), E.msg);
+	return buf_take(&b);
+}
+
+static void
+refused(const Kernel *k, Dialect d, const char *want)
+{
+	Buf b;
+
+	buf_init(&b);
+	if (backend_source(&b, k, d, &E) == 0)
+		fail_msg("backend_source %s accepted a kernel it should refuse (%s):\n%s", dialect_name(d), want, b.s);
+	buf_free(&b);
+	if (!strstr(E.msg, want))
+		fail_msg("\"%s\" is not in: %s", want, E.msg);
+}
+
+static void
+has(const char *text, const char *want)
+{
+	if (!strstr(text, want))
+		fail_msg("\"%s\" is not in:\n%s", want, text);
+}
+
+/* Compare with tests/golden/NAME, or write it when TESSEL_GOLDEN_UPDATE is set. */
+static void
+golden(const char *name, const char *got)
+{
+	char path[256], *want;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof path, "tests/golden/%s", name);
+	if (getenv("TESSEL_GOLDEN_UPDATE")) {
+		assert_non_null(f = fopen(path, "wb"));
+		fputs(got, f);
+		fclose(f);
+		return;
+	}
+	if (!(f = fopen(path, "rb")))
+		fail_msg("%s is missing (run with TESSEL_GOLDEN_UPDATE=1 to write it)", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	assert_non_null(want = malloc((size_t)n + 1));
+	assert_int_equal(fread(want, 1, (size_t)n, f), (size_t)n);
+	want[n] = '\0';
+	fclose(f);
+	if (strcmp(want, got) != 0) {
+		free(want);
+		fail_msg("the emitted source differs from %s:\n%s", path, got);
+	}
+	free(want);
+}
+
+static void
+golden_of(const Kernel *k, Dialect d, const char *name)
+{
+	char *s = source(k, d);
+
+	golden(name, s);
+	free(s);
+}
+
+/* ---- the examples, each an owned kernel ---- */
+
+typedef struct Example {
+	const char *name;
+	Kernel *(*make)(void);
+	const char *opencl;     /* NULL: OpenCL takes it; else what its refusal says */
+} Example;
+
+/* a kernel built by hand into K, handed over */
+static Kernel *
+by_hand(void (*fn)(void))
+{
+	Kernel *save = K, *r;
+
+	assert_non_null(K = kernel_new());
+	fn();
+	r = K;
+	K = save;
+	return r;
+}
+
+static void warp_reduce64(void) { warp_reduce(64); }
+static Kernel *ex_softmax(void) { return softmax_kernel(); }
+static Kernel *ex_matmul(void) { return matmul_tiled(); }
+static Kernel *ex_matmul_shared(void) { return matmul_shared(); }
+static Kernel *ex_transpose(void) { return by_hand(transpose); }
+static Kernel *ex_warp_reduce(void) { return by_hand(warp_reduce64); }
+static Kernel *ex_mma_gemm(void) { return by_hand(mma_gemm); }
+static Kernel *ex_collectives(void) { return by_hand(collectives); }
+static Kernel *ex_guards(void) { return by_hand(guards); }
+static Kernel *ex_halves(void) { return by_hand(halves); }
+
+static const Example examples[] = {
+	{ "softmax", ex_softmax, NULL },
+	{ "matmul", ex_matmul, NULL },
+	{ "matmul_shared", ex_matmul_shared, NULL },
+	{ "transpose", ex_transpose, NULL },
+	{ "warp_reduce", ex_warp_reduce, "a shuffle; OpenCL C has no warp of 32 lanes" },
+	{ "mma_gemm", ex_mma_gemm, "buffer A is float16" },
+	{ "collectives", ex_collectives, NULL },
+	{ "guards", ex_guards, NULL },
+	{ "halves", ex_halves, "buffer A is float16" },
+};
+enum { NEX = sizeof examples / sizeof examples[0] };
+
+/* ---- child processes: fork and execv, output into a file, no shell ---- */
+
+static int
+find_exe(const char *name, const char *fallback, char *out, size_t n)
+{
+	const char *path = getenv("PATH"), *p, *q;
+
+	for (p = path ? path : "/usr/bin:/bin"; ; p = q + 1) {
+		size_t len;
+
+		q = strchr(p, ':');
+		len = q ? (size_t)(q - p) : strlen(p);
+		if ((size_t)snprintf(out, n, "%.*s/%s", (int)len, len ? p : ".", name) < n && access(out, X_OK) == 0)
+			return 0;
+		if (!q)
+			break;
+	}
+	if (fallback && access(fallback, X_OK) == 0) {
+		snprintf(out, n, "%s", fallback);
+		return 0;
+	}
+	return -1;
+}
+
+/* Run argv (argv[0] the executable's path); its output into *log (malloc'd); the exit status, or -1. */
+static int
+run_child(char *const *argv, const char *logpath, char **log)
+{
+	int fd, st;
+	pid_t pid;
+	FILE *f;
+	long n;
+
+	*log = NULL;
+	if ((fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
+		return -1;
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		close(fd);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	close(fd);
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if ((f = fopen(logpath, "rb"))) {
+		fseek(f, 0, SEEK_END);
+		n = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		if (n >= 0 && (*log = malloc((size_t)n + 1))) {
+			n = (long)fread(*log, 1, (size_t)n, f);
+			(*log)[n] = 0;
+		}
+		fclose(f);
+	}
+	unlink(logpath);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *
+tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	char *d = malloc(512);
+
+	assert_non_null(d);
+	snprintf(d, 512, "%s/tessel-gpu-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(d))
+		fail_msg("mkdtemp %s: %s", d, strerror(errno));
+	return d;
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		fail_msg("cannot write %s", path);
+}
+
+/* Remove dir and the files named in names (one a line) and extra. */
+static void
+remove_dir(const char *dir, const char *names, const char *const *extra)
+{
+	char p[1024];
+	const char *s, *nl;
+
+	for (s = names; s && *s; s = nl + 1) {
+		if (!(nl = strchr(s, '\n')))
+			break;
+		snprintf(p, sizeof p, "%s/%.*s", dir, (int)(nl - s), s);
+		unlink(p);
+	}
+	for (; extra && *extra; extra++) {
+		snprintf(p, sizeof p, "%s/%s", dir, *extra);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
+/* ---- golden sources ---- */
+
+static void
+test_golden_cuda(void **state)
+{
+	Kernel *k;
+
+	golden_of(k = ex_softmax(), D_CUDA, "gpu_softmax.cu");
+	kernel_free(k);
+	golden_of(k = ex_matmul(), D_CUDA, "gpu_matmul.cu");
+	kernel_free(k);
+	golden_of(k = ex_transpose(), D_CUDA, "gpu_transpose.cu");
+	kernel_free(k);
+	golden_of(k = ex_warp_reduce(), D_CUDA, "gpu_warp_reduce.cu");
+	kernel_free(k);
+	golden_of(k = ex_mma_gemm(), D_CUDA, "gpu_mma_gemm.cu");
+	kernel_free(k);
+}
+
+static void
+test_golden_opencl(void **state)
+{
+	Kernel *k;
+
+	golden_of(k = ex_softmax(), D_OPENCL, "gpu_softmax.cl");
+	kernel_free(k);
+	golden_of(k = ex_matmul(), D_OPENCL, "gpu_matmul.cl");
+	kernel_free(k);
+	golden_of(k = ex_transpose(), D_OPENCL, "gpu_transpose.cl");
+	kernel_free(k);
+}
+
+/* ---- what the GPU walk does ---- */
+
+static void
+test_guards_and_barriers(void **state)
+{
+	char *s;
+
+	guards();
+	s = source(K, D_CUDA);
+	golden("gpu_guards.cu", s);
+	/* the first loop is as long as the block: no guard; its sibling loops share `i`: braces */
+	has(s, "  {\n    const int64_t t = threadIdx.x;  /* thread.x */\n    T[t] = X[bx + t * 3] * 2.0f;\n");
+	has(s, "  __syncthreads();\n  {\n    const int64_t i = threadIdx.x;  /* thread.x */\n    if (i < 48) {\n");
+	has(s, "  const int64_t i = threadIdx.x;  /* thread.x */\n  if (i < 16) {\n");
+	/* exp2 of a float32 through the double function, as the interpreter computes it */
+	has(s, "(float)exp2((double)T[i])");
+	/* the column-major input is placed by a host function */
+	has(s, "extern \"C\" int\ntessel_place(int b, void *dst, const void *src)");
+	has(s, "tessel_d[x0 + x1 * 3] = tessel_s[tessel_i++];");
+	free(s);
+	s = source(K, D_OPENCL);
+	has(s, "  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n");
+	has(s, "    const int64_t i = get_local_id(0);  /* thread.x */\n    if (i < 48) {\n");
+	has(s, "**   g: grid (3, 1, 1), block (64, 1, 1); X, Y, N\n");
+	free(s);
+}
+
+static void
+test_barrier_under_guard(void **state)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	UOp *t = kernel_var(K, "t", 64), *u = kernel_var(K, "u", 32);
+
+	/* a barrier inside a loop of 32 threads in a block of 64: threads 32..63 would skip it */
+	stage("s", seq(2, loop(t, HW_THREAD_X, 1, st(at(y, 1, t), fc(DT_FLOAT32, 0))),
+	          loop(u, HW_THREAD_X, 2, st(at(y, 1, u), ld(at(x, 1, u))), kernel_barrier(K))));
+	refused(K, D_CUDA, "cuda: stage s: the barrier in loop u lies under the guard of loop u (bound to "
+	        "thread.x, 32 of the 64 threads)");
+	refused(K, D_OPENCL, "opencl: stage s: the barrier in loop u lies under the guard of loop u");
+}
+
+static void
+test_shuffles(void **state)
+{
+	char *s;
+
+	int x, y;
+	UOp *t;
+
+	warp_reduce(64);
+	s = source(K, D_CUDA);
+	has(s, "acc[0] += __shfl_sync(0xffffffffu, acc[0], (int32_t)((tx % 32) ^ 16));");
+	free(s);
+	refused(K, D_OPENCL, "opencl: stage rowsum: a shuffle; OpenCL C has no warp of 32 lanes");
+	/* 48 threads: the second warp is short, its shuffles name its 16 lanes */
+	kernel_free(K);
+	K = kernel_new();
+	x = mkbuf("X", DT_INT8, AS_GLOBAL, KB_INPUT, 1, (int64_t)48);
+	y = mkbuf("Y", DT_INT8, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)48);
+	t = kernel_var(K, "t", 48);
+	stage("s", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), kernel_shuffle(K, ld(at(x, 1, t)),
+	      uop_alu(K->c, OP_XOR, uop_mod(K->c, t, I(32)), I(1))))));
+	s = source(K, D_CUDA);
+	has(s, "  const unsigned tessel_mask = threadIdx.x / 32 == 1 ? 0xffffu : 0xffffffffu;\n");
+	/* an int8 goes as an int */
+	has(s, "Y[t] = (int8_t)__shfl_sync(tessel_mask, (int32_t)X[t], (int32_t)((t % 32) ^ 1));");
+	free(s);
+}
+
+static void
+test_shuffle_guards(void **state)
+{
+	int x = mkbuf("X", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)128);
+	int y = mkbuf("Y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)128);
+	UOp *t = kernel_var(K, "t", 128), *u = kernel_var(K, "u", 64), *w = kernel_var(K, "w", 48);
+	char *s;
+
+	/* a guard that keeps whole warps (64 of 128 threads) may hold a shuffle; one of 48 may not */
+	stage("s", seq(2, loop(t, HW_THREAD_X, 1, st(at(y, 1, t), ld(at(x, 1, t)))),
+	          loop(u, HW_THREAD_X, 1, st(at(y, 1, u), kernel_shuffle(K, ld(at(x, 1, u)),
+	                                                              uop_alu(K->c, OP_XOR, uop_mod(K->c, u, I(32)), I(1)))))));
+	s = source(K, D_CUDA);
+	has(s, "if (u < 64) {\n    Y[u] = __shfl_sync(0xffffffffu, X[u], (int32_t)((u % 32) ^ 1));\n");
+	free(s);
+	kernel_free(K);
+	K = kernel_new();
+	x = mkbuf("X", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)128);
+	y = mkbuf("Y", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)128);
+	t = kernel_var(K, "t", 128);
+	w = kernel_var(K, "w", 48);
+	stage("s", seq(2, loop(t, HW_THREAD_X, 1, st(at(y, 1, t), ld(at(x, 1, t)))),
+	          loop(w, HW_THREAD_X, 1, st(at(y, 1, w), kernel_shuffle(K, ld(at(x, 1, w)), I(0))))));
+	refused(K, D_CUDA, "cuda: stage s: the shuffle in loop w lies under the guard of loop w (bound to thread.x, "
+	        "48 of the 128 threads): the lanes of a warp past it would skip the shuffle");
+}
+
+static void
+test_limits(void **state)
+{
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)2048);
+	int sh = mkbuf("S", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)16384);
+	UOp *t = kernel_var(K, "t", 2048), *j = kernel_var(K, "j", 8);
+
+	/* 2048 threads a block: past CUDA's 1024, within PoCL's */
+	stage("big", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), fc(DT_FLOAT32, 1))));
+	refused(K, D_CUDA, "cuda: stage big: a block of (2048, 1, 1) threads; a CUDA block holds at most 1024");
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)2048);
+	sh = mkbuf("S", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)16384);
+	t = kernel_var(K, "t", 256);
+	j = kernel_var(K, "j", 8);
+	stage("smem", loop(t, HW_THREAD_X, 1, loop(j, HW_NONE, 2, st(at(sh, 1, add(mul(t, I(8)), j)), fc(DT_FLOAT32, 1)),
+	      st(at(y, 1, add(mul(t, I(8)), j)), ld(at(sh, 1, add(mul(t, I(8)), j)))))));
+	refused(K, D_CUDA, "cuda: stage smem: 65536 bytes of shared buffers; a block's static shared memory holds at "
+	        "most 48 KiB");
+	(void)y;
+}
+
+static void
+test_mma_refusals(void **state)
+{
+	char *s;
+
+	mma_gemm();
+	s = source(K, D_CUDA);
+	has(s, "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32\"\n");
+	has(s, "\"r\"(tessel_pack_f16(a_frag[0], a_frag[1]))");
+	free(s);
+	refused(K, D_OPENCL, "opencl: buffer A is float16");
+	refused(K, D_C, "float16");
+	kernel_free(K);
+	K = kernel_new();
+	mma_atom("SM80_16x8x16_F32F16F16F32_TN");
+	refused(K, D_OPENCL, "opencl: buffer A is float16");
+	kernel_free(K);
+	K = kernel_new();
+	mma_atom("SM80_16x8x8_F32TF32TF32F32_TN");
+	refused(K, D_OPENCL, "opencl: stage mma: an mma (SM80_16x8x8_F32TF32TF32F32_TN); OpenCL C has no "
+	        "tensor-core instructions");
+}
+
+static void
+test_halves(void **state)
+{
+	char *s;
+
+	halves();
+	s = source(K, D_CUDA);
+	/* widened exactly, computed in double as the interpreter does, rounded once */
+	has(s, "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n");
+	has(s, "__double2half((double)__half2float(A[tx]) * (double)__half2float(__float2half_rn("
+	    "__bfloat162float(B[tx]))))");
+	has(s, "F[tx] = __bfloat162float(__double2bfloat16(exp2((double)__bfloat162float(B[tx]))));");
+	golden("gpu_halves.cu", s);
+	free(s);
+	refused(K, D_OPENCL, "opencl: buffer A is float16; the OpenCL backend has float32 and float64 only");
+}
+
+static void
+test_triton_refused(void **state)
+{
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	UOp *t = kernel_var(K, "t", 4);
+
+	stage("s", loop(t, HW_THREAD_X, 1, st(at(y, 1, t), fc(DT_FLOAT32, 1))));
+	refused(K, D_TRITON, "source: the triton backend is not written yet");
+}
+
+/* ---- nvcc: every example compiles for sm_90; its resource usage in a note ---- */
+
+static int
+have_nvcc(char *path, size_t n)
+{
+	return find_exe("nvcc", "/usr/local/cuda/bin/nvcc", path, n) == 0;
+}
+
+/* "Used 20 registers, used 1 barriers, 4220 bytes smem" one line per kernel; no stack frame, no spills */
+static void
+resource_note(const char *name, const char *log)
+{
+	const char *p = log, *fn = NULL;
+	char kernel[128] = "?";
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		if ((fn = strstr(p, "Function properties for ")) && fn < p + len) {
+			/* _Z9transposePKfPf: the stage's name */
+			const char *m = fn + 24;
+			int nl2 = 0;
+
+			if (strncmp(m, "_Z", 2) == 0)
+				for (m += 2; *m >= '0' && *m <= '9'; m++)
+					nl2 = nl2 * 10 + (*m - '0');
+			snprintf(kernel, sizeof kernel, "%.*s", nl2 ? nl2 : (int)(p + len - m), m);
+		}
+		else if (strstr(p, "spill stores") && strstr(p, "spill stores") < p + len) {
+			/* a register array indexed at run time would have gone to the stack */
+			if (!strstr(p, " 0 bytes stack frame") || !strstr(p, " 0 bytes spill stores")
+			|| !strstr(p, " 0 bytes spill loads"))
+				fail_msg("nvcc: %s: %s uses local memory: %.*s", name, kernel, len, p);
+		} else if (strstr(p, "Used ") && strstr(p, "Used ") < p + len) {
+			const char *u = strstr(p, "Used ");
+
+			print_message("note: nvcc sm_90 %-30s %-10s %.*s, no stack, no spills\n", name, kernel,
+			              (int)(p + len - u), u);
+		}
+		if (!nl)
+			break;
+	}
+}
+
+static void
+test_nvcc(void **state)
+{
+	char nvcc[1024], *dir, cu[600], obj[600], logp[600], *log = NULL;
+	int i, rc;
+
+	if (!have_nvcc(nvcc, sizeof nvcc)) {
+		print_message("note: nvcc is not in PATH nor /usr/local/cuda/bin: the CUDA compile checks are skipped\n");
+		skip();
+	}
+	dir = tmpdir();
+	snprintf(cu, sizeof cu, "%s/k.cu", dir);
+	snprintf(obj, sizeof obj, "%s/k.o", dir);
+	snprintf(logp, sizeof logp, "%s/nvcc.log", dir);
+	for (i = 0; i < (int)NEX + 9; i++) {
+		static const char *const atoms[9] = {
+			"SM70_8x8x4_F16F16F16F16_TN", "SM70_8x8x4_F16F16F16F16_NT", "SM70_8x8x4_F32F16F16F32_TN",
+			"SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x16_F16F16F16F16_TN", "SM80_16x8x16_F32F16F16F32_TN",
+			"SM80_16x8x16_F32BF16BF16F32_TN", "SM80_16x8x8_F32TF32TF32F32_TN", "SM80_16x8x4_F32TF32TF32F32_TN"
+		};
+		char *const argv[] = { nvcc, "-arch=sm_90", "-fmad=false", "-c", cu, "-o", obj, "--resource-usage", NULL };
+		const char *name = i < NEX ? examples[i].name : atoms[i - NEX];
+		Kernel *k;
+		char *s;
+
+		if (i < NEX)
+			k = examples[i].make();
+		else {
+			Kernel *save = K;
+
+			K = kernel_new();
+			mma_atom(atoms[i - NEX]);
+			k = K;
+			K = save;
+		}
+		s = source(k, D_CUDA);
+		kernel_free(k);
+		write_text(cu, s);
+		free(s);
+		rc = run_child(argv, logp, &log);
+		if (rc != 0)
+			fail_msg("nvcc %s (exit %d):\n%s", name, rc, log ? log : "");
+		resource_note(name, log ? log : "");
+		free(log);
+		log = NULL;
+	}
+	unlink(cu);
+	unlink(obj);
+	rmdir(dir);
+	free(dir);
+}
+
+/* ---- PoCL: every example OpenCL takes runs and agrees with the interpreter bit for bit ---- */
+
+static int
+have_opencl(void)
+{
+	char dev[256];
+	Err e;
+
+	if (backend_cl_available(Cl, dev, sizeof dev, &e) < 0) {
+		print_message("note: %s: the OpenCL runs are skipped\n", e.msg);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+test_opencl_runs(void **state)
+{
+	int i, j;
+
+	if (!have_opencl())
+		skip();
+	for (i = 0; i < NEX; i++) {
+		Kernel *k = examples[i].make();
+		TBuf *bufs = calloc(k->nbuf, sizeof *bufs);
+		BClStats st;
+		BClOpts o = { 0, Cl, NULL, &st };
+
+		assert_non_null(bufs);
+		for (j = 0; j < k->nbuf; j++) {
+			const KBuf *kb = &k->buf[j];
+
+			if (kb->role != KB_INPUT)
+				continue;
+			bufs[j].dtype = kb->dtype;
+			bufs[j].ndim = kb->ndim;
+			memcpy(bufs[j].shape, kb->shape, sizeof kb->shape);
+			bufs[j].numel = 1;
+			for (int d = 0; d < kb->ndim; d++)
+				bufs[j].numel *= kb->shape[d];
+			bufs[j].axis = -1;
+			assert_non_null(bufs[j].data = malloc((size_t)bufs[j].numel * dtype_bytes(kb->dtype)));
+			backend_draw(k, j, &bufs[j]);
+		}
+		if (examples[i].opencl) {
+			assert_int_equal(backend_cl_run(k, bufs, &o, &E), -1);
+			if (!strstr(E.msg, examples[i].opencl))
+				fail_msg("%s: \"%s\" is not in: %s", examples[i].name, examples[i].opencl, E.msg);
+		} else {
+			if (backend_cl_run(k, bufs, &o, &E) < 0)
+				fail_msg("opencl %s: %s", examples[i].name, E.msg);
+			print_message("note: PoCL ran %-14s bit for bit with the interpreter (%s)\n", examples[i].name,
+			              st.device);
+		}
+		for (j = 0; j < k->nbuf; j++)
+			tbuf_free(&bufs[j]);
+		free(bufs);
+		kernel_free(k);
+	}
+}
+
+/* ---- exports, built and run by make ---- */
+
+/* Export k in d into a fresh directory and run `make -C dir target`; the output in *log. */
+static int
+export_make(const Kernel *k, Dialect d, const char *target, char **log)
+{
+	char make[1024], logp[600], *dir;
+	BExportOpts o;
+	Buf files;
+	int rc;
+
+	if (find_exe("make", NULL, make, sizeof make) < 0)
+		fail_msg("make is not in PATH");
+	dir = tmpdir();
+	buf_init(&files);
+	memset(&o, 0, sizeof o);
+	o.files = &files;
+	o.reps = 5;
+	if (backend_export(k, d, dir, &o, &E) < 0)
+		fail_msg("export %s: %s", dialect_name(d), E.msg);
+	{
+		char *const argv[] = { make, "-C", dir, (char *)target, NULL };
+
+		snprintf(logp, sizeof logp, "%s.log", dir);
+		rc = run_child(argv, logp, log);
+	}
+	{
+		static const char *const extra[] = { "main", NULL };
+
+		remove_dir(dir, files.s, extra);
+	}
+	buf_free(&files);
+	free(dir);
+	return rc;
+}
+
+static void
+test_export_c(void **state)
+{
+	Kernel *k = ex_softmax();
+	char *log = NULL;
+	int rc = export_make(k, D_C, "run", &log);
+
+	if (rc != 0 || !strstr(log ? log : "", "  out: match, 32 elements bit for bit\n") || !strstr(log, "\nmatch\n"))
+		fail_msg("make (exit %d):\n%s", rc, log ? log : "");
+	has(log, "tessel harness (c): kernel.c\n");
+	has(log, "  time: median ");
+	free(log);
+	kernel_free(k);
+}
+
+static void
+test_export_files(void **state)
+{
+	Kernel *k = by_hand(guards);
+	char *dir = tmpdir(), path[700];
+	BExportOpts o;
+	Buf files;
+	struct stat st;
+
+	buf_init(&files);
+	memset(&o, 0, sizeof o);
+	o.files = &files;
+	assert_int_equal(backend_export(k, D_CUDA, dir, &o, &E), 0);
+	/* the inputs are drawn by the host: only the outputs' references are files */
+	assert_string_equal(files.s, "kernel.cu\nmain.cu\nMakefile\nref_Y.bin\nref_N.bin\n");
+	snprintf(path, sizeof path, "%s/ref_Y.bin", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 3 * 64 * 4);
+	remove_dir(dir, files.s, NULL);
+	free(dir);
+	buf_free(&files);
+	/* a refused kernel writes nothing; a directory that cannot be made is an environmental error (-2) */
+	assert_int_equal(backend_export(k, D_OPENCL, "/nonexistent/tessel/x", NULL, &E), -2);
+	has(E.msg, "export: cannot make the directory /nonexistent/tessel/x");
+	kernel_free(k);
+	k = by_hand(halves);
+	assert_int_equal(backend_export(k, D_OPENCL, "/nonexistent/tessel/x", NULL, &E), -1);
+	has(E.msg, "opencl: buffer A is float16");
+	kernel_free(k);
+}
+
+static void
+test_export_opencl(void **state)
+{
+	Kernel *k;
+	char *log = NULL, inc[64];
+	int rc;
+
+	if (!have_opencl())
+		skip();
+	if (access("/usr/include/CL/cl.h", R_OK) != 0) {
+		print_message("note: no CL/cl.h (opencl-headers): the OpenCL export is not built\n");
+		skip();
+	}
+	(void)inc;
+	k = by_hand(guards);
+	rc = export_make(k, D_OPENCL, "run", &log);
+	if (rc != 0 || !strstr(log ? log : "", "  Y: match, 192 elements bit for bit\n")
+	|| !strstr(log, "  N: match, 192 elements bit for bit\n"))
+		fail_msg("make (exit %d):\n%s", rc, log ? log : "");
+	free(log);
+	kernel_free(k);
+}
+
+static void
+test_export_cuda(void **state)
+{
+	char nvcc[1024], *log = NULL;
+	Kernel *k;
+	int rc;
+
+	if (!have_nvcc(nvcc, sizeof nvcc)) {
+		print_message("note: no nvcc: the CUDA export is not built\n");
+		skip();
+	}
+	k = ex_mma_gemm();
+	/* built only: running it takes a GPU (docs/export.md) */
+	rc = export_make(k, D_CUDA, "build", &log);
+	if (rc != 0)
+		fail_msg("make build (exit %d):\n%s", rc, log ? log : "");
+	free(log);
+	kernel_free(k);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_golden_cuda, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_barrier_under_guard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shuffles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shuffle_guards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mma_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_halves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_triton_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nvcc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_c, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_opencl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_export_cuda, setup, teardown),
+	};
+	int rc;
+
+	Cl = backend_cl_new();
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	backend_cl_free(Cl);
+	return rc;
+}
