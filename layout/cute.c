@@ -874,20 +874,26 @@ cute_complement(const Layout *l, const Tuple *cotarget, Layout *out, Err *e)
 	return 0;
 }
 
-/* Stable order of the flat modes by stride (ties by mode index, as CuTe's SortByKey). */
+/*
+** The flat modes ordered by stride as CuTe's SortByKey orders them: an
+** exchange sort, which is not stable, so that modes of equal stride come in
+** the order C++ puts them (for right_inverse and left_inverse that order
+** decides which of them is taken).
+*/
 static void
 sort_by_stride(const Flat *f, int *ord)
 {
-	int i, j;
+	int i, j, t;
 
 	for (i = 0; i < f->n; i++)
 		ord[i] = i;
-	for (i = 1; i < f->n; i++) {
-		int x = ord[i];
-		for (j = i; j > 0 && f->d[ord[j - 1]] > f->d[x]; j--)
-			ord[j] = ord[j - 1];
-		ord[j] = x;
-	}
+	for (i = 0; i < f->n; i++)
+		for (j = i + 1; j < f->n; j++)
+			if (f->d[ord[j]] < f->d[ord[i]]) {
+				t = ord[j];
+				ord[j] = ord[i];
+				ord[i] = t;
+			}
 }
 
 /* right_inverse: follow the strides from 1 upward through the coalesced modes;
