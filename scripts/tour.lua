@@ -130,6 +130,10 @@ say('s:verify{trials = 1}')
 say('pcall(s.split, s, "c", "i1", {nil, 4})')
 print("-- more: scripts/gemm_schedule.lua, docs/schedules.md, help(kernel.schedule)")
 
+title("Device code: the scheduled GEMM as CUDA (k:export adds a harness that checks it on a GPU)")
+print(s:kernel():source("cuda"))
+print("-- more: k:source(\"c\"), k:run(b, {backend = \"c\"}) (the C JIT), docs/export.md")
+
 title("Fusion: Neptune's rolling update derives FlashAttention's repair, and proves it")
 x = tensor.param("inp", {2, 4})
 s = kernel.lower((x - x:max(1, true)):exp():sum(1, true), "xsum"):schedule()
