@@ -9,7 +9,8 @@
 **            | METH  slot:u8 name:u16 nargs arg*   v:name(args) on a pooled value
 **            | OP    op:u8 arg arg             an operator, tostring, show, viz.text ...
 **   arg     := nil | bool | small int | extreme int | NaN/inf/float | notation string
-**            | raw bytes | table of ints | nested table | options table | pooled value
+**            | raw bytes | table of ints | nested table | table of layouts, ints and _
+**            | options table | pooled value
 **            | wrong userdata | callback function | self-referential or hostile table
 ** Non-nil results go into a pool of POOL slots that later steps take arguments from; the
 ** pool starts with one value of every kind (layouts, tensors, kernels, schedules ...).
@@ -249,12 +250,43 @@ push_small(Rd *r)
 	lua_pushinteger(L, (lua_Integer)(u8(r) % 40) - 6);
 }
 
+/* Whole layouts and tilers as users write them, for nested tables of them. */
+static const char *const layouts[] = {
+	"(8,8):(8,1)", "(2,2):(1,2)", "4:1", "((2,2),4):((1,4),2)", "(4,8)", "9:1", "(2,3):(3,1)", "_",
+	"8:2", "(4,(2,2)):(2,(1,8))", "1:0", "(_,4)",
+};
+enum { NLAYOUT = sizeof layouts / sizeof layouts[0] };
+
+/* A nested table of integers, layouts, `_` and pooled values: shapes, tilers, coordinates. */
+static void
+push_nested(Rd *r, int depth)
+{
+	unsigned n = u8(r) % 5, i;
+
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		switch (u8(r) % 8) {
+		case 0: case 1: case 2: push_small(r); break;
+		case 3: case 4: lua_pushstring(L, layouts[u8(r) % NLAYOUT]); break;
+		case 5: rawget_ref(rPOOL, 14); break;
+		case 6:
+			if (depth < MAXDEPTH)
+				push_nested(r, depth + 1);
+			else
+				push_small(r);
+			break;
+		default: rawget_ref(rPOOL, u8(r) % POOL + 1); break;
+		}
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
 static void
 push_arg(Rd *r, int depth)
 {
 	unsigned k = u8(r) % 20, n, i;
 
-	if (depth > MAXDEPTH && (k == 8 || k == 13 || k == 9))
+	if (depth > MAXDEPTH && (k == 8 || k == 9 || k == 12 || k == 13))
 		k = 2;
 	switch (k) {
 	case 0: lua_pushnil(L); break;
@@ -282,8 +314,11 @@ push_arg(Rd *r, int depth)
 			lua_rawseti(L, -2, i + 1);
 		}
 		break;
-	case 10: case 11: case 12:
+	case 10: case 11:
 		rawget_ref(rPOOL, u8(r) % POOL + 1);
+		break;
+	case 12:
+		push_nested(r, depth);
 		break;
 	case 13:  /* an options table */
 		n = u8(r) % 4;
