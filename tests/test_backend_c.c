@@ -994,7 +994,13 @@ leaf(Gen *g)
 {
 	static const double c[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 3.0, 1e30, -7.0, 0.3333333333 };
 
-	switch (rand() % 7) {
+	switch (rand() % 8) {
+	case 7: {
+		/* a gated load: 0 where the gate fails, memory untouched */
+		UOp *c[2] = { g->i, I(rand() % 64) };
+
+		return kernel_load(K, at(g->Y, 1, g->i), kernel_alu(K, OP_CMPLT, DT_BOOL, c, 2));
+	}
 	case 0: return ld(at(g->X, 1, g->i));
 	case 1: return ld(at(g->Y, 1, g->i));
 	case 2: return ld(at(g->N, 1, g->i));
@@ -1059,6 +1065,18 @@ test_random_values(void **state)
 			snprintf(name, sizeof name, "o%d", k);
 			outs[k] = mkbuf(name, rdtype(), AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
 			st_[k] = st(at(outs[k], 1, g.i), rexpr(&g, 4));
+			if (k % 3 == 2) {
+				/* a shared subexpression, used twice (a named constant), under a data-dependent if */
+				UOp *e = rexpr(&g, 3), *two[2], *gate[2];
+
+				two[0] = e;
+				two[1] = e;
+				gate[0] = rexpr(&g, 2);
+				gate[1] = fc(DT_FLOAT32, 0.25);
+				st_[k] = kernel_if(K, kernel_alu(K, OP_CMPLT, DT_BOOL, gate, 2), (UOp *[]){
+				         st(at(outs[k], 1, g.i), kernel_alu(K, OP_ADD, (DType)e->dtype, two, 2)) }, 1);
+				st_[k] = seq(2, st(at(outs[k], 1, g.i), fc(DT_FLOAT32, 0)), st_[k]);
+			}
 		}
 		stage("values", kernel_loop(K, kernel_range(K, g.i, AX_LOOP, HW_NONE), st_, 8));
 		in = inputs(K);
