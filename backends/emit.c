@@ -1516,7 +1516,6 @@ out:
 	pmap_free(&E.pure);
 	pmap_free(&E.off);
 	pmap_free(&E.hoist);
-	pmap_free(&E.refs);
 	for (i = 0; i < E.nowned; i++)
 		free(E.owned[i]);
 	free(E.owned);
