@@ -12,8 +12,9 @@ VERSION  = 0.1.0
 PREFIX  ?= /usr/local
 CC      ?= cc
 PKGS     = lua5.4 readline cmocka libgvc libcgraph
+# gcc: the C JIT (backends/jit.c) compiles kernels with cc at run time, -fopenmp included
 DEBS     = liblua5.4-dev lua5.4 libreadline-dev libgraphviz-dev graphviz \
-           libcmocka-dev pkg-config libxml2-utils \
+           libcmocka-dev pkg-config libxml2-utils gcc \
            pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
 
 PKG_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)

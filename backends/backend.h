@@ -31,8 +31,9 @@
 ** comparisons, min, max, select); everything else (exp2, log2, sin, pow,
 ** floor division, modulo, multiply-add, mixed operands) is computed in
 ** double with the same libm and rounded once, as the interpreter does. The
-** compiler must not contract a*b+c (the JIT passes -ffp-contract=off) and
-** integers wrap (-fwrapv).
+** compiler must not contract a*b+c (the JIT passes -ffp-contract=off),
+** integers wrap (-fwrapv), and GCC must not fold 0.0 - x into -x
+** (-frounding-math).
 */
 int backend_source(Buf *b, const Kernel *k, Dialect d, Err *e);
 /*
@@ -81,7 +82,7 @@ typedef struct BJitOpts {
 ** the inputs (row-major logical order); outputs come back allocated,
 ** row-major; temporaries are left empty. The source is compiled with
 **   cc -std=c11 -O2 -march=native -fPIC -shared -ffp-contract=off -fwrapv
-**      [-fopenmp | -fopenmp-simd] <flags> -o kernel.so kernel.c -lm
+**      -frounding-math [-fopenmp | -fopenmp-simd] <flags> -o k1.so k1.c -lm
 ** (-fopenmp when a loop is parallel, -fopenmp-simd when one is only
 ** vectorized) by fork and execv of the compiler (no shell), the compiler's
 ** path looked up in PATH before the fork. Unless o->no_check, the

@@ -287,7 +287,8 @@ c_head(Emit *E, Buf *b)
 	emit(b, "** bufs[i] is buffer i's storage, laid out by its layout; the order is");
 	for (j = 0; j < k->nbuf; j++)
 		emit(b, "%s%s", j ? ", " : " ", k->buf[j].name);
-	emit(b, ".\n** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv.\n*/\n");
+	emit(b, ".\n** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv\n"
+	     "** -frounding-math (backends/jit.c says why).\n*/\n");
 	emit(b, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n");
 	/* a blank line before a comment or a function of several lines, and after one */
 	for (i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {

@@ -224,7 +224,10 @@ static int
 pure_fn(void *aux, const UOp *u)
 {
 	Emit *E = aux;
-	int p = index_op(u->op) && (u->dtype == DT_INDEX || u->dtype == DT_BOOL), i;
+	/* bool arithmetic wraps (-true is true): only truth values (constants, comparisons, logic) */
+	int p = index_op(u->op) && (u->dtype == DT_INDEX || (u->dtype == DT_BOOL && (u->op == OP_CONST
+	        || (uop_info[u->op].flags & U_CMP) || u->op == OP_AND || u->op == OP_OR || u->op == OP_XOR
+	        || u->op == OP_WHERE))), i;
 
 	for (i = 0; i < u->nsrc && p; i++)
 		p = pmap_get(&E->pure, u->src[i]) == (void *)1;
@@ -430,14 +433,28 @@ konst(Emit *E, const UOp *u, Ex *x)
 		ex_set(x, P_ATOM, DT_BOOL);
 		return 0;
 	}
-	if (t == DT_UINT64 && u->arg[0] < 0)
-		emit(&x->s, "%lluull", (unsigned long long)u->arg[0]);
-	else if (u->arg[0] == INT64_MIN)
-		emit(&x->s, "(-9223372036854775807ll - 1)");
-	else
-		emit(&x->s, "%lld%s", (long long)u->arg[0],
-		     u->arg[0] > INT32_MAX || u->arg[0] < INT32_MIN ? "ll" : "");
-	ex_set(x, u->arg[0] < 0 ? P_UNARY : P_ATOM, t);
+	/* the literal's own C type is its ct: int, unsigned, long long or unsigned long long */
+	{
+		int64_t v = u->arg[0], lo, hi;
+
+		dtype_range(t, &lo, &hi);
+		if (t == DT_UINT64) {
+			emit(&x->s, "%lluull", (unsigned long long)v);
+			ex_set(x, P_ATOM, DT_UINT64);
+		} else if (t == DT_UINT32 && v > INT32_MAX && v <= hi) {
+			emit(&x->s, "%lldu", (long long)v);
+			ex_set(x, P_ATOM, DT_UINT32);
+		} else if (v > INT32_MIN && v <= INT32_MAX) {
+			emit(&x->s, "%lld", (long long)v);
+			ex_set(x, v < 0 ? P_UNARY : P_ATOM, DT_INT32);
+		} else if (v == INT64_MIN) {
+			emit(&x->s, "(-9223372036854775807ll - 1)");
+			ex_set(x, P_ATOM, DT_INT64);
+		} else {
+			emit(&x->s, v == INT32_MIN ? "(-2147483647ll - 1)" : "%lldll", (long long)v);
+			ex_set(x, v < 0 && v != INT32_MIN ? P_UNARY : P_ATOM, DT_INT64);
+		}
+	}
 	return 0;
 }
 
@@ -572,8 +589,10 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	default:
 		single = 0;
 	}
-	if (!single && !any64 && (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_IDIV || op == OP_MULACC)) {
-		/* float32 operands of a double operator: promote the first (calls promote by their prototypes) */
+	if (!single && ((!any64 && (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_IDIV))
+	|| (op == OP_MULACC && s[0].ct != DT_FLOAT64 && s[1].ct != DT_FLOAT64))) {
+		/* float32 operands of a double operator: promote the first (calls promote by their
+		** prototypes); a*b of mulacc is a double product whatever c is */
 		for (i = 0; i < n; i++)
 			if (s[i].ct == DT_FLOAT32) {
 				wrap(&s[i], "(double)", P_UNARY, "", P_UNARY);
@@ -595,9 +614,10 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	case OP_SUB: binop(b, &s[0], "-", &s[1], P_ADD); x->prec = P_ADD; break;
 	case OP_MUL: binop(b, &s[0], "*", &s[1], P_MUL); x->prec = P_MUL; break;
 	case OP_NEG:
+		/* exact: the operand's C type stays */
 		emit(b, "-");
 		emit_operand(b, &s[0], P_UNARY + (s[0].s.s && s[0].s.s[0] == '-'));
-		x->prec = P_UNARY;
+		ex_set(x, P_UNARY, s[0].ct);
 		break;
 	case OP_RECIP:
 		emit(b, "%s / ", single ? "1.0f" : "1.0");
@@ -638,12 +658,13 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 		break;
 	}
 	case OP_WHERE:
+		/* exact: C's type of the choice is the wider of the two */
 		emit_operand(b, &s[0], P_COND + 3);
 		emit(b, " ? ");
 		emit_operand(b, &s[1], P_COND + 1);
 		emit(b, " : ");
 		emit_operand(b, &s[2], P_COND);
-		x->prec = P_COND;
+		ex_set(x, P_COND, s[1].ct == DT_FLOAT64 || s[2].ct == DT_FLOAT64 ? DT_FLOAT64 : DT_FLOAT32);
 		break;
 	case OP_CMPLT: binop(b, &s[0], "<", &s[1], P_REL); ex_set(x, P_REL, DT_BOOL); return 0;
 	case OP_CMPNE: binop(b, &s[0], "!=", &s[1], P_EQ); ex_set(x, P_EQ, DT_BOOL); return 0;
@@ -656,12 +677,35 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	return emit_convert(E, x, (DType)u->dtype);
 }
 
+static int
+narrow(DType t)
+{
+	return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_UINT8 || t == DT_UINT16 || t == DT_UINT32;
+}
+
 /*
 ** An integer operation (kernel_run's iop): in int64 (uint64 when the first
 ** operand is uint64), wrapped to the node's dtype. Operands of one C type
 ** compute in that type: with -fwrapv its +, -, * and comparisons agree with
 ** int64's wrapped to it; mixed operands go through int64 first.
 */
+/* An int-typed decimal literal, as konst writes it. */
+static int
+int_literal(const Ex *x)
+{
+	const char *p = x->s.s;
+
+	if (x->ct != DT_INT32 || !p)
+		return 0;
+	p += *p == '-';
+	if (!*p)
+		return 0;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
 static int
 ialu(Emit *E, const UOp *u, Ex *s, Ex *x)
 {
@@ -679,9 +723,22 @@ ialu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	switch (op) {
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_NEG: case OP_AND: case OP_OR: case OP_XOR:
 	case OP_MULACC: case OP_WHERE: case OP_CMPLT: case OP_CMPNE: case OP_CMPEQ:
-		if (!same || (uns && s[first].ct != DT_UINT64) || (!uns && s[first].ct == DT_UINT64))
+		/* C computes in 32 bits at least: a result wrapped to 32 bits or fewer agrees with
+		** int64's; any other (64 bits, bool, a float taking the whole int64) needs 64-bit operands */
+		if (!same || (uns && s[first].ct != DT_UINT64) || (!uns && s[first].ct == DT_UINT64)
+		|| (!narrow(t) && !is64(s[first].ct) && op != OP_WHERE && !(uop_info[op].flags & U_CMP))) {
+			int has_wide = 0;
+
 			for (i = first; i < n; i++)
-				emit_convert(E, &s[i], wide);
+				has_wide |= is64(s[i].ct) && s[i].ct != DT_UINT64;
+			/* an int literal beside one int64_t operand is converted by C itself: t - 40
+			** (not in a mulacc, whose product could overflow int before the sum) */
+			for (i = first; i < n; i++)
+				if (has_wide && !uns && n - first == 2 && int_literal(&s[i]))
+					s[i].ct = wide;
+				else
+					emit_convert(E, &s[i], wide);
+		}
 		break;
 	default:
 		break;
@@ -748,7 +805,16 @@ ialu(Emit *E, const UOp *u, Ex *s, Ex *x)
 		if (f) {
 			E->need |= h;
 			fcall(b, f, s, n);
-			x->ct = op == OP_THREEFRY ? DT_UINT64 : wide;
+			/* the helper's return type, then the operation's kind (shl and recip are signed helpers) */
+			x->ct = strncmp(f, "tessel_u", 8) == 0 || op == OP_THREEFRY ? DT_UINT64 : DT_INT64;
+			if (op != OP_THREEFRY)
+				emit_convert(E, x, wide);
+			/* kernel_run's min and max do not wrap: the int64 (uint64 for a uint64 node)
+			** value stands for an integer node's */
+			if ((op == OP_MIN || op == OP_MAX) && !isf(t)) {
+				emit_convert(E, x, t == DT_UINT64 ? DT_UINT64 : DT_INT64);
+				return 0;
+			}
 		} else {
 			/* iop: transcendental operations on integers are 0 */
 			emit(b, "0");
@@ -759,6 +825,9 @@ ialu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	}
 	if (x->ct == DT_BOOL && t != DT_BOOL)
 		x->ct = DT_INT32;
+	/* an integer result of a float node is an int64 to the interpreter, whatever the operands were */
+	if (isf(t) && x->ct == DT_UINT64)
+		emit_convert(E, x, DT_INT64);
 	return emit_convert(E, x, t);
 }
 
@@ -1076,7 +1145,12 @@ store(Emit *E, EStage *S, const UOp *s, int ind)
 				buf_reset(&x.s);
 		}
 	}
-	if (!op && (value(E, v, &x, 0) < 0 || emit_convert(E, &x, kb->dtype) < 0))
+	if (!op && value(E, v, &x, 0) < 0)
+		goto out;
+	/* dtype_store_i puts an integer into a float buffer as a signed one, uint64 included */
+	if (!op && isf(kb->dtype) && x.ct == DT_UINT64)
+		emit_convert(E, &x, DT_INT64);
+	if (!op && emit_convert(E, &x, kb->dtype) < 0)
 		goto out;
 	if (value(E, off, &o, 0) < 0 || (s->nsrc > 2 && value(E, s->src[2], &g, 0) < 0))
 		goto out;
@@ -1525,7 +1599,6 @@ out:
 	pmap_free(&E.pure);
 	pmap_free(&E.off);
 	pmap_free(&E.hoist);
-	pmap_free(&E.refs);
 	for (i = 0; i < E.nowned; i++)
 		free(E.owned[i]);
 	free(E.owned);

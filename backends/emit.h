@@ -117,8 +117,7 @@ struct Emit {
 	int ntaken, captaken;
 	PMap pure;             /* node -> (void *)1 pure index arithmetic, (void *)2 not */
 	PMap off;              /* INDEX node -> its offset expression */
-	PMap hoist;            /* node -> its name (char *, owned) within the current statement */
-	PMap refs;             /* node -> reference count + 1 (as a pointer) within the statement */
+	PMap hoist;            /* node -> its C type (a byte) and name within the current statement */
 	int ntemp;             /* hoisted constants so far in the stage */
 	char **owned;          /* strings the maps point at */
 	int nowned, capowned;

@@ -26,8 +26,16 @@ extern char **environ;
 ** Everything lives in one private directory (mkdtemp: mode 0700) per cache.
 */
 
+/*
+** -ffp-contract=off: no a*b+c fused into one rounding (the interpreter rounds twice).
+** -fwrapv: integers wrap as the interpreter's do.
+** -frounding-math: GCC 12 folds 0.0 - (double)i into -(double)i, which is -0.0
+** where the subtraction gives +0.0 (round to nearest); assuming no rounding mode
+** keeps the subtraction.
+*/
 static const char *const fixed[] = {
-	"-std=c11", "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", NULL
+	"-std=c11", "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-frounding-math",
+	NULL
 };
 
 typedef void (*KernelFn)(void **);

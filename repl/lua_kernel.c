@@ -1680,6 +1680,12 @@ k_run(lua_State *L)
 	lua_settop(L, 3);
 	if (!lua_isnil(L, 2) && lua_type(L, 2) != LUA_TTABLE)
 		return luaL_typeerror(L, 2, "bindings table");
+	/* k:run{backend = "c"}: options in the one table, when no input is named backend */
+	if (lua_isnil(L, 3) && lua_type(L, 2) == LUA_TTABLE && kernel_find_buffer(x->k, "backend") < 0) {
+		if (lua_getfield(L, 2, "backend") == LUA_TSTRING)
+			lua_copy(L, 2, 3);
+		lua_pop(L, 1);
+	}
 	run_opts(L, 3, &o);
 	compiled = jit_opts(L, 3, &j);
 	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j : NULL);
@@ -2024,7 +2030,8 @@ static const HelpReg kmeths[] = {
 	  "k:check(): the verifier; true and its notes, or an error saying what is wrong and where" },
 	{ "run", k_run,
 	  "k:run([bindings] [, {checks = false, backend = \"c\" | \"opencl\"}]): run on the CPU as a GPU would;\n"
-	  "the outputs\n"
+	  "the outputs (k:run{backend = \"c\", ...} takes options and bindings in one table when no input\n"
+	  "is named backend)\n"
 	  "Bindings by input name: tensors or nested tables. Checks (on by default) raise\n"
 	  "`race: ...`, `out of bounds: ...`, `uninitialized: ...` with block, thread and element.\n"
 	  "backend = \"c\": k:source(\"c\") compiled by cc (cached per session) and run natively, after\n"

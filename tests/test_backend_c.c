@@ -291,8 +291,21 @@ run_both(const Kernel *k, const TBuf *in, BJitStats *st)
 
 	o.cache = Cache;
 	o.stats = st;
-	if (backend_jit_run(k, jb, &o, &E) < 0)
+	if (backend_jit_run(k, jb, &o, &E) < 0) {
+		if (getenv("TESSEL_SHOW")) {
+			Buf b;
+			Err e2;
+
+			buf_init(&b);
+			kernel_print(&b, k, 0);
+			fprintf(stderr, "%s\n", b.s ? b.s : "");
+			buf_reset(&b);
+			if (backend_source(&b, k, D_C, &e2) == 0)
+				fprintf(stderr, "%s\n", b.s);
+			buf_free(&b);
+		}
 		fail_msg("backend_jit_run: %s (seed %u)", E.msg, seed);
+	}
 	if (kernel_run(k, NULL, ib, NULL, &E) < 0)
 		fail_msg("kernel_run: %s", E.msg);
 	for (i = 0; i < k->nbuf; i++) {
@@ -959,6 +972,128 @@ test_bad_inputs(void **state)
 	kernel_free(k);
 }
 
+
+/* ---- random expressions: every operation the emitter knows, against the interpreter ---- */
+
+typedef struct Gen {
+	UOp *i;
+	int X, Y, N;        /* float32, float64, int32 inputs */
+} Gen;
+
+static DType
+rdtype(void)
+{
+	static const DType t[] = { DT_FLOAT32, DT_FLOAT32, DT_FLOAT64, DT_INT32, DT_INT64, DT_UINT8, DT_BOOL,
+	                           DT_FLOAT32, DT_INT8, DT_INT16, DT_UINT16, DT_UINT32, DT_UINT64 };
+
+	return t[rand() % (int)(sizeof t / sizeof t[0])];
+}
+
+static UOp *
+leaf(Gen *g)
+{
+	static const double c[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 3.0, 1e30, -7.0, 0.3333333333 };
+
+	switch (rand() % 8) {
+	case 7: {
+		/* a gated load: 0 where the gate fails, memory untouched */
+		UOp *c[2] = { g->i, I(rand() % 64) };
+
+		return kernel_load(K, at(g->Y, 1, g->i), kernel_alu(K, OP_CMPLT, DT_BOOL, c, 2));
+	}
+	case 0: return ld(at(g->X, 1, g->i));
+	case 1: return ld(at(g->Y, 1, g->i));
+	case 2: return ld(at(g->N, 1, g->i));
+	case 3: return ld(at(g->X, 1, uop_sub(K->c, I(63), g->i)));
+	case 4: return kernel_cast(K, DT_INT64, g->i);   /* not index arithmetic: x // 0 is 0 */
+	case 5: return fc(rand() % 2 ? DT_FLOAT32 : DT_FLOAT64, c[rand() % (int)(sizeof c / sizeof c[0])]);
+	default: return uop_const(K->c, DT_INT32, rand() % 9 - 4);
+	}
+}
+
+static UOp *
+rexpr(Gen *g, int depth)
+{
+	static const Op bin[] = { OP_ADD, OP_SUB, OP_MUL, OP_IDIV, OP_MOD, OP_MIN, OP_MAX, OP_POW, OP_CMPLT,
+	                          OP_CMPNE, OP_CMPEQ, OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR };
+	static const Op un[] = { OP_NEG, OP_RECIP, OP_TRUNC, OP_EXP2, OP_LOG2, OP_SIN, OP_SQRT };
+	UOp *s[3];
+	int r = rand() % 10;
+	DType t = rdtype();
+
+	if (depth <= 0 || r < 2)
+		return leaf(g);
+	if (r < 4) {
+		s[0] = rexpr(g, depth - 1);
+		return kernel_alu(K, un[rand() % (int)(sizeof un / sizeof un[0])], t, s, 1);
+	}
+	if (r < 5)
+		return kernel_cast(K, t, rexpr(g, depth - 1));
+	if (r < 6) {
+		s[0] = rexpr(g, depth - 1);
+		s[1] = rexpr(g, depth - 1);
+		s[2] = rexpr(g, depth - 1);
+		return kernel_alu(K, rand() % 2 ? OP_WHERE : OP_MULACC, t, s, 3);
+	}
+	s[0] = rexpr(g, depth - 1);
+	s[1] = rexpr(g, depth - 1);
+	return kernel_alu(K, bin[rand() % (int)(sizeof bin / sizeof bin[0])], t, s, 2);
+}
+
+/* TESSEL_FUZZ=n runs n kernels instead of 12 */
+static void
+test_random_values(void **state)
+{
+	const char *env = getenv("TESSEL_FUZZ");
+	int round, rounds = env ? atoi(env) : 12;
+
+	for (round = 0; round < rounds; round++) {
+		Gen g;
+		UOp *st_[8];
+		TBuf *in, *out;
+		int outs[8], k;
+		char name[16];
+
+		kernel_free(K);
+		K = kernel_new();
+		assert_non_null(K);
+		g.i = var("i", 64);
+		g.X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+		g.Y = mkbuf("Y", DT_FLOAT64, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+		g.N = mkbuf("N", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+		for (k = 0; k < 8; k++) {
+			snprintf(name, sizeof name, "o%d", k);
+			outs[k] = mkbuf(name, rdtype(), AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+			st_[k] = st(at(outs[k], 1, g.i), rexpr(&g, 4));
+			if (k % 3 == 2) {
+				/* a shared subexpression, used twice (a named constant), under a data-dependent if */
+				UOp *e = rexpr(&g, 3), *two[2], *gate[2];
+
+				two[0] = e;
+				two[1] = e;
+				gate[0] = rexpr(&g, 2);
+				gate[1] = fc(DT_FLOAT32, 0.25);
+				st_[k] = kernel_if(K, kernel_alu(K, OP_CMPLT, DT_BOOL, gate, 2), (UOp *[]){
+				         st(at(outs[k], 1, g.i), kernel_alu(K, OP_ADD, (DType)e->dtype, two, 2)) }, 1);
+				st_[k] = seq(2, st(at(outs[k], 1, g.i), fc(DT_FLOAT32, 0)), st_[k]);
+			}
+		}
+		stage("values", kernel_loop(K, kernel_range(K, g.i, AX_LOOP, HW_NONE), st_, 8));
+		in = inputs(K);
+		/* special values among the random ones */
+		((float *)in[g.X].data)[0] = NAN;
+		((float *)in[g.X].data)[1] = INFINITY;
+		((float *)in[g.X].data)[2] = -0.0f;
+		((double *)in[g.Y].data)[3] = -INFINITY;
+		for (k = 0; k < 64; k++)
+			((int32_t *)in[g.N].data)[k] = rand() % 21 - 10;
+		((int32_t *)in[g.N].data)[4] = INT32_MIN;
+		out = run_both(K, in, NULL);
+		freebufs(out, K->nbuf);
+		freebufs(in, K->nbuf);
+	}
+}
+
 int
 main(void)
 {
@@ -982,6 +1117,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_compiler_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_values, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
 **   inputs:  a: float32[64, 64], b: float32[64, 64]
 **   outputs: c: float32[64, 64]
 ** bufs[i] is buffer i's storage, laid out by its layout; the order is a, b, c.
-** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv.
+** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv
+** -frounding-math (backends/jit.c says why).
 */
 #include <math.h>
 #include <stdbool.h>

@@ -4,7 +4,8 @@
 **   outputs: out: float32[4, 8]
 **   buffers: xmax: float32[4], xsum: float32[4]
 ** bufs[i] is buffer i's storage, laid out by its layout; the order is x, xmax, xsum, out.
-** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv.
+** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv
+** -frounding-math (backends/jit.c says why).
 */
 #include <math.h>
 #include <stdbool.h>

@@ -47,6 +47,9 @@ check("k:run{backend = \"c\"}: a softmax bit for bit as the interpreter computes
   same(k:run({x = t}, {backend = "c", compare = false, stats = st}):tolist(), c:tolist())
   assert(st.check_s == 0, "no check")
   same(k:run({x = t}, {backend = "interp"}):tolist(), c:tolist())
+  -- options and bindings in one table
+  same(k:run{x = t, backend = "c", stats = st}:tolist(), c:tolist())
+  eq(st.cached, true, "k:run{backend = \"c\"}")
 end)
 
 check("a scheduled matmul: tiled, parallel, vectorized; s:source and s:run{backend = \"c\"}", function()
