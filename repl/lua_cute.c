@@ -1457,7 +1457,8 @@ static const Fn funcs[] = {
 	  "make a layout from notation, a shape and stride, or a shape\n"
 	  "cute.layout(notation) | cute.layout(shape, stride) | cute.layout(shape [, \"row\"|\"col\"])\n"
 	  "Make a layout. Shapes and strides are integers or nested tables; the default strides are\n"
-	  "CuTe's compact column-major ones, \"row\" gives LayoutRight.\n"
+	  "CuTe's compact column-major ones (stride 0 for a size-1 mode), \"row\" gives LayoutRight.\n"
+	  "Whatever cute prints parses back: cute.layout(\"Sw<2,0,2> o 0 o (4,4):(4,1)\") is a composed layout.\n"
 	  "  cute.layout(\"((2,2),4):((1,4),2)\")  cute.layout({4,2}, {1,4})  cute.layout({4,2}, \"row\")" },
 	{ "make_layout", l_make_layout,
 	  "concatenate layouts as modes, or make one from a shape\n"
