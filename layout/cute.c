@@ -976,7 +976,9 @@ cute_left_inverse(const Layout *l, Layout *out, Err *e)
 
 /*
 ** Tilers. A tuple tiler applies by mode. composition drops the modes of the
-** layout that the tiler does not reach; the divides and products keep them.
+** layout that the tiler does not reach; the divides and products keep them
+** (keep), and read an integer element n as make_layout(n) where composition
+** reads it as n:1, as CuTe does.
 */
 typedef int (*TileFn)(Alg *g, const Layout *l, const Layout *t, Layout *out, Err *e);
 
@@ -992,7 +994,12 @@ by_tiler(Alg *g, const char *op, const Layout *l, const Tiler *T, int ip, TileFn
 	if (k == T_UNDER)
 		return lb_copy(o, l, 0, e);
 	if (k == T_LEAF) {
-		if (tiler_element(T, ip, &m, e) < 0 || f(g, l, &m, &res, e) < 0)
+		if (tiler_element(T, ip, &m, e) < 0)
+			return -1;
+		/* an integer is n:1 to composition, make_layout(n) to the others */
+		if (p->node[ip].v == TILER_INT && keep && cute_make_compact(&m, &m.shape, 0, e) < 0)
+			return -1;
+		if (f(g, l, &m, &res, e) < 0)
 			return -1;
 		return lb_copy(o, &res, 0, e);
 	}

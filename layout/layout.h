@@ -57,7 +57,12 @@ typedef struct Composed {
 ** names the sub-layout of l at the same path (a `_` has 1:0 there). The path,
 ** not the node index: an element with a tuple shape is one node of prof and
 ** a subtree of l, so use tiler_layout_node / tiler_element to reach it.
+** A leaf's value says what the element was: an integer n (TILER_INT, held in
+** l as n:1) or a layout. CuTe treats them differently: composition with n
+** composes with n:1, the divides and products with make_layout(n), which is
+** 1:0 for n = 1.
 */
+enum { TILER_LAYOUT = 0, TILER_INT = 1 };
 typedef struct Tiler {
 	Tuple prof;
 	Layout l;
@@ -187,6 +192,7 @@ int tiler_parse(const char *s, Tiler *t, Err *e);
 int tiler_layout_node(const Tiler *t, int ip);
 int tiler_element(const Tiler *t, int ip, Layout *out, Err *e);
 int tiler_sub(const Tiler *t, int ip, Tiler *out, Err *e);
+int tiler_push_int(Tiler *t, int64_t n, Err *e);
 void tiler_print(Buf *b, const Tiler *t);
 
 /* swizzle.c */

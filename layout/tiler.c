@@ -79,14 +79,29 @@ tsyntax(TLex *x, const char *what)
 	               (int)(x->p - x->s) + 1);
 }
 
-/* Append a layout element: prof gets a leaf, l the layout's tree. */
+/* Append an element: prof gets a leaf (TILER_INT for an integer, which l
+** holds as n:1), l the layout's tree. */
 static int
-put_layout(Tiler *t, const Layout *l, Err *e)
+put_layout(Tiler *t, const Layout *l, int kind, Err *e)
 {
-	if (tuple_push(&t->prof, 0, e) < 0 || tuple_push_copy(&t->l.shape, &l->shape, 0, e) < 0 ||
+	if (tuple_push(&t->prof, kind, e) < 0 || tuple_push_copy(&t->l.shape, &l->shape, 0, e) < 0 ||
 	    tuple_push_copy(&t->l.stride, &l->stride, 0, e) < 0)
 		return -1;
 	return 0;
+}
+
+/* Append the integer element n: n:1 in l, marked in prof. */
+int
+tiler_push_int(Tiler *t, int64_t n, Err *e)
+{
+	Tuple s, d;
+	Layout l;
+
+	tuple_int(&s, n);
+	tuple_int(&d, 1);
+	if (cute_make(&l, &s, &d, e) < 0)
+		return -1;
+	return put_layout(t, &l, TILER_INT, e);
 }
 
 /* Where the parenthesised group starting at p ends (just after its ')'). */
@@ -158,7 +173,7 @@ parse_elem(TLex *x, Tiler *t, int depth)
 	} else if (*x->p != '-' && !isdigit((unsigned char)*x->p) && *x->p != '_') {
 		return tsyntax(x, "expected an integer, '_', a layout or '('");
 	}
-	/* a layout SHAPE[:STRIDE]; a bare shape means compact column-major */
+	/* a layout SHAPE:STRIDE, or an integer (a '(' without ':' is a tuple of tilers) */
 	if (tuple_parse_prefix(x->s, &x->p, &shape, x->e) < 0)
 		return -1;
 	if (*x->p == ':') {
@@ -166,10 +181,9 @@ parse_elem(TLex *x, Tiler *t, int depth)
 		if (tuple_parse_prefix(x->s, &x->p, &stride, x->e) < 0 ||
 		    cute_make(&l, &shape, &stride, x->e) < 0)
 			return -1;
-	} else if (cute_make_compact(&l, &shape, 0, x->e) < 0) {
-		return -1;
+		return put_layout(t, &l, TILER_LAYOUT, x->e);
 	}
-	return put_layout(t, &l, x->e);
+	return tiler_push_int(t, shape.node[0].v, x->e);
 }
 
 int
@@ -199,8 +213,7 @@ print_at(Buf *b, const Tiler *t, int at)
 	} else if (n->kids == T_LEAF) {
 		Layout l;
 		tiler_element(t, at, &l, NULL);
-		/* an integer n is n:1, and 1 is 1:0 (compact strides) */
-		if (tuple_is_int(&l.shape) && l.stride.node[0].v == (l.shape.node[0].v == 1 ? 0 : 1))
+		if (n->v == TILER_INT)
 			emit(b, "%lld", (long long)l.shape.node[0].v);
 		else
 			cute_print(b, &l);

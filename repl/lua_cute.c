@@ -307,13 +307,10 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 	if ((u = to_llayout(L, i))) {
 		tmp = u->l;
 	} else if (lua_type(L, i) == LUA_TNUMBER) {
-		Tuple s;
 		lua_Integer v;
 		if (to_integer(L, i, &v, e) < 0)
 			return -1;
-		tuple_int(&s, v);
-		if (cute_make_compact(&tmp, &s, 0, e) < 0)
-			return -1;
+		return tiler_push_int(t, v, e);
 	} else {
 		return err_set(e, "a tiler element must be a layout, an integer, '_' or a table, not %s",
 		               luaL_typename(L, i));
@@ -1460,7 +1457,8 @@ static const Fn funcs[] = {
 	  "make a layout from notation, a shape and stride, or a shape\n"
 	  "cute.layout(notation) | cute.layout(shape, stride) | cute.layout(shape [, \"row\"|\"col\"])\n"
 	  "Make a layout. Shapes and strides are integers or nested tables; the default strides are\n"
-	  "CuTe's compact column-major ones, \"row\" gives LayoutRight.\n"
+	  "CuTe's compact column-major ones (stride 0 for a size-1 mode), \"row\" gives LayoutRight.\n"
+	  "Whatever cute prints parses back: cute.layout(\"Sw<2,0,2> o 0 o (4,4):(4,1)\") is a composed layout.\n"
 	  "  cute.layout(\"((2,2),4):((1,4),2)\")  cute.layout({4,2}, {1,4})  cute.layout({4,2}, \"row\")" },
 	{ "make_layout", l_make_layout,
 	  "concatenate layouts as modes, or make one from a shape\n"
@@ -1714,10 +1712,11 @@ static const char *const topics[][2] = {
 	  "plain Lua sequences, 1-based as every Lua table: cute.shape(L)[1] is the shape of mode 0." },
 	{ "tilers",
 	  "tilers: layouts, or tuples of tilers applied by mode\n"
-	  "A tiler is a layout, or a tuple of tilers applied mode by mode. An integer n means n:1 and\n"
-	  "cute._ leaves the mode alone. Write them as strings \"(2,_)\", \"(3:4,(2,2):(1,8))\" or tables\n"
-	  "{2, cute._}, {\"3:4\", L}. composition drops the modes a tuple tiler does not reach; the\n"
-	  "divides and products keep them." },
+	  "A tiler is a layout, or a tuple of tilers applied mode by mode. An integer n means n:1\n"
+	  "(make_layout(n) to the divides and products, 1:0 for n = 1) and cute._ leaves the mode\n"
+	  "alone. Write them as strings \"(2,_)\", \"(3:4,(2,2):(1,8))\" or tables {2, cute._},\n"
+	  "{\"3:4\", L}. composition drops the modes a tuple tiler does not reach; the divides and\n"
+	  "products keep them." },
 	{ "notation",
 	  "the notation of tuples, layouts and swizzles\n"
 	  "Notation is CuTe's: integers, tuples (a,b) without spaces, a 1-tuple (4) differs from 4,\n"

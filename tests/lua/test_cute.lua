@@ -112,7 +112,10 @@ check("tilers with multi-mode elements", function()
   raises(function() cute.tiled_divide({4, 3}, {"(4,3):(3,1)", {2, 3}}) end,
          "the tiler (2,3) has 2 modes but the mode 3:4 has only 1")
   eq(cute.tiled_divide({4, 3}, {"(4,3):(3,1)", 2}), "(((4,3),2),1,2):(((3,1),4),0,8)")
-  eq(cute.logical_divide("6:1", {1}), "((1,6)):((0,1))")  -- 1 is CuTe's _1:_0
+  -- an integer element is make_layout(n) to the divides and products (1 is CuTe's _1:_0),
+  -- n:1 to composition (composition_impl(..., n, _1))
+  eq(cute.logical_divide("6:1", {1}), "((1,6)):((0,1))")
+  eq(cute.composition("(2,(2,2,3)):(2,(6,4,2))", {2, 1}), "(2,1):(2,2)")
 end)
 
 -- issue 16: where C++ computes a layout that is not A o B, the refusal says
