@@ -521,8 +521,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	Rd r = { data, size };
 	unsigned cursor = 20, steps = 0, n, i, k;
@@ -573,4 +573,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lua_gc(L, LUA_GCCOLLECT);
 	}
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(512 << 10);
+	return one(data, size);
 }
