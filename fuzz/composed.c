@@ -4,8 +4,8 @@
 
 #include "../layout/layout.h"
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 	Swizzle sw;
@@ -43,4 +43,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_free(&b2);
 	free(s);
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(64 << 10);
+	return one(data, size);
 }

@@ -59,8 +59,8 @@ tuple_props(const char *in, const Tuple *t)
 	buf_free(&b2);
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 	Layout l;
@@ -77,4 +77,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ERRMSG(&e, "cute_parse");
 	free(s);
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(64 << 10);
+	return one(data, size);
 }

@@ -25,6 +25,19 @@ fuzz_cstr(const uint8_t *data, size_t size)
 	return s;
 }
 
+/* Fill n bytes of the stack below the caller with 0xbe before the input runs (every
+** harness's LLVMFuzzerTestOneInput does, then calls its one()), so that a read of an
+** uninitialized local sees the same garbage in every process: a crash found while fuzzing,
+** where earlier inputs left their locals there, then reproduces alone. */
+static inline void __attribute__((noinline))
+fuzz_scribble(size_t n)
+{
+	unsigned char *p = __builtin_alloca(n);
+
+	memset(p, 0xbe, n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
 /* A broken invariant is a finding: say which and stop, so libFuzzer saves the input. */
 #define FUZZ_CHECK(cond, ...) do { \
 	if (!(cond)) { \

@@ -43,8 +43,8 @@ static const char driver[] =
 	"pcall(G.steps, G)\n";
 
 /* One state per input, so that a finding reproduces from its input alone. */
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	lua_State *L;
 	const char *msg;
@@ -62,4 +62,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lua_close(L);
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(512 << 10);
+	return one(data, size);
 }

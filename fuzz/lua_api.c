@@ -5,9 +5,9 @@
 **
 ** The grammar, decoded byte by byte (an exhausted input reads as zeros):
 **   program := { step }                        at most MAXSTEPS
-**   step    := CALL  fn:u16 nargs:u8 arg*      a module function, by sorted name
-**            | METH  slot:u8 name:u16 nargs arg*   v:name(args) on a pooled value
-**            | OP    op:u8 arg arg             an operator, tostring, show, viz.text ...
+**   step    := CALL  fn:u16 nargs:u8 arg*      a module function, by sorted name (4 in 8)
+**            | METH  slot:u8 name:u16 nargs arg*   v:name(args) on a pooled value (3 in 8)
+**            | OP    op:u8 arg arg arg         an operator, tostring, show, viz.text ... (1 in 8)
 **   arg     := nil | bool | small int | extreme int | NaN/inf/float | notation string
 **            | raw bytes | table of ints | nested table | table of layouts, ints and _
 **            | options table | pooled value
@@ -16,7 +16,7 @@
 ** pool starts with one value of every kind (layouts, tensors, kernels, schedules ...).
 **
 ** Work per input is capped: a Lua instruction hook (LUA_BUDGET instructions), a Lua heap
-** cap (the allocator refuses past HEAP_CAP), tensor.options{mem_limit} and tessel.limits
+** cap (fuzz_lua.h: the allocator refuses past FUZZ_HEAP_CAP), tensor.options{mem_limit} and tessel.limits
 ** set low; what the library does in C beyond that is the library's own limits' business,
 ** and libFuzzer's -timeout and -rss_limit_mb turn a hang or a blow-up into a finding.
 **
@@ -521,8 +521,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	Rd r = { data, size };
 	unsigned cursor = 20, steps = 0, n, i, k;
@@ -573,4 +573,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lua_gc(L, LUA_GCCOLLECT);
 	}
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(512 << 10);
+	return one(data, size);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # mkseeds.sh - rebuild the seed corpora in fuzz/corpus/<harness>/ from the notation that
 # docs/, tests/ and scripts/ use, one file per distinct string (named by its hash).
-# The lua_api corpus is not made here: it is a merged corpus of an earlier run.
+# The lua_api corpus is not made here: its inputs are bytes of the harness's grammar, 600
+# files of a corpus merged (-merge=1) after the runs of docs/reliability.md.
 set -eu
 cd "$(dirname "$0")/.."
 SRC="docs/*.md tests/*.c tests/lua/*.lua scripts/*.lua"

@@ -9,8 +9,8 @@
 #include "../layout/layout.h"
 #include "../viz/viz.h"
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 	DType t, t2;
@@ -65,4 +65,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)uop_valid_name(s);
 	free(s);
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(64 << 10);
+	return one(data, size);
 }

@@ -74,7 +74,9 @@ for name in "$@"; do
 			failed="$failed $name"
 		fi
 	done
-	[ $fixed -eq 0 ] || echo "   $fixed saved inputs no longer fail (fixed)"
+	# fixed since, or (rarely: the harnesses scribble the stack so that garbage is the same in
+	# every process) a crash that needs what earlier inputs of the fuzzing process left
+	[ $fixed -eq 0 ] || echo "   $fixed saved inputs do not fail when run again alone"
 	for id in $(echo $knownids | tr ' ' '\n' | sort -u); do
 		echo "   known $id (fuzz/FINDINGS.md): $(echo $knownids | tr ' ' '\n' | grep -cx "$id") saved inputs"
 	done

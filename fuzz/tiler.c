@@ -4,8 +4,8 @@
 
 #include "../layout/layout.h"
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 	Tiler t, t2;
@@ -35,4 +35,11 @@ done:
 	buf_free(&b2);
 	free(s);
 	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_scribble(64 << 10);
+	return one(data, size);
 }

@@ -1093,8 +1093,8 @@ charge(Run *r, uint64_t bytes, const char *what)
 {
 	if (bytes > r->limit || r->used > r->limit - bytes)
 		return err_set(r->e, "tensor_bytes limit: %s needs %llu more bytes, past the limit of %llu "
-		               "bytes (raise it with tessel.limits{tensor_bytes = N}, or KRunOpts.mem_limit)", what, (unsigned long long)bytes,
-		               (unsigned long long)r->limit);
+		               "bytes (raise it with tessel.limits{tensor_bytes = N}, or KRunOpts.mem_limit)",
+		               what, (unsigned long long)bytes, (unsigned long long)r->limit);
 	r->used += bytes;
 	return 0;
 }

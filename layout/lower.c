@@ -261,10 +261,12 @@ before_expr(UCtx *c, UOp *k, int64_t r, int64_t cc)
 	return t0;
 }
 
-static int64_t
+/* T(t) in 128 bits: B(t) below fits in int64 (it counts cells of a tile), but T(t) alone
+** overflows for t past 2^32. */
+static __int128
 tri_i(int64_t t)
 {
-	return t > 0 ? t * (t + 1) / 2 : 0;
+	return t > 0 ? (__int128)t * (t + 1) / 2 : 0;
 }
 
 int
@@ -308,18 +310,31 @@ lower_genp(UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, UOp **out, E
 		** B(t) <= f (comparisons with constants), and i = f - off(k) with
 		** off(t) = B(t) - max(0, t - (c-1)) selected by a chain of where()s
 		** on the same comparisons; j = k - i. */
+		/* r + c - 2 nested links, each printed in some 64 bytes: a chain deeper than an
+		** expression may nest, or longer than the code it may print as, is refused before
+		** it is built (found by fuzzing: GenP({72, 9213327}, "antidiagonal"):inv_expr()
+		** built where()s until memory ran out) */
+		if (r + cc - 2 > UOP_MAXDEPTH - 64)
+			return err_set(e, "lower: the inverse of an antidiagonal %lldx%lld tile nests %lld "
+			               "where()s, deeper than an expression may (%d)", (long long)r,
+			               (long long)cc, (long long)(r + cc - 2), UOP_MAXDEPTH - 64);
+		if (r + cc - 2 > limits_value(LIMIT_CODE_BYTES) / 64)
+			return err_set(e, "code_bytes limit: the inverse of an antidiagonal %lldx%lld tile is a "
+			               "chain of %lld where()s, more than the limit of %lld bytes of code allows "
+			               "(raise it with tessel.limits{code_bytes = N})", (long long)r, (long long)cc,
+			               (long long)(r + cc - 2), (long long)limits_value(LIMIT_CODE_BYTES));
 		f = in[0];
 		k = k_int(c, 0);
 		i = NULL;
 		for (t = r + cc - 2; t >= 0; t--) {
-			int64_t bt = tri_i(t) - tri_i(t - r) - tri_i(t - cc) + tri_i(t - r - cc);
+			int64_t bt = (int64_t)(tri_i(t) - tri_i(t - r) - tri_i(t - cc) + tri_i(t - r - cc));
 			int64_t off = bt - (t - (cc - 1) > 0 ? t - (cc - 1) : 0);
 			UOp *lt;
 			if (!i) {
 				i = k_int(c, off);
 				continue;
 			}
-			bt = tri_i(t + 1) - tri_i(t + 1 - r) - tri_i(t + 1 - cc) + tri_i(t + 1 - r - cc);
+			bt = (int64_t)(tri_i(t + 1) - tri_i(t + 1 - r) - tri_i(t + 1 - cc) + tri_i(t + 1 - r - cc));
 			lt = uop_alu(c, OP_CMPLT, f, k_int(c, bt));
 			k = uop_add(c, k, uop_where(c, lt, k_int(c, 0), k_int(c, 1)));
 			i = uop_where(c, lt, k_int(c, off), i);

@@ -103,5 +103,21 @@ do
 end
 collectgarbage()
 for _, G in ipairs(made) do try(G.apply, G, 0) end
+-- found by fuzz/lego: the inverse of a long antidiagonal tile built where()s until memory ran
+-- out (a minute and gigabytes); it is refused at once, naming why, and a short one still lowers
+do
+  local t0 = os.clock()
+  for _, d in ipairs{{72, 9213327}, {2, 1000000}, {1 << 30, 1 << 30}} do
+    local ok, err = pcall(function() return lego.GenP(d, "antidiagonal"):inv_expr() end)
+    assert(not ok and err:find("deeper than an expression may", 1, true), tostring(err))
+  end
+  assert(os.clock() - t0 < 1, "refused at once")
+  tessel.limits{code_bytes = 1000}
+  local ok, err = pcall(function() return lego.GenP({3, 100}, "antidiagonal"):inv_expr() end)
+  tessel.limits{code_bytes = "default"}
+  assert(not ok and err:find("tessel.limits{code_bytes = N}", 1, true), tostring(err))
+  assert(#uop.c((lego.GenP({3, 4}, "antidiagonal"):inv_expr())) > 0)
+  ok_n = ok_n + 1
+end
 print(("%d calls returned, %d raised errors"):format(ok_n, err_n))
 print(("%d passed, 0 failed"):format(ok_n + err_n))

@@ -62,8 +62,17 @@ end)
 check("pixels", function()
   tessel.limits{pixels = 50}
   raises(function() viz.text(cute.layout("(16,16)")) end, "pixels limit", "tessel.limits{pixels = N}")
+  -- a Graphviz picture: the scene's 64 cells pass, its laid-out area (at 96 dpi) does not
+  local base = os.tmpname()
+  tessel.limits{pixels = 5000}
+  local ok, msg = viz.render(cute.layout("(8,8)"), base .. ".svg")
+  eq(ok, nil, "render refused")
+  assert(msg:find("pixels limit: the picture needs", 1, true), msg)
   tessel.limits{pixels = "default"}
   assert(#viz.text(cute.layout("(16,16)")) > 0)
+  eq(viz.render(cute.layout("(8,8)"), base .. ".svg"), true, "render within the default")
+  os.remove(base .. ".svg")
+  os.remove(base)
 end)
 
 check("code_bytes", function()
