@@ -37,6 +37,24 @@
 */
 int backend_source(Buf *b, const Kernel *k, Dialect d, Err *e);
 /*
+** Fast source trades the interpreter's bits for speed: a float32 operation
+** the interpreter computes in double (exp2, log2, sin, pow, floor division,
+** multiply-add) is one float32 operation (exp2f, ...), and float32 max and
+** min are a > b ? a : b (vector max instructions; a NaN operand may or may
+** not win). The C JIT then builds with -O3 -ffast-math (sums reassociate,
+** loops with exp2f vectorize through glibc's libmvec), CUDA exports without
+** -fmad=false, and results are compared with the interpreter's within a
+** tolerance (backend_tolerance) instead of bit for bit.
+*/
+typedef struct BSourceOpts {
+	int fast;
+} BSourceOpts;
+int backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Err *e);
+/* How far a fast (or approximate) float result of dtype t may be from the
+** interpreter's, relative to max(|want|, 1): 1e-4 float32, 1e-9 float64,
+** 1e-2 float16 and bfloat16, 0 (exact) for integers and bool. */
+double backend_tolerance(DType t);
+/*
 ** The CUDA source (docs/export.md) holds one `__global__ void <stage>(...)`
 ** per stage, taking the global buffers it uses, and the host entry
 ** `extern "C" void tessel_launch(void **dbufs, cudaStream_t s)`, which
@@ -75,6 +93,7 @@ typedef struct BJitOpts {
 	BJitCache *cache;      /* NULL: compile into a fresh directory, removed afterwards */
 	const KRunOpts *interp;     /* the cross-check's interpreter options (NULL: checks on) */
 	BJitStats *stats;      /* filled when not NULL */
+	int fast;              /* fast source (BSourceOpts), -O3 -ffast-math, compared within backend_tolerance */
 } BJitOpts;
 
 /*
@@ -146,6 +165,7 @@ typedef struct BExportOpts {
 	int reps;              /* timed runs (0: 20) */
 	int warmup;            /* warm-up runs (0: 3; negative: none) */
 	Buf *files;            /* gets the names of the files written, one a line (may be NULL) */
+	int fast;              /* fast source (BSourceOpts); outputs compared within backend_tolerance */
 } BExportOpts;
 
 /*

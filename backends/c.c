@@ -196,6 +196,9 @@ static const struct {
 	const char *text;
 } helpers[] = {
 	{ H_MAXF | H_MINF | H_MAX | H_MIN, "/* max and min as the interpreter takes them: a NaN first operand wins, a NaN second one too */\n" },
+	{ H_FMAXF | H_FMINF, "/* fast: max and min as the vector units take them (a NaN operand may or may not win) */\n" },
+	{ H_FMAXF, "static inline float tessel_fmaxf(float a, float b) { return a > b ? a : b; }\n" },
+	{ H_FMINF, "static inline float tessel_fminf(float a, float b) { return a < b ? a : b; }\n" },
 	{ H_MAXF, "static inline float tessel_maxf(float a, float b) { return a > b || isnan(a) ? a : b; }\n" },
 	{ H_MINF, "static inline float tessel_minf(float a, float b) { return a < b || isnan(a) ? a : b; }\n" },
 	{ H_MAX, "static inline double tessel_max(double a, double b) { return a > b || isnan(a) ? a : b; }\n" },
@@ -287,8 +290,13 @@ c_head(Emit *E, Buf *b)
 	emit(b, "** bufs[i] is buffer i's storage, laid out by its layout; the order is");
 	for (j = 0; j < k->nbuf; j++)
 		emit(b, "%s%s", j ? ", " : " ", k->buf[j].name);
-	emit(b, ".\n** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv\n"
-	     "** -frounding-math (backends/jit.c says why).\n*/\n");
+	if (E->fast)
+		emit(b, ".\n** Fast: float32 functions (exp2f), max and min without NaN rules, sums the compiler may\n"
+		     "** reassociate; build with -O3 -ffast-math -fwrapv. Values agree with tessel's interpreter\n"
+		     "** within a tolerance, not bit for bit (docs/export.md).\n*/\n");
+	else
+		emit(b, ".\n** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv\n"
+		     "** -frounding-math (backends/jit.c says why).\n*/\n");
 	emit(b, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n");
 	/* a blank line before a comment or a function of several lines, and after one */
 	for (i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {

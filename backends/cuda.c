@@ -294,7 +294,9 @@ cuda_head(Emit *E, Buf *b)
 	           "** launches them in order.",
 	           "dbufs[i] is buffer i's device storage, laid out by its layout (NULL for shared and\n"
 	           "** local buffers); the order is",
-	           "Values follow tessel's interpreter (docs/export.md): nvcc -arch=sm_90 -fmad=false.");
+	           E->fast ? "Fast: float32 functions (exp2f), max and min without NaN rules; values agree with\n"
+	           "** tessel's interpreter within a tolerance (docs/export.md): nvcc -arch=sm_90."
+	           : "Values follow tessel's interpreter (docs/export.md): nvcc -arch=sm_90 -fmad=false.");
 	emit(b, "#include <math.h>\n#include <stdint.h>\n#include <cuda_runtime.h>\n");
 	if (G->half || G->mma)
 		emit(b, "#include <cuda_fp16.h>\n");

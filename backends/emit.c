@@ -589,6 +589,12 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 	default:
 		single = 0;
 	}
+	/* fast: float32 in, float32 out is one float32 operation, whatever it is (exp2f, powf) */
+	if (E->fast && u->dtype == DT_FLOAT32 && !any64 && op != OP_MOD) {
+		single = 1;
+		for (i = op == OP_WHERE ? 1 : 0; i < n; i++)
+			single &= s[i].ct == DT_FLOAT32;
+	}
 	if (!single && ((!any64 && (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_IDIV))
 	|| (op == OP_MULACC && s[0].ct != DT_FLOAT64 && s[1].ct != DT_FLOAT64))) {
 		/* float32 operands of a double operator: promote the first (calls promote by their
@@ -626,22 +632,28 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 		break;
 	case OP_SQRT: fcall(b, single ? "sqrtf" : "sqrt", s, 1); break;
 	case OP_TRUNC: fcall(b, single ? "truncf" : "trunc", s, 1); break;
-	case OP_EXP2: fcall(b, "exp2", s, 1); break;
-	case OP_LOG2: fcall(b, "log2", s, 1); break;
-	case OP_SIN: fcall(b, "sin", s, 1); break;
-	case OP_POW: fcall(b, "pow", s, 2); break;
+	case OP_EXP2: fcall(b, single ? "exp2f" : "exp2", s, 1); break;
+	case OP_LOG2: fcall(b, single ? "log2f" : "log2", s, 1); break;
+	case OP_SIN: fcall(b, single ? "sinf" : "sin", s, 1); break;
+	case OP_POW: fcall(b, single ? "powf" : "pow", s, 2); break;
 	case OP_IDIV: {
 		Ex q;
 
 		ex_init(&q);
 		binop(&q.s, &s[0], "/", &s[1], P_MUL);
 		q.prec = P_MUL;
-		fcall(b, "floor", &q, 1);
+		fcall(b, single ? "floorf" : "floor", &q, 1);
 		buf_free(&q.s);
 		break;
 	}
 	case OP_MOD: E->need |= H_FMOD; fcall(b, "tessel_fmod", s, 2); break;
 	case OP_MIN: case OP_MAX:
+		if (single && E->fast) {
+			/* a > b ? a : b, which the compiler turns into vector max instructions */
+			E->need |= op == OP_MIN ? H_FMINF : H_FMAXF;
+			fcall(b, op == OP_MIN ? "tessel_fminf" : "tessel_fmaxf", s, 2);
+			break;
+		}
 		E->need |= op == OP_MIN ? (single ? H_MINF : H_MIN) : (single ? H_MAXF : H_MAX);
 		fcall(b, op == OP_MIN ? (single ? "tessel_minf" : "tessel_min") : (single ? "tessel_maxf" : "tessel_max"),
 		      s, 2);
@@ -917,6 +929,11 @@ value(Emit *E, const UOp *u, Ex *x, int depth)
 		ex_set(x, P_ATOM, DT_INDEX);
 		return 0;
 	case OP_LOAD:
+		if (u == E->accload) {
+			emit(&x->s, "%s", E->accname);
+			ex_set(x, P_ATOM, (DType)E->k->buf[u->src[0]->src[0]->arg[0]].dtype);
+			return 0;
+		}
 		return load(E, u, x, depth);
 	case OP_SHUFFLE:
 		if (!E->D->shuffle)
@@ -1161,9 +1178,13 @@ store(Emit *E, EStage *S, const UOp *s, int ind)
 		emit(E->out, ")\n");
 		emit_indent(E->out, ind + 1);
 	}
-	emit(E->out, "%s[", E->bname[b]);
-	emit_operand(E->out, &o, 0);
-	emit(E->out, "] %s ", op ? op : "=");
+	if (s == E->accstore)
+		emit(E->out, "%s %s ", E->accname, op ? op : "=");
+	else {
+		emit(E->out, "%s[", E->bname[b]);
+		emit_operand(E->out, &o, 0);
+		emit(E->out, "] %s ", op ? op : "=");
+	}
 	emit_operand(E->out, &x, 0);
 	emit(E->out, ";\n");
 	rc = 0;
@@ -1175,14 +1196,193 @@ out:
 	return rc;
 }
 
+/* Whether u mentions var (memo: node -> 1 no, 2 yes). */
+static int
+mentions(PMap *memo, const UOp *u, const UOp *var, int depth)
+{
+	void *m;
+	int i, r = 0;
+
+	if (u == var)
+		return 1;
+	if ((m = pmap_get(memo, u)))
+		return m == (void *)2;
+	if (depth > E_MAXDEPTH)
+		return 1;   /* too deep to tell: as if it did */
+	for (i = 0; i < u->nsrc && !r; i++)
+		r = mentions(memo, u->src[i], var, depth + 1);
+	if (pmap_put(memo, u, (void *)(uintptr_t)(r ? 2 : 1)) < 0)
+		return 1;
+	return r;
+}
+
+/* The loads of buffer b in u: 0 none, 1 all of them ungated at ix (*at gets one), -1 another. */
+static int
+loads_of(PMap *memo, const UOp *u, int b, const UOp *ix, const UOp **at, int depth)
+{
+	int i, r = 0, q;
+
+	if (depth > E_MAXDEPTH)
+		return -1;
+	if (pmap_get(memo, u))
+		return 0;   /* seen: counted where it was first met */
+	if (u->op == OP_LOAD && u->nsrc >= 1 && u->src[0]->op == OP_INDEX && u->src[0]->src[0]->arg[0] == b) {
+		if (u->nsrc != 1 || u->src[0] != ix)
+			return -1;
+		*at = u;
+		r = 1;
+	}
+	for (i = 0; i < u->nsrc; i++) {
+		if ((q = loads_of(memo, u->src[i], b, ix, at, depth + 1)) < 0)
+			return -1;
+		r |= q;
+	}
+	if (pmap_put(memo, u, (void *)1) < 0)
+		return -1;
+	return r;
+}
+
+/*
+** A reduction into one element, x[i] = f(x[i], v) under serial loops that
+** do not move i, accumulates in a local variable: loaded before the
+** outermost such loop, stored after it. The operations and their order are
+** the same, so are the values; the compiler need not prove that x[i] is not
+** read through another pointer (OpenMP's outlined functions lose restrict),
+** and a reduction it may reassociate (fast) vectorizes. Taken: a chain of
+** serial loops (not bound, not parallel, not vectorized), each the only
+** statement of the one above, around one ungated store whose value reads
+** the buffer only at the stored element; not for 16-bit floats, which round
+** at every store.
+*/
+static const UOp *
+promotable(Emit *E, const UOp *loop, const UOp **load)
+{
+	const UOp *s = loop, *vars[64], *st, *ix;
+	PMap memo = { 0 };
+	int n = 0, i, b, ok = 1;
+
+	for (;;) {
+		const UOp *r = s->src[0];
+		AxisType t = krange_type(r);
+
+		if (krange_hw(r) != HW_NONE || (t != AX_LOOP && t != AX_REDUCE && t != AX_UNROLL) || n == 64)
+			return NULL;
+		vars[n++] = krange_var(r);
+		if (s->nsrc != 2)
+			return NULL;
+		s = s->src[1];
+		if (s->op == OP_STORE)
+			break;
+		if (s->op != OP_END || s->nsrc < 1 || s->src[0]->op != OP_RANGE)
+			return NULL;
+	}
+	st = s;
+	if (st->nsrc != 2 || (ix = st->src[0])->op != OP_INDEX)
+		return NULL;
+	b = (int)ix->src[0]->arg[0];
+	if (ishalf(E->k->buf[b].dtype))
+		return NULL;
+	for (i = 0; i < n && ok; i++)
+		ok = !mentions(&memo, ix, vars[i], 0);
+	pmap_free(&memo);
+	if (!ok)
+		return NULL;
+	*load = NULL;
+	ok = loads_of(&memo, st->src[1], b, ix, load, 0) == 1;
+	pmap_free(&memo);
+	return ok ? st : NULL;
+}
+
+/*
+** The loop, its reduction promoted: T acc = x[i]; the loop on acc; x[i] =
+** acc. init (may be NULL) is a store to x[i] just before the loop whose value
+** does not read x: acc starts at that value and the store is left out (the
+** one after the loop writes x[i] whatever the trip count).
+*/
+static int
+promoted_loop(Emit *E, EStage *S, const UOp *s, const UOp *st, const UOp *ld, const UOp *init, int ind)
+{
+	Ex x, v;
+	UOp *root = (UOp *)ld;
+	DType t = E->k->buf[ld->src[0]->src[0]->arg[0]].dtype;
+	const char *name;
+	int rc = -1;
+
+	ex_init(&x);
+	ex_init(&v);
+	if (!(name = emit_fresh(E, "acc")))
+		return err_set(E->e, "%s: out of memory", E->D->name);
+	if (hoist(E, &root, 1, ind) < 0 || value(E, ld, &x, 0) < 0) {
+		unhoist(E);
+		goto out;
+	}
+	unhoist(E);
+	if (init) {
+		root = init->src[1];
+		if (hoist(E, &root, 1, ind) < 0 || value(E, root, &v, 0) < 0) {
+			unhoist(E);
+			goto out;
+		}
+		unhoist(E);
+		if (isf(t) && v.ct == DT_UINT64)
+			emit_convert(E, &v, DT_INT64);
+		if (emit_convert(E, &v, t) < 0)
+			goto out;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "%s %s = ", ctype(E, t), name);
+	emit_operand(E->out, init ? &v : &x, 0);
+	emit(E->out, ";\n");
+	E->accstore = st;
+	E->accload = ld;
+	E->accname = name;
+	rc = E->D->loop(E, S, s, ind);
+	E->accstore = E->accload = NULL;
+	E->accname = NULL;
+	if (rc == 0) {
+		emit_indent(E->out, ind);
+		emit(E->out, "%s = %s;\n", x.s.s, name);
+	}
+out:
+	ex_free(&x, 1);
+	ex_free(&v, 1);
+	return rc;
+}
+
+/* Whether s stores to the element ld loads, ungated, with a value that does not read its buffer. */
+static int
+inits(const UOp *s, const UOp *ld)
+{
+	const UOp *at = NULL;
+	PMap memo = { 0 };
+	int r;
+
+	if (s->op != OP_STORE || s->nsrc != 2 || s->src[0] != ld->src[0])
+		return 0;
+	r = loads_of(&memo, s->src[1], (int)ld->src[0]->src[0]->arg[0], NULL, &at, 0) == 0;
+	pmap_free(&memo);
+	return r;
+}
+
 int
 emit_stmts(Emit *E, EStage *S, UOp *const *s, int n, int ind)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		const UOp *ld, *st;
+
+		/* x[i] = init; a promotable reduction into x[i]: acc starts at init */
+		if (i + 1 < n && !E->accstore && s[i + 1]->op == OP_END && s[i + 1]->nsrc >= 1
+		&& s[i + 1]->src[0]->op == OP_RANGE && (st = promotable(E, s[i + 1], &ld)) && inits(s[i], ld)) {
+			if (promoted_loop(E, S, s[i + 1], st, ld, s[i], ind) < 0)
+				return -1;
+			i++;
+			continue;
+		}
 		if (emit_stmt(E, S, s[i], ind) < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -1200,6 +1400,12 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 	case OP_END:
 		if (s->nsrc < 1 || s->src[0]->op != OP_RANGE)
 			return err_set(E->e, "%s: stage %s: a loop without a range", E->D->name, E->k->stage[S->st].name);
+		if (!E->accstore) {
+			const UOp *ld, *st = promotable(E, s, &ld);
+
+			if (st)
+				return promoted_loop(E, S, s, st, ld, NULL, ind);
+		}
 		return E->D->loop(E, S, s, ind);
 	case OP_IF:
 		if (s->nsrc < 1)
@@ -1559,6 +1765,7 @@ emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *
 	E.D = D;
 	E.k0 = k;
 	E.aux = info ? info->aux : NULL;
+	E.fast = info ? info->fast : 0;
 	E.e = e;
 	e->msg[0] = 0;
 	buf_init(&body);
@@ -1613,16 +1820,37 @@ out:
 int
 backend_source(Buf *b, const Kernel *k, Dialect d, Err *e)
 {
+	return backend_source_opts(b, k, d, NULL, e);
+}
+
+int
+backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Err *e)
+{
+	EmitInfo info;
+
+	memset(&info, 0, sizeof info);
+	info.fast = o && o->fast;
 	switch (d) {
 	case D_C:
-		return emit_kernel(b, k, &emit_c, NULL, e);
+		return emit_kernel(b, k, &emit_c, &info, e);
 	case D_CUDA: case D_OPENCL:
-		return gpu_source(b, k, d, NULL, e);
+		return gpu_source(b, k, d, info.fast, NULL, e);
 	case D_TRITON:
 		return err_set(e, "source: the triton backend is not written yet (c, cuda and opencl are; "
 		               "docs/export.md)");
 	default:
 		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl; triton to come)",
 		               dialect_name(d));
+	}
+}
+
+double
+backend_tolerance(DType t)
+{
+	switch (t) {
+	case DT_FLOAT32: return 1e-4;
+	case DT_FLOAT64: return 1e-9;
+	case DT_FLOAT16: case DT_BFLOAT16: return 1e-2;
+	default: return 0;
 	}
 }

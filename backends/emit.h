@@ -51,7 +51,8 @@ enum {
 	H_FTOI = 1 << 5, H_FTOU = 1 << 6, H_IDIV = 1 << 7, H_IMOD = 1 << 8, H_UDIV = 1 << 9,
 	H_UMOD = 1 << 10, H_IMAX = 1 << 11, H_IMIN = 1 << 12, H_UMAX = 1 << 13, H_UMIN = 1 << 14,
 	H_SHL = 1 << 15, H_SHR = 1 << 16, H_USHR = 1 << 17, H_IPOW = 1 << 18, H_UPOW = 1 << 19,
-	H_IRECIP = 1 << 20, H_THREEFRY = 1 << 21
+	H_IRECIP = 1 << 20, H_THREEFRY = 1 << 21,
+	H_FMAXF = 1 << 22, H_FMINF = 1 << 23   /* fast: max and min without the NaN rules */
 };
 
 typedef struct EStage {
@@ -109,6 +110,7 @@ struct Emit {
 	Buf *out;              /* where statements go */
 	Err *e;
 	unsigned need;         /* H_* helpers used */
+	int fast;              /* EmitInfo.fast */
 	int uses_omp, uses_simd, has_place, has_take;
 	uint8_t *use;          /* use[st * nbuf + b]: stage st reads (1), writes (2) buffer b */
 	char (*bname)[K_NAME + 16];  /* the buffers' names in the source */
@@ -119,6 +121,10 @@ struct Emit {
 	PMap off;              /* INDEX node -> its offset expression */
 	PMap hoist;            /* node -> its C type (a byte) and name within the current statement */
 	int ntemp;             /* hoisted constants so far in the stage */
+	/* a reduction accumulated in a local variable (promote in emit.c): the store it
+	** replaces, the load of the element it stands for, and its name */
+	const UOp *accstore, *accload;
+	const char *accname;
 	char **owned;          /* strings the maps point at */
 	int nowned, capowned;
 	void *aux;             /* the dialect's state for this walk (EmitInfo.aux) */
@@ -130,6 +136,7 @@ typedef struct EmitInfo {
 	int simd;    /* a vectorized loop: -fopenmp-simd at least */
 	int place;   /* tessel_place is defined (an input is not row-major) */
 	int take;    /* tessel_take is defined */
+	int fast;    /* in: BSourceOpts.fast (backend.h) */
 	void *aux;   /* in: the dialect's state for the walk (Emit.aux) */
 } EmitInfo;
 

@@ -38,7 +38,7 @@ gpu_launches_free(GpuLaunches *l)
 }
 
 int
-gpu_source(Buf *b, const Kernel *k, Dialect d, GpuLaunches *l, Err *e)
+gpu_source(Buf *b, const Kernel *k, Dialect d, int fast, GpuLaunches *l, Err *e)
 {
 	GpuState G;
 	EmitInfo info;
@@ -47,6 +47,7 @@ gpu_source(Buf *b, const Kernel *k, Dialect d, GpuLaunches *l, Err *e)
 	memset(&G, 0, sizeof G);
 	memset(&info, 0, sizeof info);
 	info.aux = &G;
+	info.fast = fast;
 	rc = emit_kernel(b, k, d == D_CUDA ? &emit_cuda : &emit_opencl, &info, e);
 	pmap_free(&G.tail);
 	pmap_free(&G.sync);
@@ -625,6 +626,9 @@ static const struct {
 	const char *text;
 } helpers[] = {
 	{ H_MAXF | H_MINF | H_MAX | H_MIN, "/* max and min as the interpreter takes them: a NaN first operand wins, a NaN second one too */\n" },
+	{ H_FMAXF | H_FMINF, "/* fast: max and min as the hardware takes them (a NaN operand may or may not win) */\n" },
+	{ H_FMAXF, "QUAL float tessel_fmaxf(float a, float b) { return a > b ? a : b; }\n" },
+	{ H_FMINF, "QUAL float tessel_fminf(float a, float b) { return a < b ? a : b; }\n" },
 	{ H_MAXF, "QUAL float tessel_maxf(float a, float b) { return a > b || isnan(a) ? a : b; }\n" },
 	{ H_MINF, "QUAL float tessel_minf(float a, float b) { return a < b || isnan(a) ? a : b; }\n" },
 	{ H_MAX, "QUAL double tessel_max(double a, double b) { return a > b || isnan(a) ? a : b; }\n" },

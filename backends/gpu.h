@@ -61,7 +61,7 @@ typedef struct GpuState {
 
 /* gpu.c */
 /* The kernel's source in d (D_CUDA or D_OPENCL); l (may be NULL) gets the launches. */
-int gpu_source(Buf *b, const Kernel *k, Dialect d, GpuLaunches *l, Err *e);
+int gpu_source(Buf *b, const Kernel *k, Dialect d, int fast, GpuLaunches *l, Err *e);
 void gpu_launches_free(GpuLaunches *l);
 /* The hooks both dialects use. */
 int gpu_stage(Emit *E, EStage *S);

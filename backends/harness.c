@@ -665,19 +665,26 @@ makefile(Buf *b, const Gen *g, const EmitInfo *info)
 	emit(b, "# A tessel harness: `make` builds the program and runs it; `make build` only builds it.\n");
 	switch (g->d) {
 	case D_C:
-		emit(b, "CC ?= cc\nCFLAGS ?= -O2 -march=native\n"
-		     "# the interpreter's values bit for bit: no contraction into FMAs, wrapping integers\n"
-		     "FLAGS = -std=c11 -ffp-contract=off -fwrapv%s\n\n"
-		     "run: main\n\t./main\n\nbuild: main\n\n"
-		     "main: main.c kernel.c\n\t$(CC) $(FLAGS) $(CFLAGS) -o main main.c kernel.c -lm\n",
-		     info->omp ? " -fopenmp" : info->simd ? " -fopenmp-simd" : "");
+		if (info->fast)
+			emit(b, "CC ?= cc\nCFLAGS ?= -O3 -march=native\n"
+			     "# fast source: reassociation and vector math functions; wrapping integers\n"
+			     "FLAGS = -std=c11 -ffast-math -fwrapv%s\n\n", info->omp ? " -fopenmp" : "");
+		else
+			emit(b, "CC ?= cc\nCFLAGS ?= -O2 -march=native\n"
+			     "# the interpreter's values bit for bit: no contraction into FMAs, wrapping integers\n"
+			     "FLAGS = -std=c11 -ffp-contract=off -fwrapv%s\n\n",
+			     info->omp ? " -fopenmp" : info->simd ? " -fopenmp-simd" : "");
+		emit(b, "run: main\n\t./main\n\nbuild: main\n\n"
+		     "main: main.c kernel.c\n\t$(CC) $(FLAGS) $(CFLAGS) -o main main.c kernel.c -lm\n");
 		break;
 	case D_CUDA:
 		emit(b, "NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)\nARCH ?= sm_90\n"
-		     "# no contraction into FMAs: the interpreter rounds each operation\n"
-		     "FLAGS = -arch=$(ARCH) -O2 -fmad=false\n\n"
+		     "%s"
 		     "run: main\n\t./main\n\nbuild: main\n\n"
-		     "main: main.cu kernel.cu\n\t$(NVCC) $(FLAGS) -o main main.cu kernel.cu\n");
+		     "main: main.cu kernel.cu\n\t$(NVCC) $(FLAGS) -o main main.cu kernel.cu\n",
+		     info->fast ? "# fast source: contraction into FMAs allowed\nFLAGS = -arch=$(ARCH) -O3\n\n"
+		     : "# no contraction into FMAs: the interpreter rounds each operation\n"
+		       "FLAGS = -arch=$(ARCH) -O2 -fmad=false\n\n");
 		break;
 	default:
 		emit(b, "CC ?= cc\nCFLAGS ?= -O2\n\n"
@@ -720,8 +727,9 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	buf_init(&prog);
 	buf_init(&mk);
 	memset(&info, 0, sizeof info);
+	info.fast = o->fast;
 	/* the source first: a kernel the dialect refuses writes nothing */
-	if ((d == D_C ? emit_kernel(&src, k, &emit_c, &info, e) : gpu_source(&src, k, d, &L, e)) < 0)
+	if ((d == D_C ? emit_kernel(&src, k, &emit_c, &info, e) : gpu_source(&src, k, d, o->fast, &L, e)) < 0)
 		goto out;
 	if (!(bufs = calloc(k->nbuf ? k->nbuf : 1, sizeof *bufs)) || !(drawn = calloc(k->nbuf ? k->nbuf : 1, sizeof *drawn))
 	|| !(tol = calloc(k->nbuf ? k->nbuf : 1, sizeof *tol))) {
@@ -771,7 +779,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	kinds(k, &kd);
 	for (i = 0; i < k->nbuf; i++)
 		if (k->buf[i].role == KB_OUTPUT)
-			tol[i] = harness_tol(d, &kd, k->buf[i].dtype);
+			tol[i] = o->fast ? backend_tolerance(k->buf[i].dtype) : harness_tol(d, &kd, k->buf[i].dtype);
 	memset(&g, 0, sizeof g);
 	g.k = k;
 	g.d = d;

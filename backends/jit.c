@@ -37,6 +37,10 @@ static const char *const fixed[] = {
 	"-std=c11", "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-frounding-math",
 	NULL
 };
+/* fast source (BJitOpts.fast): reassociated sums and glibc's vector exp2f (libmvec) */
+static const char *const fastflags[] = {
+	"-std=c11", "-O3", "-march=native", "-fPIC", "-shared", "-ffast-math", "-fwrapv", NULL
+};
 
 typedef void (*KernelFn)(void **);
 typedef int (*CopyFn)(int, void *, const void *);
@@ -404,15 +408,24 @@ lookup(BJitCache *c, const char *cc, const char *const *flags, int nflags, const
 	return x;
 }
 
-/* Whether two elements agree: the same bits, or two NaNs. */
+/* Whether two elements agree: the same bits, or two NaNs; within tol of
+** max(|b|, 1) when tol is not 0 (fast source), infinities of one sign alike. */
 static int
-same(DType t, const unsigned char *a, const unsigned char *b, int bytes)
+same(DType t, const unsigned char *a, const unsigned char *b, int bytes, double tol)
 {
+	double x, y;
+
 	if (memcmp(a, b, bytes) == 0)
 		return 1;
-	if (dtype_is_float(t))
-		return isnan(dtype_load_f(t, a)) && isnan(dtype_load_f(t, b));
-	return 0;
+	if (!dtype_is_float(t))
+		return 0;
+	x = dtype_load_f(t, a);
+	y = dtype_load_f(t, b);
+	if (isnan(x) || isnan(y))
+		return isnan(x) && isnan(y);
+	if (tol == 0 || isinf(x) || isinf(y))
+		return x == y;
+	return fabs(x - y) <= tol * fmax(fabs(y), 1);
 }
 
 static void
@@ -432,7 +445,7 @@ element(Buf *b, const KBuf *kb, int64_t lin)
 }
 
 static int
-compare(const Kernel *k, const TBuf *got, const TBuf *want, Err *e)
+compare(const Kernel *k, const TBuf *got, const TBuf *want, int fast, Err *e)
 {
 	int i;
 
@@ -440,12 +453,13 @@ compare(const Kernel *k, const TBuf *got, const TBuf *want, Err *e)
 		const KBuf *kb = &k->buf[i];
 		int bytes = dtype_bytes(kb->dtype);
 		int64_t j, n = emit_numel(kb), bad = 0, first = -1;
+		double tol = fast ? backend_tolerance(kb->dtype) : 0;
 
 		if (kb->role != KB_OUTPUT)
 			continue;
 		for (j = 0; j < n; j++)
 			if (!same(kb->dtype, (const unsigned char *)got[i].data + j * bytes,
-			          (const unsigned char *)want[i].data + j * bytes, bytes)) {
+			          (const unsigned char *)want[i].data + j * bytes, bytes, tol)) {
 				if (first < 0)
 					first = j;
 				bad++;
@@ -455,11 +469,18 @@ compare(const Kernel *k, const TBuf *got, const TBuf *want, Err *e)
 
 			buf_init(&el);
 			element(&el, kb, first);
-			err_set(e, "jit: the compiled kernel disagrees with the interpreter at %lld of %lld elements "
-			        "of %s; first %s: compiled %.9g, interpreter %.9g (a bug in the C backend: please "
-			        "report it with the kernel; {compare = false} skips this check)", (long long)bad,
-			        (long long)n, kb->name, el.s ? el.s : "?", tbuf_get(&got[i], first),
-			        tbuf_get(&want[i], first));
+			if (fast)
+				err_set(e, "jit: the fast kernel disagrees with the interpreter beyond %g (relative to "
+				        "max(|x|, 1)) at %lld of %lld elements of %s; first %s: compiled %.9g, interpreter "
+				        "%.9g (fast = false computes the interpreter's bits; {compare = false} skips this "
+				        "check)", tol, (long long)bad, (long long)n, kb->name, el.s ? el.s : "?",
+				        tbuf_get(&got[i], first), tbuf_get(&want[i], first));
+			else
+				err_set(e, "jit: the compiled kernel disagrees with the interpreter at %lld of %lld "
+				        "elements of %s; first %s: compiled %.9g, interpreter %.9g (a bug in the C backend: "
+				        "please report it with the kernel; {compare = false} skips this check)", (long long)bad,
+				        (long long)n, kb->name, el.s ? el.s : "?", tbuf_get(&got[i], first),
+				        tbuf_get(&want[i], first));
 			buf_free(&el);
 			return -1;
 		}
@@ -511,12 +532,13 @@ backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
 	t0 = now();
 	buf_init(&src);
 	memset(&info, 0, sizeof info);
+	info.fast = o->fast;
 	if (emit_kernel(&src, k, &emit_c, &info, e) < 0) {
 		buf_free(&src);
 		return -1;
 	}
-	for (i = 0; fixed[i]; i++)
-		flags[nflags++] = fixed[i];
+	for (i = 0; (o->fast ? fastflags : fixed)[i]; i++)
+		flags[nflags++] = (o->fast ? fastflags : fixed)[i];
 	if (info.omp || info.simd)
 		flags[nflags++] = info.omp ? "-fopenmp" : "-fopenmp-simd";
 	for (i = 0; o->flags && o->flags[i]; i++) {
@@ -598,7 +620,7 @@ backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
 		if (!(x->take && x->take(i, outs[i].data, ptr[i])))
 			memcpy(outs[i].data, ptr[i], (size_t)n * bytes);
 	}
-	if (ref && compare(k, outs, ref, e) < 0)
+	if (ref && compare(k, outs, ref, o->fast, e) < 0)
 		goto out;
 	for (i = 0; i < k->nbuf; i++)
 		if (k->buf[i].role == KB_OUTPUT) {

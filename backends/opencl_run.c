@@ -471,7 +471,7 @@ backend_cl_run(const Kernel *k, TBuf *bufs, const BClOpts *o, Err *e)
 	}
 	t0 = now();
 	buf_init(&src);
-	if (gpu_source(&src, k, D_OPENCL, &L, e) < 0)
+	if (gpu_source(&src, k, D_OPENCL, 0, &L, e) < 0)
 		goto out;
 	if (!(s = o->session) && !(s = tmp = backend_cl_new())) {
 		err_set(e, "opencl: out of memory");

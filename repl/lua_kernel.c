@@ -1587,9 +1587,10 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 		j->backend = 2;
 		if (lua_getfield(L, i, "compare") != LUA_TNIL)
 			j->cl.no_check = !lua_toboolean(L, -1);
-		if (lua_getfield(L, i, "flags") != LUA_TNIL || lua_getfield(L, i, "cc") != LUA_TNIL)
-			luaL_error(L, "k:run: flags and cc are options of backend \"c\"");
-		lua_pop(L, 3);
+		if (lua_getfield(L, i, "flags") != LUA_TNIL || lua_getfield(L, i, "cc") != LUA_TNIL
+		|| lua_getfield(L, i, "fast") != LUA_TNIL)
+			luaL_error(L, "k:run: flags, cc and fast are options of backend \"c\"");
+		lua_pop(L, 4);
 		if (lua_getfield(L, i, "stats") == LUA_TTABLE)
 			j->stats = lua_absindex(L, i);
 		else if (!lua_isnil(L, -1))
@@ -1600,6 +1601,9 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 		return 2;
 	}
 	j->backend = 1;
+	if (lua_getfield(L, i, "fast") != LUA_TNIL)
+		j->o.fast = lua_toboolean(L, -1);
+	lua_pop(L, 1);
 	if (lua_getfield(L, i, "compare") != LUA_TNIL)
 		j->o.no_check = !lua_toboolean(L, -1);
 	if (lua_getfield(L, i, "cc") != LUA_TNIL && !(j->o.cc = lua_tostring(L, -1)))
@@ -1804,20 +1808,27 @@ k_tile_ir(lua_State *L)
 	return 1;
 }
 
-/* k:source([dialect]): the kernel as source text */
+/* k:source([dialect] [, {fast = true}]): the kernel as source text */
 static int
 k_source(lua_State *L)
 {
 	LKernel *x = checkk(L, 1);
 	const char *d = luaL_optstring(L, 2, "c");
+	BSourceOpts o = { 0 };
 	Dialect dl;
 	Buf b;
 	Err e = { "" };
 
 	if (dialect_parse(d, &dl) < 0)
 		return luaL_error(L, "k:source: unknown dialect \"%s\" (c, cuda, opencl; triton is to come)", d);
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		lua_getfield(L, 3, "fast");
+		o.fast = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
 	buf_init(&b);
-	if (backend_source(&b, x->k, dl, &e) < 0) {
+	if (backend_source_opts(&b, x->k, dl, &o, &e) < 0) {
 		buf_free(&b);
 		return err(L, &e);
 	}
@@ -1849,7 +1860,9 @@ k_export(lua_State *L)
 			o.reps = (int)luaL_checkinteger(L, -1);
 		if (lua_getfield(L, 4, "warmup") != LUA_TNIL)
 			o.warmup = lua_tointeger(L, -1) == 0 ? -1 : (int)luaL_checkinteger(L, -1);
-		lua_pop(L, 2);
+		lua_getfield(L, 4, "fast");
+		o.fast = lua_toboolean(L, -1);
+		lua_pop(L, 3);
 	}
 	/* bound inputs, anchored in a box the collector frees */
 	r = lua_newuserdatauv(L, sizeof *r, 0);
@@ -2038,7 +2051,8 @@ static const HelpReg kmeths[] = {
 	  "the interpreter, whose outputs must agree bit for bit (compare = false skips both);\n"
 	  "flags = {...} adds compiler flags, cc = \"clang\" picks the compiler, stats = {} gets\n"
 	  "compile_s, run_s (the native kernel alone), check_s and cached. Compiler errors raise\n"
-	  "with the compiler's message and the emitted line.\n"
+	  "with the compiler's message and the emitted line. fast = true: k:source(\"c\", {fast = true})\n"
+	  "built with -O3 -ffast-math, compared within 1e-4 (float32) of max(|x|, 1).\n"
 	  "backend = \"opencl\": k:source(\"opencl\") built and run through the OpenCL loader (PoCL on the\n"
 	  "CPU: make deps), checked against the interpreter bit for bit (compare = false skips it);\n"
 	  "stats = {} gets build_s, run_s, check_s and device. No loader or no platform raises." },
@@ -2052,7 +2066,9 @@ static const HelpReg kmeths[] = {
 	  "k:tile_ir(): the kernel in Neptune's tile IR: nests that compute on tiles as tile stores" },
 	{ "buffers", k_buffers, "k:buffers(): the buffers as a table (name, role, scope, dtype, shape, layout)" },
 	{ "source", k_source,
-	  "k:source([dialect]): the kernel as source code, a string (dialect \"c\", the default)\n"
+	  "k:source([dialect] [, {fast = true}]): the kernel as source code, a string (dialect \"c\", the\n"
+	  "default). fast: float32 functions (exp2f) and max/min without NaN rules, for -ffast-math\n"
+	  "builds; values then agree with k:run within a tolerance, not bit for bit.\n"
 	  "C: one function per stage and tessel_kernel(void **bufs), which runs them in order;\n"
 	  "parallel loops get OpenMP, values agree with k:run bit for bit (docs/export.md).\n"
 	  "Refused, with the statement: barriers, shuffles, MMAs (C runs a block's threads one\n"
@@ -2063,7 +2079,8 @@ static const HelpReg kmeths[] = {
 	  "opencl: a __kernel per stage and a table of launches; no shuffles, MMAs or halves.\n"
 	  "triton is to come." },
 	{ "export", k_export,
-	  "k:export(dialect, dir [, {inputs = {name = tensor}, reps = 20, warmup = 3}]): a directory that\n"
+	  "k:export(dialect, dir [, {inputs = {name = tensor}, reps = 20, warmup = 3, fast = false}]): a\n"
+	  "directory that\n"
 	  "`make -C dir` builds and runs: the source (c, cuda, opencl), a host program that draws\n"
 	  "the inputs as tessel does (or reads the given ones), checks the outputs against the\n"
 	  "interpreter's (saved as ref_*.bin) and prints the median time of repeated runs, and a\n"

@@ -776,6 +776,82 @@ test_reductions(void **state)
 }
 
 /* integers: floor division and modulo of negatives, x // 0, float to int32 saturating then wrapping */
+/*
+** A reduction into one element accumulates in a local variable; one that
+** also reads its buffer at another element (a running sum, P[i] = P[i] +
+** P[i - 1] + X[i, j]) stays in memory. Both agree with the interpreter.
+*/
+static void
+test_promotion(void **state)
+{
+	UOp *i = var("i", 4), *j = var("j", 3), *i1 = var("i1", 3);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)4, (int64_t)3);
+	int S = mkbuf("S", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	int P = mkbuf("P", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	TBuf *in, *out;
+	char *src;
+
+	stage("S", LOOP(i, HW_NONE, 2, st(at(S, 1, i), fc(DT_FLOAT32, 1)),
+	      loopt(j, AX_REDUCE, HW_NONE, 1, st(at(S, 1, i), alu(OP_ADD, DT_FLOAT32, ld(at(S, 1, i)),
+	      ld(at(X, 2, i, j)))))));
+	stage("P0", LOOP(i, HW_NONE, 1, st(at(P, 1, i), fc(DT_FLOAT32, 0))));
+	stage("P", LOOP(i1, HW_NONE, 1, loopt(j, AX_REDUCE, HW_NONE, 1, st(at(P, 1, add(i1, I(1))),
+	      alu(OP_ADD, DT_FLOAT32, alu(OP_ADD, DT_FLOAT32, ld(at(P, 1, add(i1, I(1)))), ld(at(P, 1, i1))),
+	      ld(at(X, 2, i1, j)))))));
+	checked();
+	src = source(K);
+	assert_non_null(strstr(src, "    float acc = 1.0f;\n    for (int64_t j = 0; j < 3; j++) {  /* reduce */\n"
+	                            "      acc += X[i * 3 + j];\n    }\n    S[i] = acc;\n"));
+	assert_non_null(strstr(src, "P[i1 + 1] = P[i1 + 1] + P[i1] + X[i1 * 3 + j];"));
+	free(src);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	freebufs(out, K->nbuf);
+	freebufs(in, K->nbuf);
+}
+
+/* Fast source: float32 functions, plain max, -O3 -ffast-math, within backend_tolerance. */
+static void
+test_fast(void **state)
+{
+	Kernel *k = softmax_kernel(33, 1000);
+	TBuf *in = inputs(k), *jb = copy_inputs(k, in), *ib = copy_inputs(k, in);
+	BSourceOpts so = { 1 };
+	BJitOpts o = { 0 };
+	int out_b = kernel_find_buffer(k, "out"), diff = 0;
+	double worst = 0;
+	int64_t j;
+	Buf b;
+
+	buf_init(&b);
+	if (backend_source_opts(&b, k, D_C, &so, &E) < 0)
+		fail_msg("backend_source_opts: %s", E.msg);
+	assert_non_null(strstr(b.s, "exp2f("));
+	assert_non_null(strstr(b.s, "tessel_fmaxf(acc, x[i * 1000 + j])"));
+	assert_null(strstr(b.s, "(double)"));
+	buf_free(&b);
+	o.cache = Cache;
+	o.fast = 1;
+	if (backend_jit_run(k, jb, &o, &E) < 0)
+		fail_msg("backend_jit_run fast: %s", E.msg);
+	if (kernel_run(k, NULL, ib, NULL, &E) < 0)
+		fail_msg("kernel_run: %s", E.msg);
+	for (j = 0; j < jb[out_b].numel; j++) {
+		double g = getf(&jb[out_b], j), w = getf(&ib[out_b], j);
+
+		diff += g != w;
+		worst = fmax(worst, fabs(g - w) / fmax(fabs(w), 1e-30));
+	}
+	/* close (a few float32 ulps: exp2f and a reassociated sum), and not the interpreter's bits */
+	assert_true(worst < 1e-5);
+	assert_true(diff > 0);
+	assert_true(backend_tolerance(DT_FLOAT32) == 1e-4 && backend_tolerance(DT_INT32) == 0);
+	freebufs(jb, k->nbuf);
+	freebufs(ib, k->nbuf);
+	freebufs(in, k->nbuf);
+	kernel_free(k);
+}
+
 static void
 test_integers(void **state)
 {
@@ -1110,6 +1186,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reductions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_promotion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_integers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_dependent, setup, teardown),

@@ -18,10 +18,11 @@ static void
 xmax(const float *restrict x, float *restrict xmax)
 {
   for (int64_t i = 0; i < 4; i++) {
-    xmax[i] = -INFINITY;
+    float acc = -INFINITY;
     for (int64_t j = 0; j < 8; j++) {  /* reduce */
-      xmax[i] = tessel_maxf(xmax[i], x[i * 8 + j]);
+      acc = tessel_maxf(acc, x[i * 8 + j]);
     }
+    xmax[i] = acc;
   }
 }
 
@@ -29,10 +30,11 @@ static void
 xsum(const float *restrict x, const float *restrict xmax, float *restrict xsum)
 {
   for (int64_t i = 0; i < 4; i++) {
-    xsum[i] = 0.0f;
+    float acc_1 = 0.0f;
     for (int64_t j = 0; j < 8; j++) {  /* reduce */
-      xsum[i] += (float)exp2((x[i * 8 + j] - xmax[i]) * 1.442695f);
+      acc_1 += (float)exp2((x[i * 8 + j] - xmax[i]) * 1.442695f);
     }
+    xsum[i] = acc_1;
   }
 }
 

@@ -27,10 +27,11 @@ c(__global const float *restrict a, __global const float *restrict b, __global f
   const int64_t j0 = get_group_id(0);  /* block.x */
   const int64_t i1 = get_local_id(1);  /* thread.y */
   const int64_t j1 = get_local_id(0);  /* thread.x */
-  c[i0 * 1024 + i1 * 64 + j0 * 16 + j1] = 0.0f;
+  float acc = 0.0f;
   for (int64_t k = 0; k < 64; k++) {  /* reduce */
-    c[i0 * 1024 + i1 * 64 + j0 * 16 + j1] += a[i0 * 1024 + i1 * 64 + k] * b[j0 * 16 + j1 + k * 64];
+    acc += a[i0 * 1024 + i1 * 64 + k] * b[j0 * 16 + j1 + k * 64];
   }
+  c[i0 * 1024 + i1 * 64 + j0 * 16 + j1] = acc;
 }
 
 /*

@@ -18,10 +18,11 @@ c(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ 
   const int64_t j0 = blockIdx.x;  /* block.x */
   const int64_t i1 = threadIdx.y;  /* thread.y */
   const int64_t j1 = threadIdx.x;  /* thread.x */
-  c[i0 * 1024 + i1 * 64 + j0 * 16 + j1] = 0.0f;
+  float acc = 0.0f;
   for (int64_t k = 0; k < 64; k++) {  /* reduce */
-    c[i0 * 1024 + i1 * 64 + j0 * 16 + j1] += a[i0 * 1024 + i1 * 64 + k] * b[j0 * 16 + j1 + k * 64];
+    acc += a[i0 * 1024 + i1 * 64 + k] * b[j0 * 16 + j1 + k * 64];
   }
+  c[i0 * 1024 + i1 * 64 + j0 * 16 + j1] = acc;
 }
 
 /* the kernel: its stages in order, on one stream (dbufs: device pointers, kernel order) */

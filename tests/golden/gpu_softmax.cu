@@ -20,10 +20,11 @@ xmax(const float *__restrict__ x, float *__restrict__ xmax)
 {
   /* no loop is bound to a block or a thread: one thread runs the stage */
   for (int64_t i = 0; i < 4; i++) {
-    xmax[i] = -INFINITY;
+    float acc = -INFINITY;
     for (int64_t j = 0; j < 8; j++) {  /* reduce */
-      xmax[i] = tessel_maxf(xmax[i], x[i * 8 + j]);
+      acc = tessel_maxf(acc, x[i * 8 + j]);
     }
+    xmax[i] = acc;
   }
 }
 
@@ -32,10 +33,11 @@ xsum(const float *__restrict__ x, const float *__restrict__ xmax, float *__restr
 {
   /* no loop is bound to a block or a thread: one thread runs the stage */
   for (int64_t i = 0; i < 4; i++) {
-    xsum[i] = 0.0f;
+    float acc_1 = 0.0f;
     for (int64_t j = 0; j < 8; j++) {  /* reduce */
-      xsum[i] += (float)exp2((double)((x[i * 8 + j] - xmax[i]) * 1.442695f));
+      acc_1 += (float)exp2((double)((x[i * 8 + j] - xmax[i]) * 1.442695f));
     }
+    xsum[i] = acc_1;
   }
 }
 

@@ -18,12 +18,40 @@ check("k:source: a lowered softmax as C, one function per stage and the entry", 
   local x = tensor.param("x", {4, 8})
   local src = kernel.lower(x:softmax(1)):source("c")
   assert(src:find("static void\nxmax(const float *restrict x, float *restrict xmax)\n{\n" ..
-                  "  for (int64_t i = 0; i < 4; i++) {\n    xmax[i] = -INFINITY;\n", 1, true), src)
-  assert(src:find("      xmax[i] = tessel_maxf(xmax[i], x[i * 8 + j]);\n", 1, true), src)
-  assert(src:find("      xsum[i] += (float)exp2((x[i * 8 + j] - xmax[i]) * 1.442695f);\n", 1, true), src)
+                  "  for (int64_t i = 0; i < 4; i++) {\n    float acc = -INFINITY;\n", 1, true), src)
+  -- a reduction into one element accumulates in a local variable, stored after its loop
+  assert(src:find("      acc = tessel_maxf(acc, x[i * 8 + j]);\n    }\n    xmax[i] = acc;\n", 1, true), src)
+  assert(src:find("      acc_1 += (float)exp2((x[i * 8 + j] - xmax[i]) * 1.442695f);\n", 1, true), src)
   assert(src:find("void\ntessel_kernel(void **bufs)\n{\n  xmax(bufs[0], bufs[1]);\n" ..
                   "  xsum(bufs[0], bufs[1], bufs[2]);\n  out(bufs[0], bufs[1], bufs[2], bufs[3]);\n}\n", 1, true), src)
   eq(kernel.lower(x:softmax(1)):source(), src, "c is the default dialect")
+end)
+
+check("k:source(\"c\", {fast = true}): float32 functions and plain max; k:run{fast = true} within 1e-4", function()
+  local x = tensor.param("x", {16, 50})
+  local k = kernel.lower(x:softmax(1))
+  local src = k:source("c", {fast = true})
+  assert(src:find("acc_1 += exp2f((x[i * 50 + j] - xmax[i]) * 1.442695f);", 1, true), src)
+  assert(src:find("acc = tessel_fmaxf(acc, x[i * 50 + j]);", 1, true), src)
+  assert(src:find("static inline float tessel_fmaxf(float a, float b) { return a > b ? a : b; }", 1, true), src)
+  assert(src:find("-O3 -ffast-math", 1, true), src)
+  assert(not k:source("c"):find("exp2f", 1, true), "the exact source keeps the interpreter's exp2")
+  local xs = tensor.rand({16, 50}, {seed = 11})
+  local want = k:run{x = xs}:tolist()
+  local got = k:run({x = xs}, {backend = "c", fast = true}):tolist()
+  local worst = 0
+  for i = 1, 16 do
+    local row = 0
+    for j = 1, 50 do
+      worst = math.max(worst, math.abs(got[i][j] - want[i][j]))
+      row = row + got[i][j]
+    end
+    assert(math.abs(row - 1) < 1e-5, "a row of the fast softmax sums to " .. row)
+  end
+  assert(worst < 1e-6, "fast softmax within 1e-6 of the interpreter, got " .. worst)
+  -- fast is an option of the C JIT alone
+  local ok, msg = pcall(function() return k:run({x = xs}, {backend = "opencl", fast = true}) end)
+  assert(not ok and msg:find("flags, cc and fast are options of backend \"c\"", 1, true), msg)
 end)
 
 check("k:run{backend = \"c\"}: a softmax bit for bit as the interpreter computes it, cached", function()
