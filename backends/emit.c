@@ -1667,6 +1667,20 @@ vars_fn(void *aux, const UOp *u)
 ** the copy (name_, ...). Buffers keep theirs unless a loop variable or a
 ** reserved word has it (name_buf). Stage functions keep the stage names.
 */
+/*
+** A name the source may declare in place of a reserved one: k_ before a name
+** in the emitter's own namespace (tessel_*, __*, _X*), which no suffix leaves;
+** the suffix after a dialect's keyword (for_ for a variable named for).
+*/
+static void
+unreserve(const char *name, const char *suffix, char *out, size_t n)
+{
+	if (strncmp(name, "tessel_", 7) == 0 || name[0] == '_')
+		snprintf(out, n, "k_%s", name);
+	else
+		snprintf(out, n, "%s%s", name, suffix);
+}
+
 static int
 names(Emit *E)
 {
@@ -1698,7 +1712,7 @@ names(Emit *E)
 		if (j < nren)
 			continue;
 		/* a reserved word: a fresh variable of the same range */
-		snprintf(tmp, sizeof tmp, "%s_", w.v[i]->name);
+		unreserve(w.v[i]->name, "_", tmp, sizeof tmp);
 		if (!(n = emit_fresh(E, tmp)))
 			goto out;
 		from[nren] = (UOp *)w.v[i];
@@ -1714,7 +1728,9 @@ names(Emit *E)
 		const char *n;
 
 		snprintf(tmp, sizeof tmp, "%s", k->buf[i].name);
-		if (emit_taken(E, tmp))
+		if (reserved(E, tmp))
+			unreserve(k->buf[i].name, "_buf", tmp, sizeof tmp);
+		else if (emit_taken(E, tmp))
 			snprintf(tmp, sizeof tmp, "%s_buf", k->buf[i].name);
 		if (!(n = emit_fresh(E, tmp)))
 			goto out;
@@ -1731,15 +1747,26 @@ names(Emit *E)
 		tmp[a] = 0;
 		if (!a)
 			snprintf(tmp, sizeof tmp, "stage");
-		/* a stage function may share a buffer's or a variable's name (the inner one hides it) */
-		for (j = 0;; j++) {
-			int clash = reserved(E, tmp), d;
+		if (reserved(E, tmp)) {
+			char base[K_NAME + 16];
 
-			for (d = 0; d < i && !clash; d++)
-				clash = strcmp(E->sname[d], tmp) == 0;
-			if (!clash)
-				break;
-			snprintf(tmp, sizeof tmp, j ? "%.*s_stage_%d" : "%.*s_stage", K_NAME - 16, k->stage[i].name, j);
+			memcpy(base, tmp, sizeof base);
+			unreserve(base, "_stage", tmp, sizeof tmp);
+		}
+		/* a stage function may share a buffer's or a variable's name (the inner one hides it) */
+		{
+			char base[K_NAME + 16];
+
+			memcpy(base, tmp, sizeof base);
+			for (j = 1;; j++) {
+				int clash = reserved(E, tmp), d;
+
+				for (d = 0; d < i && !clash; d++)
+					clash = strcmp(E->sname[d], tmp) == 0;
+				if (!clash)
+					break;
+				snprintf(tmp, sizeof tmp, "%.*s_%d", K_NAME, base, j);
+			}
 		}
 		snprintf(E->sname[i], sizeof E->sname[i], "%.*s", (int)sizeof E->sname[i] - 1, tmp);
 	}

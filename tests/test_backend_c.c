@@ -916,6 +916,33 @@ test_names(void **state)
 	freebufs(in, 2);
 }
 
+/* Names in the emitter's own namespace (tessel_*, __*, _X*) get k_ before them: no suffix
+** leaves that namespace (a stage named tessel_kernel once renamed itself forever). */
+static void
+test_names_reserved(void **state)
+{
+	UOp *v = var("tessel_i", 4);
+	int X = mkbuf("tessel_maxf", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)4);
+	int Y = mkbuf("__y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)4);
+	TBuf *in, *out;
+	char *s;
+
+	stage("tessel_kernel", LOOP(v, HW_NONE, 1, st(at(Y, 1, v), alu(OP_MAX, DT_FLOAT32, ld(at(X, 1, v)),
+	      fc(DT_FLOAT32, 0)))));
+	stage("tessel_kernel_stage", LOOP(v, HW_NONE, 1, st(at(Y, 1, v), alu(OP_ADD, DT_FLOAT32, ld(at(Y, 1, v)),
+	      fc(DT_FLOAT32, 1)))));
+	checked();
+	s = source(K);
+	assert_non_null(strstr(s, "static void\nk_tessel_kernel(const float *restrict k_tessel_maxf, float *restrict k___y)\n"));
+	assert_non_null(strstr(s, "static void\nk_tessel_kernel_stage(float *restrict k___y)\n"));
+	assert_non_null(strstr(s, "k___y[k_tessel_i] = tessel_maxf(k_tessel_maxf[k_tessel_i], 0.0f);"));
+	free(s);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	freebufs(out, 2);
+	freebufs(in, 2);
+}
+
 /* A parallel loop whose iterations depend on one another (hand-written): serial, and right. */
 static void
 test_parallel_dependent(void **state)
@@ -1190,6 +1217,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fast, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_integers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_names_reserved, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_dependent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compiler_errors, setup, teardown),
