@@ -120,7 +120,7 @@ local function parse(path)
 end
 
 local function normalize(s)
-	s = s:gsub("0x%x+", "0x?")
+	s = s:gsub("%%f[%%w]0x%%x+", "0x?")
 	s = s:gsub("%f[%d.]%d*%.%d+ ?[mun]?s%f[%W]", "<t> s")
 	s = s:gsub("%f[%d]%d+ ?[mu]s%f[%W]", "<t> s")
 	return (s:gsub("%s+$", ""))
@@ -171,7 +171,7 @@ local function session(tessel, inputs)
 	if #outs == #inputs + 1 then
 		outs[#outs] = nil
 	elseif not note then
-		note = ("%d prompts for %d inputs (an input left incomplete?)"):format(#outs - 1, #inputs)
+		note = ("%d prompts for %d inputs"):format(#outs - 1, #inputs)
 	end
 	return outs, note
 end
@@ -210,11 +210,33 @@ local function check(tessel, path)
 			end
 		end
 	end
-	local outs, note = session(tessel, inputs)
-	local bad = 0
+	-- An input the REPL would find incomplete would read the next input as its
+	-- continuation and shift every output after it: it is reported, not run.
+	local run, incomplete = {}, {}
+	for k, item in ipairs(items) do
+		local code = table.concat(item.input, "\n")
+		local _, err = load(code, "=stdin")
+		if not load("return " .. code .. ";", "=stdin") and err and err:match("<eof>$") then
+			incomplete[k] = true
+		else
+			run[#run + 1] = item.input
+		end
+	end
+	if #items + #skipped == 0 then
+		io.write(("%s: no examples\n"):format(path))
+		return 0
+	end
+	local outs, note = session(tessel, run)
+	local bad, r = 0, 0
 	for k, item in ipairs(items) do
 		local want = clean(item.expected)
-		local got = outs[k] and clean(split(outs[k])) or { "(no output: the session ended)" }
+		local got
+		if incomplete[k] then
+			got = { "(not run: the input is incomplete; continue it on lines starting with '>> ')" }
+		else
+			r = r + 1
+			got = outs[r] and clean(split(outs[r])) or { "(no output: the session ended)" }
+		end
 		local same = #want == #got
 		for j = 1, #want do same = same and want[j] == got[j] end
 		if not same then
