@@ -199,15 +199,12 @@ end
 
 local function check(tessel, path)
 	local blocks = parse(path)
-	local inputs, items, skipped = {}, {}, {}
+	local items, skipped = {}, {}
 	for _, block in ipairs(blocks) do
 		if block.skip then
 			skipped[#skipped + 1] = block
 		else
-			for _, item in ipairs(block.items) do
-				inputs[#inputs + 1] = item.input
-				items[#items + 1] = item
-			end
+			for _, item in ipairs(block.items) do items[#items + 1] = item end
 		end
 	end
 	-- An input the REPL would find incomplete would read the next input as its
@@ -267,11 +264,13 @@ for _, path in ipairs(files) do
 	if SKIP[path] and not all then
 		io.write(("%s: skipped: %s\n"):format(path, SKIP[path]))
 	else
-		failed = failed + check(tessel, path)
+		local ok, n = pcall(check, tessel, path)
+		if not ok then io.write(tostring(n), "\n") end
+		failed = failed + (ok and n or 1)
 	end
 end
 if failed > 0 then
-	io.write(("docs examples: %d mismatches\n"):format(failed))
+	io.write(("docs examples: %d mismatches (-: the page, +: what tessel printed)\n"):format(failed))
 	os.exit(1)
 end
 io.write("docs examples: all match\n")
