@@ -134,6 +134,7 @@ ifneq ($(SANITIZE),1)
 	  LUA_CPATH="./?.so" lua5.4 -e 'local t = require "tessel"; assert(tostring(t.cute.layout("(4,2)")) == "(4,2):(1,4)"); print("ok")'
 endif
 	@echo "== repl (tmux)"; TESSEL=$(TESSEL) sh tests/repl_test.sh
+	@echo "== docs examples (every '> ' line of README.md and docs/*.md)"; $(TESSEL) tests/docs/run_examples.lua README.md docs/*.md
 	@echo "all tests passed"
 
 bench: all $(B)/bench/ptytime

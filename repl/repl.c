@@ -655,13 +655,84 @@ loadline(lua_State *L, int tty, const char *hist)
 	return status;
 }
 
-/* Print the values above base through the global print, as lua.c does. */
+/*
+** How the REPL shows a plain table (one with no __tostring or __name), which
+** print would show as an address: its contents as a Lua constructor, the
+** sequence first, then the other keys sorted, strings quoted, nested tables
+** to a depth of 6 and 100 entries each (then "..."), a cycle as {...}. It is
+** Lua, as it walks tables with next and calls __tostring; only REPL results
+** use it, never print itself, so scripts print what lua prints.
+*/
+static const char reprsrc[] =
+	"local MAXDEPTH, MAXITEMS = 6, 100\n"
+	"local kw = {}\n"
+	"for w in ('and break do else elseif end false for function goto if in local nil not or '\n"
+	"  .. 'repeat return then true until while'):gmatch('%a+') do kw[w] = true end\n"
+	"local function plain(t)\n"
+	"  local mt = getmetatable(t)\n"
+	"  return mt == nil or type(mt) == 'table' and rawget(mt, '__tostring') == nil\n"
+	"    and rawget(mt, '__name') == nil\n"
+	"end\n"
+	"local order = {number = 1, string = 2}\n"
+	"local function before(a, b)\n"
+	"  local ta, tb = order[type(a)] or 3, order[type(b)] or 3\n"
+	"  if ta ~= tb then return ta < tb end\n"
+	"  if ta == 3 then return tostring(a) < tostring(b) end\n"
+	"  return a < b\n"
+	"end\n"
+	"local repr\n"
+	"local function key(k, seen, depth)\n"
+	"  if type(k) == 'string' and k:match('^[%a_][%w_]*$') and not kw[k] then return k end\n"
+	"  return '[' .. repr(k, seen, depth) .. ']'\n"
+	"end\n"
+	"function repr(v, seen, depth)\n"
+	"  if type(v) == 'string' then return (('%q'):format(v):gsub('\\\\\\n', '\\\\n')) end\n"
+	"  if type(v) ~= 'table' or not plain(v) then return tostring(v) end\n"
+	"  if seen[v] or depth >= MAXDEPTH then return '{...}' end\n"
+	"  seen[v] = true\n"
+	"  local out, n, keys = {}, rawlen(v), {}\n"
+	"  for i = 1, n do out[#out + 1] = repr(rawget(v, i), seen, depth + 1) end\n"
+	"  for k in next, v do\n"
+	"    if math.type(k) ~= 'integer' or k < 1 or k > n then keys[#keys + 1] = k end\n"
+	"  end\n"
+	"  table.sort(keys, before)\n"
+	"  for _, k in ipairs(keys) do\n"
+	"    out[#out + 1] = key(k, seen, depth + 1) .. ' = ' .. repr(rawget(v, k), seen, depth + 1)\n"
+	"  end\n"
+	"  seen[v] = nil\n"
+	"  if #out > MAXITEMS then\n"
+	"    for i = #out, MAXITEMS + 1, -1 do out[i] = nil end\n"
+	"    out[#out + 1] = '...'\n"
+	"  end\n"
+	"  return '{' .. table.concat(out, ', ') .. '}'\n"
+	"end\n"
+	"return function(v)\n"
+	"  if type(v) == 'table' and plain(v) then return repr(v, {}, 0) end\n"
+	"  return v\n"
+	"end\n";
+
+/* Print the values above base through the global print, as lua.c does,
+** plain tables shown by reprsrc. */
 static int
 printall(lua_State *L)
 {
+	int i, n = lua_gettop(L);
+
+	if (luaL_loadbuffer(L, reprsrc, sizeof reprsrc - 1, "=repr") != LUA_OK)
+		lua_error(L);
+	lua_call(L, 0, 1);
+	for (i = 1; i <= n; i++) {
+		if (!lua_istable(L, i))
+			continue;
+		lua_pushvalue(L, -1);
+		lua_pushvalue(L, i);
+		lua_call(L, 1, 1);
+		lua_replace(L, i);
+	}
+	lua_pop(L, 1);
 	lua_getglobal(L, "print");
 	lua_insert(L, 1);
-	lua_call(L, lua_gettop(L) - 1, 0);
+	lua_call(L, n, 0);
 	return 0;
 }
 

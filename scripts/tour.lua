@@ -56,6 +56,9 @@ print("-- conflict-free: 16-byte vector loads of one row, or of the 8 rows of on
 print("-- 128 bytes). On byte addresses this is CuTe's Sw<3,4,3>; on f16 element offsets, Sw<3,3,3>.")
 say('cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)")')
 show(cute.composition(cute.swizzle(3, 0, 3), "(8,8):(8,1)"), {elem_bytes = 16})
+print("-- Sw<3,4,3> on f16 element offsets (not bytes) xors row/2 into 32-byte chunks: rows stay")
+print("-- conflict-free, but f16 columns (a warp reads 4 columns of 8 rows) read 2-way:")
+print("   " .. viz.text(cute.composition(cute.swizzle(3, 4, 3), "(8,64):(64,1)"), {dtype = "f16"}):match("banks:[^\n]*"))
 
 title("Thread-value layouts and MMA atoms")
 mn, tv = cute.make_layout_tv(cute.layout({2, 4}, {4, 1}), cute.layout({2, 2}))

@@ -157,6 +157,12 @@ ok
 check '1+2' '3'
 check 'return 1, nil, "two"' '1       nil     two'	# tabs, as the terminal shows them
 
+# A plain table shows its contents (REPL results only); print shows the address, as lua's does.
+check '{3, 1, name = "a b", {x = 1}}' '{3, 1, {x = 1}, name = "a b"}'
+enter 'cyc = {1}; cyc.me = cyc'
+check 'cyc' '{1, me = {...}}'
+check 'type(tostring({}))' 'string'
+
 # An error keeps the state.
 enter 'x = 41'
 check 'error("boom")' 'stdin:1: boom'
