@@ -82,7 +82,7 @@ LIB      = $(OUT)/libtessel.a
 CTESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 LUATESTS = $(sort $(wildcard tests/lua/test_*.lua))
 
-.PHONY: all deps run test check bench install clean fuzz fuzz-deps fuzz-build
+.PHONY: all deps run test check bench install clean fuzz fuzz-deps fuzz-build valgrind
 all: $(TESSEL) $(MODULE) $(LIB)
 
 # Install what is missing, quietly when nothing is (run as root on a fresh machine).
@@ -136,6 +136,11 @@ endif
 	@echo "== repl (tmux)"; TESSEL=$(TESSEL) sh tests/repl_test.sh
 	@echo "== docs examples (every '> ' line of README.md and docs/*.md)"; $(TESSEL) tests/docs/run_examples.lua README.md docs/*.md
 	@echo "all tests passed"
+
+# REPL sessions of every module under memcheck (tests/valgrind.sh)
+valgrind: deps all
+	@command -v valgrind >/dev/null || apt-get install -y valgrind
+	@TESSEL=$(TESSEL) sh tests/valgrind.sh
 
 bench: all $(B)/bench/ptytime
 	@sh bench/startup.sh $(B)/bench/ptytime ./tessel 100
