@@ -53,6 +53,7 @@
 enum {
 	T_MAXTILE = 1 << 20,   /* elements of one tile: Triton's TRITON_MAX_TENSOR_NUMEL */
 	T_UNROLL = 64,         /* tl.static_range up to this extent */
+	T_BLOCKED = 4096,      /* elements of a tile whose outer axis is spread over programs */
 	P_TOR = 8, P_TXOR = 9, P_TAND = 10, P_TSHIFT = 11, P_TADD = 12, P_TMUL = 13, P_TUNARY = 14,
 	P_TCMP = 7, P_TATOM = 100
 };
@@ -74,6 +75,7 @@ typedef struct Axis {
 	UOp *as;               /* the variable that prints as the arange in the frame */
 	const char *offs;      /* offs_j */
 	int64_t n, pad;
+	int masked;            /* its arange passes the extent somewhere */
 } Axis;
 
 /* An arange of a stage: offs = tl.arange(0, block), block = pad. */
@@ -106,6 +108,8 @@ typedef struct TState {
 	PMap grid;             /* RANGE -> axis + 1: a loop that is a program id */
 	int64_t gext[3];
 	int ngrid;
+	const UOp *blk;        /* a loop spread over program ids: blk_size of its iterations each */
+	int64_t blk_size;
 	PMap hoist;            /* node -> its name within the statement */
 	PMap pure;             /* node -> 1 index arithmetic, 2 not */
 	Axis fr[TILE_MAXLOOPS];
@@ -356,10 +360,10 @@ mask_text(TState *T, Buf *b, unsigned m)
 	int f, n = 0, k = 0;
 
 	for (f = 0; f < T->nfr; f++)
-		if ((m & 1u << f) && T->fr[f].pad > T->fr[f].n)
+		if ((m & 1u << f) && T->fr[f].masked)
 			n++;
 	for (f = 0; f < T->nfr; f++) {
-		if (!(m & 1u << f) || T->fr[f].pad <= T->fr[f].n)
+		if (!(m & 1u << f) || !T->fr[f].masked)
 			continue;
 		emit(b, n > 1 ? "%s(%s < %lld)" : "%s%s < %lld", k++ ? " & " : "", T->fr[f].as->name,
 		     (long long)T->fr[f].n);
@@ -728,7 +732,11 @@ arange(Emit *E, const UOp *v, int64_t pad)
 		nm[i] = (char)toupper((unsigned char)nm[i]);
 	if (!(a->block = emit_fresh(E, nm)))
 		return NULL;
-	emit(&T->pre, "    %s = tl.arange(0, %s)\n", a->offs, a->block);
+	if (T->blk && v == krange_var(T->blk))
+		/* the loop spread over programs: this program's block of its iterations */
+		emit(&T->pre, "    %s = tl.program_id(0) * %s + tl.arange(0, %s)\n", a->offs, a->block, a->block);
+	else
+		emit(&T->pre, "    %s = tl.arange(0, %s)\n", a->offs, a->block);
 	T->nar++;
 	return a;
 }
@@ -747,7 +755,7 @@ frame(Emit *E, int st, const UOp *const *r, int n)
 	T->nfr = 0;
 	for (f = 0; f < n; f++) {
 		const UOp *v = krange_var(r[f]);
-		int64_t ext = krange_extent(r[f]), pad = pow2(ext);
+		int64_t ext = krange_extent(r[f]), pad = T->blk == r[f] ? T->blk_size : pow2(ext);
 		const Ar *a = arange(E, v, pad);
 		Buf nm;
 
@@ -774,6 +782,7 @@ frame(Emit *E, int st, const UOp *const *r, int n)
 		T->fr[f].offs = a->offs;
 		T->fr[f].n = ext;
 		T->fr[f].pad = pad;
+		T->fr[f].masked = T->blk == r[f] ? ext % pad != 0 : pad > ext;
 		/* a variable of the loop's range whose name is the reshaped arange */
 		T->fr[f].as = uop_new(E->k->c, OP_VAR, DT_INDEX, NULL, 0, v->arg[0], v->arg[1], nm.s, NULL, 0);
 		buf_free(&nm);
@@ -825,6 +834,15 @@ put(Emit *E, const UOp *s, const Tx *v, const Tx *gate, int ind)
 	buf_init(&m);
 	if ((rc = pointer(E, s->src[0], &p, &axes, 0)) == 0) {
 		nm = mask_text(T, &m, axes);
+		if (gate && !nm) {
+			/* a gate alone is control flow: a scalar mask is a value, and Triton's interpreter
+			** tests its truth where the compiler tests that it exists (`if not mask`) */
+			emit_indent(E->out, 2 * ind++);
+			emit(E->out, "if ");
+			operand(E->out, gate, 0);
+			emit(E->out, ":\n");
+			gate = NULL;
+		}
 		emit_indent(E->out, 2 * ind);
 		emit(E->out, "tl.store(%s, ", p.s ? p.s : "");
 		operand(E->out, v, 0);
@@ -911,7 +929,7 @@ tile_store(Emit *E, EStage *S, const UOp *s, const TileStmt *ts, int ind)
 		if (hoist(E, roots, 1, ind) < 0 || value(E, other, &r, 0) < 0)
 			goto out;
 		for (f = ts->nstored; f < ts->n; f++)
-			padded |= T->fr[f].pad > T->fr[f].n;
+			padded |= T->fr[f].masked;
 		if (padded) {
 			Tx w;
 
@@ -1158,6 +1176,47 @@ found:
 }
 
 /*
+** A stage that is one tile statement and nothing else (a lowered
+** elementwise stage): its outermost loop, when the tile stores along it, is
+** spread over programs, blocks of it as large as keeps the tile within
+** T_BLOCKED elements, as a Triton kernel over rows does.
+*/
+static int
+spread(Emit *E, EStage *S, const UOp *s)
+{
+	TState *T = E->aux;
+	const UOp *top = s;
+	TileStmt ts;
+	int64_t rest = 1, ext, b;
+	int f, at = -1;
+
+	if (s->op != OP_END || !pmap_get(&T->inner, s->src[0]))
+		return 0;
+	while (s->op == OP_END || (s->op == OP_IF && s->src[0]->op == OP_CONST && s->src[0]->arg[0] && !s->name)) {
+		if (s->nsrc != 2)
+			return 0;
+		s = s->src[1];
+	}
+	if (s->op != OP_STORE || tile_ir_stmt(E->k, S->st, s, &ts, E->e) <= 0)
+		return ts.n < 0 ? -1 : 0;
+	for (f = 0; f < ts.n; f++)
+		if (ts.loop[f] == top->src[0])
+			at = f;
+		else
+			rest *= pow2(krange_extent(ts.loop[f]));
+	if (at < 0 || at >= ts.nstored)
+		return 0;
+	ext = krange_extent(top->src[0]);
+	for (b = pow2(ext); b > 1 && b * rest > T_BLOCKED; b /= 2)
+		;
+	T->blk = top->src[0];
+	T->blk_size = b;
+	T->gext[0] = (ext + b - 1) / b;
+	T->ngrid = 1;
+	return 0;
+}
+
+/*
 ** Program ids for a stage without bound loops: the leading nest of loops
 ** each the only statement of the one above, independent together, no
 ** tile's axis, at most three (axis 0 the outermost: it takes 2^31-1
@@ -1193,7 +1252,7 @@ choose_grid(Emit *E, EStage *S)
 		s = s->src[1];
 	}
 	T->ngrid = n;
-	return 0;
+	return n ? 0 : spread(E, S, s);
 }
 
 static int
@@ -1247,6 +1306,7 @@ stage(Emit *E, EStage *S)
 
 	T->S = S;
 	T->nar = 0;
+	T->blk = NULL;
 	pmap_free(&T->inner);
 	pmap_free(&T->grid);
 	buf_init(&T->pre);
@@ -1273,8 +1333,9 @@ stage(Emit *E, EStage *S)
 	for (i = 0; i < T->nar; i++)
 		emit(out, "%s%s: tl.constexpr", n++ ? ", " : "", T->ar[i].block);
 	emit(out, "):\n");
-	emit(out, "    # %s\n", S->nbound ? "block-bound loops are program ids"
-	     : T->ngrid ? "independent outer loops are program ids" : "one program runs the stage");
+	emit(out, "    # %s\n", S->nbound ? "block-bound loops are program ids" : T->blk ? "blocks of the outer "
+	     "tile axis are program ids" : T->ngrid ? "independent outer loops are program ids"
+	     : "one program runs the stage");
 	emit(out, "%s%s", T->pre.s ? T->pre.s : "", b.s ? b.s : "");
 	if (add_launch(E, S) < 0)
 		goto out;
