@@ -198,8 +198,8 @@ check_fn(Emit *E, int st, const UOp *u)
 			char m[160];
 
 			snprintf(m, sizeof m, "loop %s is bound to %s; a Triton program has no threads (tiles replace "
-			         "them): unbind it (the tile view makes its nest a tile) or export to cuda; loop %s",
-			         krange_var(u)->name, hwaxis_name(krange_hw(u)), krange_var(u)->name);
+			         "them): unbind it (the tile view makes its nest a tile) or export to cuda",
+			         krange_var(u)->name, hwaxis_name(krange_hw(u)));
 			return err_set(E->e, "triton: stage %s: %s", stname(E, st), m);
 		}
 		return 0;
