@@ -41,9 +41,9 @@
 ** temporaries included (kernel order, as the CUDA harness does); shared and
 ** register buffers, barriers, shuffles and MMAs are refused. Values live in
 ** memory between statements (each statement loads what it reads): correct
-** first; Triton's compiler forwards a store to a later load of the same
-** pointers within a program only where it can prove it, so this costs
-** memory traffic the hand-written kernel would keep in registers.
+** first, at the price of memory traffic (and a tl.debug_barrier before a
+** statement that reads what the program stored) where a hand-written kernel
+** keeps values in registers.
 **
 ** Values are close to the interpreter's, not equal: Triton's exp2, log2,
 ** sin and sqrt are the device's, reductions sum in a tree, max and min
@@ -114,6 +114,7 @@ typedef struct TState {
 	PMap pure;             /* node -> 1 index arithmetic, 2 not */
 	Axis fr[TILE_MAXLOOPS];
 	int nfr;
+	int stored, loops;     /* stores written so far in the stage; for loops open */
 } TState;
 
 static int
@@ -1017,16 +1018,50 @@ out:
 	return rc;
 }
 
+/* Whether u loads a buffer the stage writes. */
+static int
+reads_written(EStage *S, const UOp *u, PMap *seen, int depth)
+{
+	int i;
+
+	if (pmap_get(seen, u) || depth > E_MAXDEPTH)
+		return 0;
+	pmap_put(seen, u, (void *)1);
+	if (u->op == OP_LOAD && u->nsrc > 0 && u->src[0]->op == OP_INDEX && u->src[0]->nsrc > 0
+	&& u->src[0]->src[0]->op == OP_DEFINE && (S->use[u->src[0]->src[0]->arg[0]] & 2))
+		return 1;
+	for (i = 0; i < u->nsrc; i++)
+		if (reads_written(S, u->src[i], seen, depth + 1))
+			return 1;
+	return 0;
+}
+
 static int
 store(Emit *E, EStage *S, const UOp *s, int ind)
 {
+	TState *T = E->aux;
 	TileStmt ts;
-	int n;
+	PMap seen = { 0 };
+	int n, i, rd = 0;
 
 	if (s->nsrc < 2 || s->nsrc > 3 || s->src[0]->op != OP_INDEX)
 		return err_set(E->e, "triton: stage %s: a store to something that is not an index", stname(E, S->st));
 	if ((n = tile_ir_stmt(E->k, S->st, s, &ts, E->e)) < 0)
 		return -1;
+	for (i = 1; i < s->nsrc && !rd; i++)
+		rd = reads_written(S, s->src[i], &seen, 0);
+	for (i = 1; i < s->src[0]->nsrc && !rd; i++)
+		rd = reads_written(S, s->src[0]->src[i], &seen, 0);
+	pmap_free(&seen);
+	/*
+	** A statement reading what the program stored (before it, or in an earlier
+	** iteration: a for loop is open) may read an element another thread of the program stored: the
+	** layouts of two statements differ, and a scalar is stored by one thread and
+	** loaded by all. Triton orders one thread's accesses only, so a barrier.
+	*/
+	if (rd && (T->stored || T->loops))
+		line(E, ind, "tl.debug_barrier()");
+	T->stored++;
 	return n ? tile_store(E, S, s, &ts, ind) : scalar_store(E, S, s, ind);
 }
 
@@ -1052,6 +1087,7 @@ loop(Emit *E, EStage *S, const UOp *s, int ind)
 	uintptr_t ax = (uintptr_t)pmap_get(&T->grid, r);
 	HwAxis hw = krange_hw(r);
 	int64_t ext = krange_extent(r);
+	int rc;
 
 	if (r->nsrc != 1 || v->op != OP_VAR || v->arg[0] != 0)
 		return err_set(E->e, "triton: stage %s: a loop that does not start at 0", stname(E, S->st));
@@ -1076,7 +1112,10 @@ loop(Emit *E, EStage *S, const UOp *s, int ind)
 		emit(E->out, "for %s in tl.static_range(%lld):\n", v->name, (long long)ext);
 	else
 		emit(E->out, "for %s in range(%lld):\n", v->name, (long long)ext);
-	return body(E, S, s->src + 1, s->nsrc - 1, ind + 1);
+	T->loops++;
+	rc = body(E, S, s->src + 1, s->nsrc - 1, ind + 1);
+	T->loops--;
+	return rc;
 }
 
 static int
@@ -1307,6 +1346,7 @@ stage(Emit *E, EStage *S)
 	T->S = S;
 	T->nar = 0;
 	T->blk = NULL;
+	T->stored = T->loops = 0;
 	pmap_free(&T->inner);
 	pmap_free(&T->grid);
 	buf_init(&T->pre);

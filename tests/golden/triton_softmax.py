@@ -19,6 +19,7 @@ def xmax_kernel(x_ptr, xmax_ptr, BLOCK_J: tl.constexpr):
     offs_j = tl.arange(0, BLOCK_J)
     i = tl.program_id(0)
     tl.store(xmax_ptr + i, -float("inf"))
+    tl.debug_barrier()
     tl.store(xmax_ptr + i, tl.maximum(tl.load(xmax_ptr + i), tl.max(tl.where(offs_j < 6, tl.load(x_ptr + (i * 6 + offs_j), mask=offs_j < 6, other=0.0), -float("inf")), axis=0)))
 
 
@@ -28,6 +29,7 @@ def xsum_kernel(x_ptr, xmax_ptr, xsum_ptr, BLOCK_J_1: tl.constexpr):
     offs_j_1 = tl.arange(0, BLOCK_J_1)
     i = tl.program_id(0)
     tl.store(xsum_ptr + i, 0.0)
+    tl.debug_barrier()
     tl.store(xsum_ptr + i, tl.load(xsum_ptr + i) + tl.sum(tl.where(offs_j_1 < 6, tl.exp2((tl.load(x_ptr + (i * 6 + offs_j_1), mask=offs_j_1 < 6, other=0.0) - tl.load(xmax_ptr + i)) * 1.442695), 0.0), axis=0))
 
 
