@@ -1,4 +1,4 @@
-/* backend.h - device code: a kernel as source in a dialect (C, CUDA, OpenCL; Triton to come), the C JIT, OpenCL runs, exported harnesses. */
+/* backend.h - device code: a kernel as source in a dialect (C, CUDA, OpenCL, Triton), the C JIT, OpenCL runs, exported harnesses. */
 #ifndef TESSEL_BACKEND_H
 #define TESSEL_BACKEND_H
 
@@ -7,8 +7,8 @@
 /* emit.c */
 /*
 ** The kernel as one translation unit in dialect d, appended to b: D_C
-** (c.c), D_CUDA (cuda.c) and D_OPENCL (opencl.c); D_TRITON is refused with
-** a message naming what exists. A construct the dialect cannot express is
+** (c.c), D_CUDA (cuda.c), D_OPENCL (opencl.c) and D_TRITON (triton.c,
+** below). A construct the dialect cannot express is
 ** refused, naming the stage and the statement: for C, barriers, shuffles
 ** and MMAs (the threads of a block would have to run together), float16 and
 ** bfloat16 values, and an index division whose divisor may be zero; for
@@ -54,6 +54,19 @@ int backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o
 ** interpreter's, relative to max(|want|, 1): 1e-4 float32, 1e-9 float64,
 ** 1e-2 float16 and bfloat16, 0 (exact) for integers and bool. */
 double backend_tolerance(DType t);
+/*
+** The Triton source (triton.c, docs/export.md) is a Python module: one
+** @triton.jit function <stage>_kernel per stage, its tiles those of the tile
+** view (tile_ir_stmt), block-bound loops (or, in a stage without bound
+** loops, its leading independent loops) as tl.program_id, and the host
+** function tessel_launch(bufs), bufs the storage of every buffer (kernel
+** order) as device tensors. Values are close to the interpreter's, within
+** the tolerances the header states, not bit for bit. Refused, naming the
+** stage and the statement: barriers, shuffles, MMAs, thread-bound loops,
+** shared and register buffers, pow, threefry, shifts and integer division
+** of values, tiles over 2^20 elements.
+*/
+int triton_source(Buf *b, const Kernel *k, Err *e);
 /*
 ** The CUDA source (docs/export.md) holds one `__global__ void <stage>(...)`
 ** per stage, taking the global buffers it uses, and the host entry

@@ -1863,10 +1863,9 @@ backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Er
 	case D_CUDA: case D_OPENCL:
 		return gpu_source(b, k, d, info.fast, NULL, e);
 	case D_TRITON:
-		return err_set(e, "source: the triton backend is not written yet (c, cuda and opencl are; "
-		               "docs/export.md)");
+		return triton_source(b, k, e);
 	default:
-		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl; triton to come)",
+		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl, triton)",
 		               dialect_name(d));
 	}
 }

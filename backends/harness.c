@@ -659,6 +659,205 @@ main_opencl(Buf *b, const Gen *g)
 	     "  return bad != 0;\n}\n", g->src, g->src, g->src, setup, check, report);
 }
 
+
+/* ---- Triton: run.py ---- */
+
+/*
+** The Triton tolerance of an output of dtype t: |got - ref| <= atol + rtol *
+** |ref|. float32: Triton's exp2, log2 and sin are the device's approximate
+** ones (a few units in the last place) and its reductions add in a tree, not
+** in the interpreter's order: 1e-4 relative bounds the reassociation of
+** sums of ~10^4 terms of one sign, 1e-5 absolute the cancellation near 0.
+** float64: the same in double. 16-bit floats: the interpreter rounds every
+** operation to the dtype, Triton computes some in float32: 1e-2 both.
+** Integers and bool: exact.
+*/
+static void
+triton_tol(DType t, double *rtol, double *atol)
+{
+	switch (t) {
+	case DT_FLOAT32: *rtol = 1e-4; *atol = 1e-5; break;
+	case DT_FLOAT64: *rtol = 1e-9; *atol = 1e-12; break;
+	case DT_FLOAT16: case DT_BFLOAT16: *rtol = 1e-2; *atol = 1e-2; break;
+	default: *rtol = 0; *atol = 0; break;
+	}
+}
+
+static const char *
+npname(DType t)
+{
+	switch (t) {
+	case DT_BOOL: return "bool";
+	case DT_INT8: return "int8";
+	case DT_INT16: return "int16";
+	case DT_INT32: return "int32";
+	case DT_INT64: case DT_INDEX: return "int64";
+	case DT_UINT8: return "uint8";
+	case DT_UINT16: return "uint16";
+	case DT_UINT32: return "uint32";
+	case DT_UINT64: return "uint64";
+	case DT_FLOAT16: return "float16";
+	case DT_BFLOAT16: return "bfloat16";
+	case DT_FLOAT32: return "float32";
+	default: return "float64";
+	}
+}
+
+static const char run_py[] =
+	"\n\ndef main():\n"
+	"    interpret = os.environ.get(\"TRITON_INTERPRET\") == \"1\"\n"
+	"    try:\n"
+	"        import torch\n"
+	"    except ImportError:\n"
+	"        torch = None\n"
+	"    if not interpret and (torch is None or not torch.cuda.is_available()):\n"
+	"        print(\"tessel harness (triton): no CUDA device (torch %s); `make interpret` runs Triton's CPU \"\n"
+	"              \"interpreter\" % (\"missing\" if torch is None else \"sees none\"))\n"
+	"        return 2\n"
+	"    if interpret:   # padded lanes divide by zero and are masked: numpy need not say so\n"
+	"        warnings.filterwarnings(\"ignore\", category=RuntimeWarning)\n"
+	"    import triton\n"
+	"    import triton.testing\n"
+	"    import kernel\n"
+	"\n"
+	"    bufs, host = [], []\n"
+	"    for name, role, dt, numel, size, tol in BUFS:\n"
+	"        if role == \"i\":\n"
+	"            logical = read(\"in\", name, dt, numel)\n"
+	"        elif dt.startswith(\"float\") or dt == \"bfloat16\":\n"
+	"            logical = np.full(numel, np.nan, dtype=np.float64)   # poisoned: an element never written shows\n"
+	"        else:\n"
+	"            logical = np.full(numel, 0 if dt == \"bool\" else 123, dtype=np.float64)\n"
+	"        store = np.zeros(size, dtype=np.float64)\n"
+	"        if role == \"t\":\n"
+	"            store[:] = 0\n"
+	"        elif os.path.exists(\"off_%s.bin\" % name):   # stored through its layout\n"
+	"            store[np.fromfile(\"off_%s.bin\" % name, dtype=np.int64)] = logical\n"
+	"        else:\n"
+	"            store[:numel] = logical\n"
+	"        host.append(store)\n"
+	"        bufs.append(device(torch, store, dt, interpret))\n"
+	"\n"
+	"    kernel.tessel_launch(bufs)\n"
+	"    if not interpret:\n"
+	"        torch.cuda.synchronize()\n"
+	"    bad, notes = 0, []\n"
+	"    for (name, role, dt, numel, size, tol), b in zip(BUFS, bufs):\n"
+	"        if role != \"o\":\n"
+	"            continue\n"
+	"        got = fetch(torch, b, dt)\n"
+	"        if os.path.exists(\"off_%s.bin\" % name):\n"
+	"            got = got[np.fromfile(\"off_%s.bin\" % name, dtype=np.int64)]\n"
+	"        else:\n"
+	"            got = got[:numel]\n"
+	"        ref = read(\"ref\", name, dt, numel)\n"
+	"        rtol, atol = tol\n"
+	"        with np.errstate(invalid=\"ignore\"):\n"
+	"            err = np.abs(got - ref)\n"
+	"            ok = (got == ref) | (np.isnan(got) & np.isnan(ref)) | (err <= atol + rtol * np.abs(ref))\n"
+	"        worst = float(np.nanmax(np.where(got == ref, 0, err))) if numel else 0.0\n"
+	"        if not ok.all():\n"
+	"            i = int(np.argmin(ok))\n"
+	"            bad += 1\n"
+	"            notes.append(\"%s MISMATCH at %d of %d elements, first [%d]: got %.9g, interpreter %.9g\"\n"
+	"                         % (name, int((~ok).sum()), numel, i, got[i], ref[i]))\n"
+	"        else:\n"
+	"            notes.append(\"%s match (%d elements, largest error %.3g, rtol %g atol %g)\" % (name, numel, worst, rtol, atol))\n"
+	"    if interpret:\n"
+	"        where, timing = \"Triton's CPU interpreter\", \"time: not measured (interpreter)\"\n"
+	"    else:\n"
+	"        where = torch.cuda.get_device_name()\n"
+	"        ms = triton.testing.do_bench(lambda: kernel.tessel_launch(bufs), return_mode=\"median\")\n"
+	"        timing = \"median %.4g ms (triton.testing.do_bench)\" % ms\n"
+	"    print(\"tessel harness (triton): kernel.py on %s: %s; %s; %s\" % (where, \"; \".join(notes), timing,\n"
+	"                                                             \"MISMATCH\" if bad else \"match\"))\n"
+	"    return 1 if bad else 0\n"
+	"\n\n"
+	"def read(prefix, name, dt, numel):\n"
+	"    \"\"\"prefix_name.bin as float64 values (bfloat16: the upper half of a float32)\"\"\"\n"
+	"    path = \"%s_%s.bin\" % (prefix, name)\n"
+	"    if dt == \"bfloat16\":\n"
+	"        raw = np.fromfile(path, dtype=np.uint16).astype(np.uint32) << 16\n"
+	"        return raw.view(np.float32).astype(np.float64)\n"
+	"    return np.fromfile(path, dtype=dt, count=numel).astype(np.float64)\n"
+	"\n\n"
+	"class Host:\n"
+	"    \"\"\"A numpy array as Triton's interpreter takes a tensor (no torch needed)\"\"\"\n"
+	"\n"
+	"    def __init__(self, a):\n"
+	"        self.a = a\n"
+	"        self.dtype = a.dtype\n"
+	"        self.device = \"cpu\"\n"
+	"\n"
+	"    def data_ptr(self):\n"
+	"        return self.a.ctypes.data\n"
+	"\n"
+	"    def cpu(self):\n"
+	"        return self\n"
+	"\n"
+	"    def to(self, device):\n"
+	"        return self\n"
+	"\n"
+	"    @property\n"
+	"    def data(self):\n"
+	"        return self\n"
+	"\n"
+	"    def copy_(self, other):\n"
+	"        if other is not self:\n"
+	"            self.a[...] = other.a\n"
+	"\n\n"
+	"def device(torch, store, dt, interpret):\n"
+	"    if torch is None:\n"
+	"        if dt == \"bfloat16\":\n"
+	"            raise SystemExit(\"bfloat16 under the interpreter needs torch\")\n"
+	"        return Host(store.astype(dt))\n"
+	"    if dt == \"bfloat16\":\n"
+	"        t = torch.from_numpy(store.astype(np.float32)).to(torch.bfloat16)\n"
+	"    else:\n"
+	"        t = torch.from_numpy(store.astype(dt))\n"
+	"    return t if interpret else t.cuda()\n"
+	"\n\n"
+	"def fetch(torch, b, dt):\n"
+	"    if isinstance(b, Host):\n"
+	"        return b.a.astype(np.float64)\n"
+	"    return b.detach().cpu().to(torch.float64).numpy()\n"
+	"\n\n"
+	"if __name__ == \"__main__\":\n"
+	"    sys.exit(main())\n";
+
+static void
+main_triton(Buf *b, const Gen *g)
+{
+	const Kernel *k = g->k;
+	char nm[K_NAME + 8];
+	double rtol, atol;
+	int i;
+
+	emit(b, "\"\"\"\nA tessel harness: Triton, the kernel in kernel.py, with stage%s", k->nstage == 1 ? "" : "s");
+	for (i = 0; i < k->nstage; i++)
+		emit(b, "%s%s", i ? ", " : " ", k->stage[i].name);
+	emit(b, ".\n`make` runs it on a CUDA GPU (torch and triton installed), `make interpret` on the CPU\n"
+	     "through Triton's interpreter (TRITON_INTERPRET=1; numpy and triton suffice). It reads the\n"
+	     "inputs (in_*.bin), poisons the outputs (NaN), launches tessel_launch once, compares every\n"
+	     "output with the interpreter's (ref_*.bin) within |got - ref| <= atol + rtol * |ref|, times\n"
+	     "the launch with triton.testing.do_bench (median) and prints one line. Exit status 0 when\n"
+	     "every output matches.\n\"\"\"\nimport os\nimport sys\nimport warnings\n\nimport numpy as np\n\n"
+	     "os.chdir(os.path.dirname(os.path.abspath(__file__)))\n"
+	     "sys.path.insert(0, os.getcwd())\n\n"
+	     "# name, role (i input, o output, t temporary), dtype, elements, elements of storage, (rtol, atol)\n"
+	     "BUFS = [\n");
+	for (i = 0; i < k->nbuf; i++) {
+		const KBuf *kb = &k->buf[i];
+
+		sanitize(kb->name, nm, sizeof nm);
+		triton_tol(kb->dtype, &rtol, &atol);
+		emit(b, "    (\"%s\", \"%c\", \"%s\", %lld, %lld, (%g, %g)),\n", nm,
+		     kb->role == KB_INPUT ? 'i' : kb->role == KB_OUTPUT ? 'o' : 't', npname(kb->dtype),
+		     (long long)emit_numel(kb), (long long)(kb->size ? kb->size : 1), rtol, atol);
+	}
+	emit(b, "]\n%s", run_py);
+}
+
 static void
 makefile(Buf *b, const Gen *g, const EmitInfo *info)
 {
@@ -677,6 +876,14 @@ makefile(Buf *b, const Gen *g, const EmitInfo *info)
 		emit(b, "run: main\n\t./main\n\nbuild: main\n\n"
 		     "main: main.c kernel.c\n\t$(CC) $(FLAGS) $(CFLAGS) -o main main.c kernel.c -lm\n");
 		break;
+	case D_TRITON:
+		emit(b, "PYTHON ?= python3\n\n"
+		     "# on a CUDA GPU (torch and triton installed)\nrun:\n\t$(PYTHON) run.py\n\n"
+		     "# on the CPU, through Triton's interpreter (numpy and triton suffice)\n"
+		     "interpret:\n\tTRITON_INTERPRET=1 $(PYTHON) run.py\n\n"
+		     "build:\n\t$(PYTHON) -c 'import ast; ast.parse(open(\"kernel.py\").read())'\n\n"
+		     "clean:\n\trm -rf __pycache__\n\n.PHONY: run interpret build clean\n");
+		return;
 	case D_CUDA:
 		emit(b, "NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)\nARCH ?= sm_90\n"
 		     "%s"
@@ -696,6 +903,40 @@ makefile(Buf *b, const Gen *g, const EmitInfo *info)
 }
 
 /* ---- the export ---- */
+
+/* off_<name>.bin: the storage offset of every element of kb, row-major logical order, int64 */
+static int
+write_offsets(Out *o, const KBuf *kb, const char *nm, Err *e)
+{
+	int64_t n = emit_numel(kb), i, *off, idx[T_MAXDIM];
+	char name[K_NAME + 16];
+	int d, rc;
+
+	if (!(off = malloc((size_t)(n ? n : 1) * sizeof *off)))
+		return err_set(e, "export: out of memory");
+	for (d = 0; d < kb->ndim; d++)
+		idx[d] = 0;
+	for (i = 0; i < n; i++) {
+		UBind bind[T_MAXDIM];
+		int64_t v;
+
+		for (d = 0; d < kb->ndim; d++) {
+			bind[d].name = kb->lvar[d]->name;
+			bind[d].value = idx[d];
+		}
+		if (uop_eval(kb->layout, bind, kb->ndim, &v, e) < 0) {
+			free(off);
+			return -1;
+		}
+		off[i] = v;
+		for (d = kb->ndim - 1; d >= 0 && ++idx[d] == kb->shape[d]; d--)
+			idx[d] = 0;
+	}
+	snprintf(name, sizeof name, "off_%s.bin", nm);
+	rc = write_file(o, name, off, (size_t)n * sizeof *off);
+	free(off);
+	return rc;
+}
 
 int
 backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o, Err *e)
@@ -719,8 +960,8 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	e->msg[0] = 0;
 	if (!k)
 		return err_set(e, "export: no kernel");
-	if (d != D_C && d != D_CUDA && d != D_OPENCL)
-		return err_set(e, "export: %s is not a dialect tessel exports (c, cuda, opencl)", dialect_name(d));
+	if (d != D_C && d != D_CUDA && d != D_OPENCL && d != D_TRITON)
+		return err_set(e, "export: %s is not a dialect tessel exports (c, cuda, opencl, triton)", dialect_name(d));
 	if (!dir || !*dir)
 		return err_set(e, "export: no directory");
 	buf_init(&src);
@@ -729,7 +970,8 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	memset(&info, 0, sizeof info);
 	info.fast = o->fast;
 	/* the source first: a kernel the dialect refuses writes nothing */
-	if ((d == D_C ? emit_kernel(&src, k, &emit_c, &info, e) : gpu_source(&src, k, d, o->fast, &L, e)) < 0)
+	if ((d == D_C ? emit_kernel(&src, k, &emit_c, &info, e) : d == D_TRITON ? triton_source(&src, k, e)
+	     : gpu_source(&src, k, d, o->fast, &L, e)) < 0)
 		goto out;
 	if (!(bufs = calloc(k->nbuf ? k->nbuf : 1, sizeof *bufs)) || !(drawn = calloc(k->nbuf ? k->nbuf : 1, sizeof *drawn))
 	|| !(tol = calloc(k->nbuf ? k->nbuf : 1, sizeof *tol))) {
@@ -765,7 +1007,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 				goto out;
 			}
 			backend_draw(k, i, t);
-			drawn[i] = 1;
+			drawn[i] = d != D_TRITON;   /* run.py reads every input: it draws none */
 		}
 		t->dtype = kb->dtype;
 		t->ndim = kb->ndim;
@@ -783,7 +1025,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	memset(&g, 0, sizeof g);
 	g.k = k;
 	g.d = d;
-	g.src = d == D_C ? "kernel.c" : d == D_CUDA ? "kernel.cu" : "kernel.cl";
+	g.src = d == D_C ? "kernel.c" : d == D_CUDA ? "kernel.cu" : d == D_TRITON ? "kernel.py" : "kernel.cl";
 	g.drawn = drawn;
 	g.tol = tol;
 	g.reps = o->reps > 0 ? o->reps : 20;
@@ -798,7 +1040,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 				g.place |= k->buf[i].role == KB_INPUT;
 				g.take |= k->buf[i].role == KB_OUTPUT;
 			}
-	(d == D_C ? main_c : d == D_CUDA ? main_cuda : main_opencl)(&prog, &g);
+	(d == D_C ? main_c : d == D_CUDA ? main_cuda : d == D_TRITON ? main_triton : main_opencl)(&prog, &g);
 	makefile(&mk, &g, &info);
 	if (src.oom || prog.oom || mk.oom) {
 		err_set(e, "export: out of memory");
@@ -814,7 +1056,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	out.files = o->files;
 	out.e = e;
 	if ((rc = write_file(&out, g.src, src.s, src.len)) < 0
-	|| (rc = write_file(&out, d == D_CUDA ? "main.cu" : "main.c", prog.s, prog.len)) < 0
+	|| (rc = write_file(&out, d == D_CUDA ? "main.cu" : d == D_TRITON ? "run.py" : "main.c", prog.s, prog.len)) < 0
 	|| (rc = write_file(&out, "Makefile", mk.s, mk.len)) < 0)
 		goto out;
 	for (i = 0; i < k->nbuf; i++) {
@@ -826,6 +1068,9 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 		sanitize(kb->name, nm, sizeof nm);
 		snprintf(name, sizeof name, "%s_%s.bin", kb->role == KB_INPUT ? "in" : "ref", nm);
 		if ((rc = write_file(&out, name, bufs[i].data, (size_t)emit_numel(kb) * dtype_bytes(kb->dtype))) < 0)
+			goto out;
+		/* run.py places and takes a buffer that is not row-major through its offsets */
+		if (d == D_TRITON && !gpu_row_major(kb) && (rc = write_offsets(&out, kb, nm, e)) < 0)
 			goto out;
 	}
 	rc = 0;

@@ -1,4 +1,4 @@
--- gpu_exports.lua - export the example kernels to CUDA (and C) under a directory, for a GPU run.
+-- gpu_exports.lua - export the example kernels to CUDA and Triton under a directory, for a GPU run.
 --   ./tessel bench/gpu_exports.lua DIR
 -- Each DIR/<name> builds and runs with `make` where nvcc and a GPU are: the harness checks
 -- every output against the interpreter's saved one and prints the median time.
@@ -92,10 +92,37 @@ do
   ex.flash_attention = s:kernel()
 end
 
+-- for Triton, which takes no thread bindings: the matmul with its init decomposed and only the
+-- 16x16 tiles of c on the blocks (one 16x16x128 tile statement per program), a lowered transpose
+-- with extents that are no powers of two, and a lowered softmax of 4096 rows of 1000
+local tx = {}
+do
+  local a, b = tensor.param("a", {128, 128}), tensor.param("b", {128, 128})
+  local s = kernel.lower(a:matmul(b), "c"):schedule()
+  s:decompose_reduction("c", "k")
+  s:tile("c", "i", "j", 16, 16)
+  s:bind("c", "i0", "blockIdx.y"); s:bind("c", "j0", "blockIdx.x")
+  tx.matmul_blocks = s:kernel()
+  tx.transpose_lowered = kernel.lower(tensor.param("A", {1000, 600}):permute(1, 0), "B")
+  tx.softmax_rows = kernel.lower(tensor.param("x", {4096, 1000}):softmax(1), "out")
+end
+
 local names = {}
 for name in pairs(ex) do names[#names + 1] = name end
 table.sort(names)
 for _, name in ipairs(names) do
   local ok, err = pcall(function() ex[name]:export("cuda", dir .. "/" .. name, {reps = 20}) end)
   print(string.format("%-16s %s", name, ok and "exported" or ("refused: " .. tostring(err))))
+end
+
+-- the same examples as Triton (DIR/triton/<name>: `make` runs run.py on the GPU, `make interpret`
+-- under Triton's CPU interpreter); what the Triton backend refuses says why
+os.execute("mkdir -p " .. dir .. "/triton")
+for _, name in ipairs(names) do
+  local ok, err = pcall(function() ex[name]:export("triton", dir .. "/triton/" .. name) end)
+  print(string.format("%-16s %s", name, ok and "exported (triton)" or ("triton refused: " .. tostring(err))))
+end
+for _, name in ipairs({"matmul_blocks", "softmax_rows", "transpose_lowered"}) do
+  tx[name]:export("triton", dir .. "/triton/" .. name)
+  print(string.format("%-17s exported (triton)", name))
 end

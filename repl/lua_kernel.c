@@ -1820,7 +1820,7 @@ k_source(lua_State *L)
 	Err e = { "" };
 
 	if (dialect_parse(d, &dl) < 0)
-		return luaL_error(L, "k:source: unknown dialect \"%s\" (c, cuda, opencl; triton is to come)", d);
+		return luaL_error(L, "k:source: unknown dialect \"%s\" (c, cuda, opencl, triton)", d);
 	if (!lua_isnoneornil(L, 3)) {
 		luaL_checktype(L, 3, LUA_TTABLE);
 		lua_getfield(L, 3, "fast");
@@ -1852,8 +1852,8 @@ k_export(lua_State *L)
 
 	memset(&o, 0, sizeof o);
 	lua_settop(L, 4);
-	if (dialect_parse(d, &dl) < 0 || (dl != D_C && dl != D_CUDA && dl != D_OPENCL))
-		return luaL_error(L, "k:export: unknown dialect \"%s\" (c, cuda, opencl)", d);
+	if (dialect_parse(d, &dl) < 0 || (dl != D_C && dl != D_CUDA && dl != D_OPENCL && dl != D_TRITON))
+		return luaL_error(L, "k:export: unknown dialect \"%s\" (c, cuda, opencl, triton)", d);
 	if (!lua_isnil(L, 4)) {
 		luaL_checktype(L, 4, LUA_TTABLE);
 		if (lua_getfield(L, 4, "reps") != LUA_TNIL)
@@ -2077,11 +2077,15 @@ static const HelpReg kmeths[] = {
 	  "shorter than their axis), __shared__ buffers, __syncthreads, __shfl_sync, mma.sync in\n"
 	  "inline PTX, and tessel_launch(dbufs, stream) launching the stages in order.\n"
 	  "opencl: a __kernel per stage and a table of launches; no shuffles, MMAs or halves.\n"
-	  "triton is to come." },
+	  "triton: a Python module, one @triton.jit function per stage built on the tile view\n"
+	  "(k:tile_ir()): block-bound or independent outer loops are tl.program_id, tiles are\n"
+	  "tl.arange offsets with masks, reductions tl.sum/tl.max/tl.min; tessel_launch(bufs)\n"
+	  "launches the stages. Close to the interpreter within a stated tolerance, not bit for\n"
+	  "bit. Refused: barriers, shuffles, MMAs, thread-bound loops, shared and local buffers." },
 	{ "export", k_export,
 	  "k:export(dialect, dir [, {inputs = {name = tensor}, reps = 20, warmup = 3, fast = false}]): a\n"
-	  "directory that\n"
-	  "`make -C dir` builds and runs: the source (c, cuda, opencl), a host program that draws\n"
+	  "directory that `make -C dir` builds and runs: the source (c, cuda, opencl, triton), a host\n"
+	  "program that draws\n"
 	  "the inputs as tessel does (or reads the given ones), checks the outputs against the\n"
 	  "interpreter's (saved as ref_*.bin) and prints the median time of repeated runs, and a\n"
 	  "Makefile. Returns dir and the files written; nil and a message when a file cannot be\n"

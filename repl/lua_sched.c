@@ -710,7 +710,7 @@ static const HelpReg smeths[] = {
 	  "the first wrong element, the store that wrote it, and the step after which it went wrong." },
 	{ "get_block", s_get_block, "s:get_block(name): the stage named name (TVM's get_block)" },
 	{ "get_loops", s_get_loops, "s:get_loops(block): the stage's loop variables, outermost first" },
-	{ "source", s_source, "s:source([dialect]): the scheduled kernel as source code (k:source)" },
+	{ "source", s_source, "s:source([dialect]): the scheduled kernel as source code, c, cuda, opencl or triton (k:source)" },
 	{ NULL, NULL, NULL }
 };
 

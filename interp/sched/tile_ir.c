@@ -884,3 +884,40 @@ tile_ir_inner(const Kernel *k, int st, const UOp *store, const UOp **out, int ma
 	done(&t);
 	return t.oom ? err_set(e, "tile_ir: out of memory") : n;
 }
+
+int
+tile_ir_stmt(const Kernel *k, int st, const UOp *store, TileStmt *out, Err *e)
+{
+	UOp *path[256];
+	Chain ch;
+	Plan pl;
+	Tr t;
+	int np = sched_path(k, st, store, path, 256), i, p;
+
+	memset(out, 0, sizeof *out);
+	if (np == 0 || path[np - 1] != store || store->op != OP_STORE)
+		return err_set(e, "tile_ir: the statement is not a store of stage %d", st);
+	for (i = 0; i < np - 1 && !(path[i]->op == OP_END && heads(path[i], &ch)); i++)
+		;
+	if (i == np - 1)
+		return 0;
+	memset(&t, 0, sizeof t);
+	t.k = k;
+	if (!(t.x = uctx_new()))
+		return err_set(e, "tile_ir: out of memory");
+	p = partition(&t, &ch, &pl);
+	if (p < ch.n && !t.oom) {
+		/* the value's frame: stored dimensions, then reduced loops (plan's dim) */
+		for (i = 0; i < pl.nd && i < TILE_MAXLOOPS; i++)
+			out->loop[i] = ch.range[pl.dim[i]];
+		out->n = i;
+		out->nstored = pl.ns < i ? pl.ns : i;
+		if (pl.acc) {
+			out->acc = pl.acc;
+			out->other = pl.other;
+			out->op = (Op)store->src[1]->op;
+		}
+	}
+	done(&t);
+	return t.oom ? err_set(e, "tile_ir: out of memory") : out->n;
+}

@@ -40,4 +40,24 @@ int tile_ir_print(Buf *b, const Kernel *k, Err *e);
 ** count (0 when the store stays a scalar statement), or -1 with e set. */
 int tile_ir_inner(const Kernel *k, int st, const UOp *store, const UOp **out, int max, Err *e);
 
+/*
+** The tile statement a store becomes, as a structure (for emitters that
+** write tiles in another language: backends/triton.c). loop[0..n-1] are the
+** inner loops (RANGE nodes) in the order of the value's dimensions: the
+** stored tile's first (nstored, in the order of the stored buffer's
+** dimensions), then the reduced ones, in loop order. A reduction (n >
+** nstored) is an update X[I] = X[I] op other: acc is the load of X[I] and op
+** the update's operator (OP_ADD, OP_MUL, OP_MAX or OP_MIN); acc and other are
+** also set for an update that reduces nothing. n is 0 when the store stays
+** a scalar statement. Returns n, or -1 with e set.
+*/
+enum { TILE_MAXLOOPS = 16 };
+typedef struct TileStmt {
+	int n, nstored;
+	const UOp *loop[TILE_MAXLOOPS];
+	const UOp *acc, *other;
+	Op op;
+} TileStmt;
+int tile_ir_stmt(const Kernel *k, int st, const UOp *store, TileStmt *out, Err *e);
+
 #endif
