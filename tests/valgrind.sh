@@ -23,6 +23,7 @@ for f in README.md docs/*.md; do
 	awk '/^```/ { fence = !fence; next } fence && /^> / { print substr($0, 3); next }
 	     fence && /^>> / { print substr($0, 4) }' "$f" > "$dir/in.lua"
 	[ -s "$dir/in.lua" ] || continue
-	# export.md writes exports under /tmp and compiles: its session runs in a scratch directory
+	# export.md writes exports under $TMPDIR (or /tmp) and compiles: its session runs in a
+	# scratch directory
 	(cd "$dir" && vg "$f (REPL)" "$OLDPWD/$TESSEL" -i < "$dir/in.lua") || exit 1
 done

@@ -1,6 +1,6 @@
 -- run_examples.lua - run every REPL example of the docs in a tessel REPL and compare its output with the page.
 --
--- Usage: tessel tests/docs/run_examples.lua [--all] FILE.md...
+-- Usage: tessel tests/docs/run_examples.lua FILE.md...
 --
 -- What an example is. A fenced code block (``` ... ```) with at least one line that
 -- starts with "> " (the REPL's prompt). Each such line is an input; the lines that
@@ -40,13 +40,6 @@
 --
 -- Output: each mismatch with file:line, the input, and a short diff of the expected
 -- (-) and actual (+) lines; a summary per file; exit status 1 on any mismatch.
-
--- SKIP: documents that other branches are rewriting while this one is open. They are
--- not checked unless --all is given (which prints their mismatches, and counts them).
--- Remove an entry when the branches are merged and the page passes.
-local SKIP = {
-	["docs/export.md"] = "being edited on two other branches (issue 16); remove after merging",
-}
 
 local MARK = "\1tessel-prompt\1"
 local SETUP = 'io.stdout:setvbuf("no") _PROMPT = "\\1tessel-prompt\\1" _PROMPT2 = ""'
@@ -251,23 +244,17 @@ local function check(tessel, path)
 end
 
 local tessel = interpreter()
-local all, files = false, {}
-for _, a in ipairs(arg) do
-	if a == "--all" then all = true else files[#files + 1] = a end
-end
+local files = {}
+for _, a in ipairs(arg) do files[#files + 1] = a end
 if #files == 0 then
-	io.stderr:write("usage: tessel tests/docs/run_examples.lua [--all] FILE.md...\n")
+	io.stderr:write("usage: tessel tests/docs/run_examples.lua FILE.md...\n")
 	os.exit(2)
 end
 local failed = 0
 for _, path in ipairs(files) do
-	if SKIP[path] and not all then
-		io.write(("%s: skipped: %s\n"):format(path, SKIP[path]))
-	else
-		local ok, n = pcall(check, tessel, path)
-		if not ok then io.write(tostring(n), "\n") end
-		failed = failed + (ok and n or 1)
-	end
+	local ok, n = pcall(check, tessel, path)
+	if not ok then io.write(tostring(n), "\n") end
+	failed = failed + (ok and n or 1)
 end
 if failed > 0 then
 	io.write(("docs examples: %d mismatches (-: the page, +: what tessel printed)\n"):format(failed))
