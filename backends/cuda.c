@@ -342,7 +342,16 @@ cuda_tail(Emit *E, Buf *b)
 	return 0;
 }
 
+/* w floats from offset off of buffer b (global: cudaMalloc aligns it, and off is a multiple of w) */
+static void
+cuda_vload(Emit *E, int b, int w, const Ex *off)
+{
+	emit(E->out, "*(const float%d *)&%s[", w, E->bname[b]);
+	emit_operand(E->out, off, 0);
+	emit(E->out, "]");
+}
+
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
-	1, cuda_shuffle, hconv
+	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL
 };

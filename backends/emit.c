@@ -903,6 +903,7 @@ load(Emit *E, const UOp *u, Ex *x, int depth)
 static int
 value(Emit *E, const UOp *u, Ex *x, int depth)
 {
+	const char *name;
 	Ex s[3];
 	const char *h;
 	int i, rc;
@@ -929,6 +930,11 @@ value(Emit *E, const UOp *u, Ex *x, int depth)
 		ex_set(x, P_ATOM, DT_INDEX);
 		return 0;
 	case OP_LOAD:
+		if (E->vec.n && (name = pmap_get(&E->vec, u))) {
+			emit(&x->s, "%s", name);
+			ex_set(x, P_ATOM, DT_FLOAT32);
+			return 0;
+		}
 		if (u == E->accload) {
 			emit(&x->s, "%s", E->accname);
 			ex_set(x, P_ATOM, (DType)E->k->buf[u->src[0]->src[0]->arg[0]].dtype);
@@ -1214,6 +1220,200 @@ mentions(PMap *memo, const UOp *u, const UOp *var, int depth)
 	if (pmap_put(memo, u, (void *)(uintptr_t)(r ? 2 : 1)) < 0)
 		return 1;
 	return r;
+}
+
+/* ---- vector loads ---- */
+
+enum { VEC_MAX = 16 };
+
+typedef struct VecRun {
+	int b;
+	const UOp *off0;       /* the offset at iteration 0 */
+	const UOp *load[4];    /* a load of the run, as the body has it */
+	int nload;
+	char name[K_NAME + 16];
+} VecRun;
+
+typedef struct VecScan {
+	Emit *E;
+	const UOp *v;          /* the loop variable */
+	int w;
+	VecRun run[VEC_MAX];
+	int nrun;
+	PMap seen;
+	uint8_t *written;      /* per buffer: stored to in the body */
+} VecScan;
+
+static UOp *
+simplified(Emit *E, UOp *u)
+{
+	UOp *o;
+
+	return u && uop_simplify(E->k->c, u, &o, E->e) == 0 ? o : NULL;
+}
+
+/* A load of one element at base + v, base a multiple of w: a run's member. */
+static int
+vec_scan(VecScan *V, const UOp *u, int depth)
+{
+	Emit *E = V->E;
+	UOp *off, *zero, *off0, *d, *m;
+	int i, b;
+
+	if (depth > E_MAXDEPTH)
+		return -1;
+	if (pmap_get(&V->seen, u))
+		return 0;
+	if (pmap_put(&V->seen, u, (void *)1) < 0)
+		return oom(E);
+	for (i = 0; i < u->nsrc; i++)
+		if (vec_scan(V, u->src[i], depth + 1) < 0)
+			return -1;
+	if (u->op != OP_LOAD || u->nsrc != 1 || u->src[0]->op != OP_INDEX || u->src[0]->nsrc < 1
+	|| u->src[0]->src[0]->op != OP_DEFINE)
+		return 0;
+	b = (int)u->src[0]->src[0]->arg[0];
+	if (b < 0 || b >= E->k->nbuf || E->k->buf[b].dtype != DT_FLOAT32 || V->written[b]
+	|| !(E->D->vscopes & (1u << E->k->buf[b].scope)))
+		return 0;
+	if (!(off = index_offset(E, u->src[0])))
+		return -1;
+	zero = uop_int(E->k->c, 0);
+	if (!zero || !(off0 = simplified(E, kernel_substitute(E->k->c, off, (UOp *const *)&V->v, &zero, 1)))
+	|| !(d = simplified(E, uop_sub(E->k->c, off, off0)))
+	|| !(m = simplified(E, uop_mod(E->k->c, off0, uop_int(E->k->c, V->w)))))
+		return E->e->msg[0] ? -1 : oom(E);
+	if (d != V->v || m->op != OP_CONST || m->arg[0] != 0)
+		return 0;
+	for (i = 0; i < V->nrun; i++)
+		if (V->run[i].b == b && V->run[i].off0 == off0)
+			break;
+	if (i == V->nrun) {
+		if (V->nrun == VEC_MAX)
+			return 0;
+		V->run[i].b = b;
+		V->run[i].off0 = off0;
+		V->run[i].nload = 0;
+		V->nrun++;
+	}
+	if (V->run[i].nload < 4)
+		V->run[i].load[V->run[i].nload++] = u;
+	return 0;
+}
+
+/*
+** A loop of w = 2 or 4 iterations that the GPU unrolls anyway (UPCAST,
+** UNROLL) reads float32 runs x[base + v], v its variable, base a multiple of
+** w: each run is loaded once before the body as one 8- or 16-byte access
+** (CUDA's float4, OpenCL's vload4), and the body is written once per
+** iteration with v a constant, each load of a run its component (x_v.y).
+** Taken when the body is stores alone (no loop, branch, barrier or MMA), no
+** run's buffer is stored to in it, and the dialect loads the buffer's
+** scope. The values are the same loads' values: only their width changes.
+*/
+int
+emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	static const char comp[4][2] = { "x", "y", "z", "w" };
+	const UOp *r = s->src[0];
+	VecScan V;
+	int64_t ext = krange_extent(r);
+	AxisType t = krange_type(r);
+	int i, j, rc = -1;
+
+	if (!E->D->vload || krange_hw(r) != HW_NONE || (t != AX_UPCAST && t != AX_UNROLL) || (ext != 2 && ext != 4))
+		return 0;
+	for (i = 1; i < s->nsrc; i++)
+		if (s->src[i]->op != OP_STORE || s->src[i]->nsrc < 2 || s->src[i]->src[0]->op != OP_INDEX)
+			return 0;
+	memset(&V, 0, sizeof V);
+	V.E = E;
+	V.v = krange_var(r);
+	V.w = (int)ext;
+	if (!(V.written = calloc(E->k->nbuf ? E->k->nbuf : 1, 1)))
+		return oom(E);
+	for (i = 1; i < s->nsrc; i++)
+		V.written[s->src[i]->src[0]->src[0]->arg[0]] = 1;
+	for (i = 1; i < s->nsrc; i++)
+		for (j = 1; j < s->src[i]->nsrc; j++)
+			if (vec_scan(&V, s->src[i]->src[j], 0) < 0)
+				goto out;
+	if (!V.nrun) {
+		rc = 0;
+		goto out;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "/* %s: %lld iterations unrolled, %d run%s loaded as float%lld */\n", V.v->name, (long long)ext,
+	     V.nrun, V.nrun == 1 ? "" : "s", (long long)ext);
+	for (i = 0; i < V.nrun; i++) {
+		VecRun *run = &V.run[i];
+		UOp *root = (UOp *)run->off0;
+		const char *n;
+		char base[K_NAME + 16];
+		Ex o;
+
+		snprintf(base, sizeof base, "%s_v", E->bname[run->b]);
+		if (!(n = emit_fresh(E, base)))
+			goto out;
+		snprintf(run->name, sizeof run->name, "%s", n);
+		ex_init(&o);
+		if (hoist(E, &root, 1, ind) < 0 || value(E, run->off0, &o, 0) < 0) {
+			unhoist(E);
+			ex_free(&o, 1);
+			goto out;
+		}
+		unhoist(E);
+		emit_indent(E->out, ind);
+		emit(E->out, "const float%lld %s = ", (long long)ext, run->name);
+		E->D->vload(E, run->b, (int)ext, &o);
+		emit(E->out, ";\n");
+		ex_free(&o, 1);
+	}
+	for (j = 0; j < ext; j++) {
+		UOp *kv = uop_int(E->k->c, j), *st;
+		const UOp *acc = E->accstore;
+
+		if (!kv)
+			goto out;
+		/* each run's loads at iteration j, as the substituted body has them */
+		for (i = 0; i < V.nrun; i++) {
+			char c[K_NAME + 24], *o;
+			int l;
+
+			snprintf(c, sizeof c, "%s.%s", V.run[i].name, comp[j]);
+			if (!(o = own(E, c)))
+				goto oom;
+			for (l = 0; l < V.run[i].nload; l++) {
+				UOp *ld = kernel_substitute(E->k->c, (UOp *)V.run[i].load[l], (UOp *const *)&V.v, &kv, 1);
+
+				if (!ld || pmap_put(&E->vec, ld, o) < 0)
+					goto oom;
+			}
+		}
+		for (i = 1; i < s->nsrc; i++) {
+			if (!(st = kernel_substitute(E->k->c, s->src[i], (UOp *const *)&V.v, &kv, 1)))
+				goto oom;
+			/* the promoted reduction's store, as this iteration has it */
+			if (s->src[i] == acc)
+				E->accstore = st;
+			rc = emit_stmt(E, S, st, ind);
+			E->accstore = acc;
+			if (rc < 0)
+				goto out;
+		}
+		pmap_free(&E->vec);
+		memset(&E->vec, 0, sizeof E->vec);
+	}
+	rc = 1;
+	goto out;
+oom:
+	rc = oom(E);
+out:
+	pmap_free(&E->vec);
+	memset(&E->vec, 0, sizeof E->vec);
+	pmap_free(&V.seen);
+	free(V.written);
+	return rc;
 }
 
 /* The loads of buffer b in u: 0 none, 1 all of them ungated at ix (*at gets one), -1 another. */
@@ -1833,6 +2033,7 @@ out:
 	pmap_free(&E.pure);
 	pmap_free(&E.off);
 	pmap_free(&E.hoist);
+	pmap_free(&E.vec);
 	for (i = 0; i < E.nowned; i++)
 		free(E.owned[i]);
 	free(E.owned);

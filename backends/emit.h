@@ -101,6 +101,12 @@ typedef struct EmitDialect {
 	** wherever they are used, and round once from the value as a double
 	** where they are stored, as the interpreter rounds them. */
 	const char *(*hconv)(DType from, DType to);
+	/* A vector load (emit_vector_loop): w float32 values of buffer b from
+	** offset off, which is a multiple of w, written to E->out as the right
+	** side of `const floatw name = ...;`; NULL: no vector loads. vscopes:
+	** the buffer scopes it takes (1 << AS_GLOBAL, ...). */
+	void (*vload)(Emit *E, int b, int w, const Ex *off);
+	unsigned vscopes;
 } EmitDialect;
 
 struct Emit {
@@ -125,6 +131,7 @@ struct Emit {
 	** replaces, the load of the element it stands for, and its name */
 	const UOp *accstore, *accload;
 	const char *accname;
+	PMap vec;              /* LOAD node -> its component of a vector load ("K_v.x") */
 	char **owned;          /* strings the maps point at */
 	int nowned, capowned;
 	void *aux;             /* the dialect's state for this walk (EmitInfo.aux) */
@@ -142,6 +149,10 @@ typedef struct EmitInfo {
 
 /* emit.c */
 int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);
+/* The loop s (UPCAST or UNROLL, 2 or 4 iterations) written as vector loads
+** and its body once per iteration, when that applies (emit.c says when):
+** 1 written, 0 not taken (the caller writes the loop), -1 an error. */
+int emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind);
 /* A name not in use, base or base_1, base_2, ... (now taken); NULL when out of memory. */
 const char *emit_fresh(Emit *E, const char *base);
 int emit_taken(const Emit *E, const char *name);

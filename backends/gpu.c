@@ -465,6 +465,12 @@ gpu_loop(Emit *E, EStage *S, const UOp *s, int ind)
 		return 0;
 	}
 	if ((t == AX_UPCAST || t == AX_UNROLL) && ext > 1 && ext <= UNROLL_MAX) {
+		int vec = emit_vector_loop(E, S, s, ind);
+
+		if (vec != 0) {
+			G->nopen--;
+			return vec < 0 ? -1 : 0;
+		}
 		/* unrolled, a register array indexed by the loop stays in registers */
 		emit_indent(E->out, ind);
 		emit(E->out, "#pragma unroll\n");

@@ -147,7 +147,16 @@ opencl_tail(Emit *E, Buf *b)
 	return 0;
 }
 
+/* vloadw: w floats from offset off of buffer b, global or local */
+static void
+opencl_vload(Emit *E, int b, int w, const Ex *off)
+{
+	emit(E->out, "vload%d(0, %s + ", w, E->bname[b]);
+	emit_operand(E->out, off, P_ADD + 1);
+	emit(E->out, ")");
+}
+
 const EmitDialect emit_opencl = {
 	"opencl", D_C, reserved, ctype, opencl_check, gpu_stage, opencl_head, opencl_tail, gpu_loop, opencl_sync,
-	1, NULL, NULL
+	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL
 };

@@ -517,6 +517,35 @@ typedef struct Example {
 	const char *opencl;     /* NULL: OpenCL takes it; else what its refusal says */
 } Example;
 
+/*
+** 16-byte loads: Y[b, 4t + e] = X[b, 4t + e] * W[4t + e] over an UPCAST loop e of 4 (runs of X and
+** W, each one float4), then a sum over an UNROLL loop whose W run is not contiguous (modulo) and
+** whose X run starts one element past a multiple of 4: scalar loads there.
+*/
+static void
+vector_loads(void)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)2, (int64_t)64);
+	int w = mkbuf("W", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)68);
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)64);
+	int z = mkbuf("Z", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)16);
+	UOp *bx = kernel_var(K, "bx", 2), *tx = kernel_var(K, "tx", 16), *e = kernel_var(K, "e", 4);
+	UOp *f = kernel_var(K, "f", 4);
+	UOp *col = uop_add(K->c, uop_mul(K->c, tx, I(4)), e), *colf = uop_add(K->c, uop_mul(K->c, tx, I(4)), f);
+	UOp *st1 = ok(kernel_store(K, at(y, 2, bx, col), alu(OP_ADD, DT_FLOAT32, alu(OP_MUL, DT_FLOAT32,
+	              ok(kernel_load(K, at(x, 2, bx, col), NULL)), ok(kernel_load(K, at(w, 1, col), NULL))),
+	              ok(kernel_load(K, at(x, 2, bx, col), NULL))), NULL));
+	UOp *shifted = uop_add(K->c, colf, I(1));
+	UOp *st2 = ok(kernel_store(K, at(z, 2, bx, tx), alu(OP_ADD, DT_FLOAT32, ok(kernel_load(K, at(z, 2, bx, tx), NULL)),
+	              alu(OP_MUL, DT_FLOAT32, ok(kernel_load(K, at(x, 2, bx, uop_mod(K->c, shifted, I(64))), NULL)),
+	              ok(kernel_load(K, at(w, 1, shifted), NULL)))), NULL));
+	UOp *l1 = kernel_loop(K, kernel_range(K, e, AX_UPCAST, HW_NONE), &st1, 1);
+	UOp *l2 = kernel_loop(K, kernel_range(K, f, AX_UNROLL, HW_NONE), &st2, 1);
+	UOp *init = ok(kernel_store(K, at(z, 2, bx, tx), kernel_const(K, DT_FLOAT32, 0), NULL));
+
+	stage("v", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, seq(3, l1, init, l2))));
+}
+
 /* a kernel built by hand into K, handed over */
 static Kernel *
 by_hand(void (*fn)(void))
@@ -540,6 +569,7 @@ static Kernel *ex_mma_gemm(void) { return by_hand(mma_gemm); }
 static Kernel *ex_collectives(void) { return by_hand(collectives); }
 static Kernel *ex_guards(void) { return by_hand(guards); }
 static Kernel *ex_halves(void) { return by_hand(halves); }
+static Kernel *ex_vector_loads(void) { return by_hand(vector_loads); }
 
 static const Example examples[] = {
 	{ "softmax", ex_softmax, NULL },
@@ -551,6 +581,7 @@ static const Example examples[] = {
 	{ "collectives", ex_collectives, NULL },
 	{ "guards", ex_guards, NULL },
 	{ "halves", ex_halves, "buffer A is float16" },
+	{ "vector_loads", ex_vector_loads, NULL },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -661,6 +692,27 @@ remove_dir(const char *dir, const char *names, const char *const *extra)
 }
 
 /* ---- golden sources ---- */
+
+/* Runs of 4 floats at a multiple of 4 are one float4 (CUDA) or vload4 (OpenCL); others stay scalar. */
+static void
+test_vector_loads(void **state)
+{
+	Kernel *k = ex_vector_loads();
+	char *cu = source(k, D_CUDA), *cl = source(k, D_OPENCL);
+
+	has(cu, "  /* e: 4 iterations unrolled, 2 runs loaded as float4 */\n"
+	        "  const float4 X_v = *(const float4 *)&X[bx * 64 + tx * 4];\n"
+	        "  const float4 W_v = *(const float4 *)&W[tx * 4];\n"
+	        "  Y[bx * 64 + tx * 4] = X_v.x * W_v.x + X_v.x;\n");
+	has(cu, "  Y[bx * 64 + tx * 4 + 3] = X_v.w * W_v.w + X_v.w;\n");
+	has(cl, "  const float4 X_v = vload4(0, X + (bx * 64 + tx * 4));\n");
+	/* the second loop's runs start one past a multiple of 4 (or wrap): scalar loads, unrolled */
+	assert_null(strstr(cu, "X_v_1"));
+	has(cu, "#pragma unroll\n  for (int64_t f = 0; f < 4; f++) {");
+	free(cu);
+	free(cl);
+	kernel_free(k);
+}
 
 static void
 test_golden_cuda(void **state)
@@ -1150,6 +1202,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_golden_cuda, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vector_loads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_under_guard, setup, teardown),
