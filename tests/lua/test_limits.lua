@@ -87,7 +87,18 @@ end)
 
 check("tensor_bytes", function()
   tessel.limits{tensor_bytes = 1000}
-  raises(function() tensor.zeros({64, 64}):realize() end, "limit")
+  -- a buffer made as it runs, and the graph's buffers added up before anything runs
+  raises(function() tensor.zeros({64, 64}):realize() end,
+         "tensor_bytes limit: realize needs 16384 more bytes for a buffer, past the limit of 1000 bytes",
+         "tessel.limits{tensor_bytes = N}")
+  raises(function() (tensor.ones(64, 64) + 1):realize() end,
+         "realize: the graph needs 16384 bytes of buffers (tensor_bytes limit 1000 bytes; raise it with "
+         .. "tessel.limits{tensor_bytes = N})")
+  -- tensor.options{mem_limit} still overrides it; 0 goes back to the limit in force
+  tensor.options{mem_limit = 1 << 20}
+  assert((tensor.ones(64, 64) + 1):realize():sum():item() == 2 * 4096, "mem_limit overrides")
+  tensor.options{mem_limit = 0}
+  raises(function() (tensor.ones(64, 64) + 1):realize() end, "tensor_bytes limit 1000 bytes")
   tessel.limits{tensor_bytes = "default"}
   eq(tessel.limits().tensor_bytes, defaults.tensor_bytes, "restored")
   assert(tensor.zeros({64, 64}):realize():sum():item() == 0, "realizes again")
