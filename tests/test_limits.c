@@ -169,6 +169,54 @@ test_realize(void **state)
 	tbuf_free(&r);
 }
 
+static int
+tr_apply(void *ctx, const int64_t *idx, int rank, int64_t *flat, Err *e)
+{
+	const int64_t *d = ctx;
+
+	*flat = idx[1] * d[0] + idx[0];
+	return 0;
+}
+
+static int
+tr_inv(void *ctx, int64_t flat, int64_t *idx, int rank, Err *e)
+{
+	const int64_t *d = ctx;
+
+	idx[0] = flat % d[0];
+	idx[1] = flat / d[0];
+	return 0;
+}
+
+/* lego_check and a user GenP's verification: check_elems and Ctrl-C. */
+static void
+test_lego(void **state)
+{
+	int64_t d64[2] = { 64, 64 }, d3[2] = { 3, 3 }, d512[2] = { 512, 512 };
+	Lego g;
+
+	assert_int_equal(lego_row(&g, d64, 2, &E), 0);
+	assert_int_equal(lego_check(&g, 1000, &E), 0);   /* too large: 0, with the message */
+	has("check_elems limit: checking ");
+	has("needs 4096 elements, more than the limit of 1000 (raise it with tessel.limits{check_elems = N}");
+	assert_int_equal(lego_check(&g, limits_value(LIMIT_CHECK_ELEMS), &E), 1);
+	assert_int_equal(lego_row(&g, d512, 2, &E), 0);
+	limits_interrupt();
+	assert_int_equal(lego_check(&g, (int64_t)1 << 20, &E), -1);
+	has("interrupted");
+	limits_clear_interrupt();
+
+	set_limit(LIMIT_CHECK_ELEMS, 8);
+	assert_int_equal(lego_genp_user(&g, d3, 2, tr_apply, tr_inv, d3, "tr, trinv", &E), -1);
+	assert_string_equal(E.msg, "check_elems limit: verifying the user lego.GenP (tr, trinv) needs 9 "
+	                    "elements, more than the limit of 8 (raise it with tessel.limits{check_elems = N})");
+	assert_int_equal(limits_set(&saved, &E), 0);
+	assert_int_equal(lego_genp_user(&g, d3, 2, tr_apply, tr_inv, d3, "tr, trinv", &E), 0);
+	limits_interrupt();
+	assert_int_equal(lego_genp_user(&g, d512, 2, tr_apply, tr_inv, d512, "tr, trinv", &E), -1);
+	has("interrupted");
+}
+
 int
 main(void)
 {
@@ -178,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_interrupt),
 		cmocka_unit_test_setup_teardown(test_realize, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lego, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

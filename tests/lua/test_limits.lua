@@ -104,4 +104,15 @@ check("tensor_bytes", function()
   assert(tensor.zeros({64, 64}):realize():sum():item() == 0, "realizes again")
 end)
 
+check("check_elems: a Lua GenP is verified by enumeration or refused", function()
+  local f = function(i, j) return j * 3 + i end
+  local finv = function(k) return k % 3, k // 3 end
+  tessel.limits{check_elems = 8}
+  raises(function() lego.GenP({3, 3}, f, finv, "tr, trinv") end,
+         "check_elems limit: verifying the user lego.GenP (tr, trinv) needs 9 elements",
+         "tessel.limits{check_elems = N}")
+  tessel.limits{check_elems = "default"}
+  eq(lego.GenP({3, 3}, f, finv, "tr, trinv")(1, 2), 7, "verified within the default")
+end)
+
 finish()
