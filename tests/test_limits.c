@@ -217,6 +217,36 @@ test_lego(void **state)
 	has("interrupted");
 }
 
+/* cute_same_function: the search for the first difference stops at check_elems; Ctrl-C. */
+static void
+test_same_function(void **state)
+{
+	Layout a, b;
+	int same;
+	int64_t where;
+
+	/* the same up to 4096, then b jumps by 8192 */
+	assert_int_equal(cute_parse("8192:1", &a, &E), 0);
+	assert_int_equal(cute_parse("(4096,2):(1,8192)", &b, &E), 0);
+	assert_int_equal(cute_same_function(&a, &b, &same, &where, &E), 0);
+	assert_int_equal(same, 0);
+	assert_int_equal(where, 4096);
+	set_limit(LIMIT_CHECK_ELEMS, 1000);
+	assert_int_equal(cute_same_function(&a, &b, &same, &where, &E), 0);
+	assert_int_equal(same, 0);   /* the answer stands; where is not searched past the limit */
+	assert_int_equal(where, -1);
+	assert_int_equal(limits_set(&saved, &E), 0);
+	/* a first difference at 2^16: the poll at 2^16 - 1 comes first */
+	assert_int_equal(cute_parse("131072:1", &a, &E), 0);
+	assert_int_equal(cute_parse("(65536,2):(1,131072)", &b, &E), 0);
+	limits_interrupt();
+	assert_int_equal(cute_same_function(&a, &b, &same, &where, &E), -1);
+	has("interrupted");
+	limits_clear_interrupt();
+	assert_int_equal(cute_same_function(&a, &b, &same, &where, &E), 0);
+	assert_int_equal(where, 65536);
+}
+
 int
 main(void)
 {
@@ -227,6 +257,7 @@ main(void)
 		cmocka_unit_test(test_interrupt),
 		cmocka_unit_test_setup_teardown(test_realize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lego, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_same_function, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

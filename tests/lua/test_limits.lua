@@ -115,4 +115,13 @@ check("check_elems: a Lua GenP is verified by enumeration or refused", function(
   eq(lego.GenP({3, 3}, f, finv, "tr, trinv")(1, 2), 7, "verified within the default")
 end)
 
+check("check_elems: same_function's search for the first difference stops at it", function()
+  tessel.limits{check_elems = 1000}
+  -- the answer stands; the first differing index (4096) is not searched past the limit
+  eq(select("#", cute.same_function("8192:1", "(4096,2):(1,8192)")), 1, "no index")
+  eq(cute.same_function("8192:1", "(4096,2):(1,8192)"), false, "still different")
+  tessel.limits{check_elems = "default"}
+  eq(select(2, cute.same_function("8192:1", "(4096,2):(1,8192)")), 4096, "first difference")
+end)
+
 finish()
