@@ -247,6 +247,51 @@ test_same_function(void **state)
 	assert_int_equal(where, 65536);
 }
 
+/* x * 2 over a (rows, cols) param, lowered to a kernel */
+static Kernel *
+scale_kernel(int64_t rows, int64_t cols, UOp **graph)
+{
+	int64_t s[2] = { rows, cols };
+	UOp *x = ok(tensor_param(C, "x", 0, s, 2, DT_FLOAT32, NULL, &E));
+	Kernel *k;
+
+	*graph = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 2), &E));
+	if (!(k = kernel_lower(*graph, NULL, &E)))
+		fail_msg("kernel_lower: %s", E.msg);
+	return k;
+}
+
+/* sched_verify: trials x output elements against check_elems; Ctrl-C. */
+static void
+test_verify(void **state)
+{
+	UOp *g;
+	Kernel *k = scale_kernel(4, 8, &g);
+	Schedule *s = sched_new(k, g, &E);
+	SVerifyOpts o = { 5, 0, 0, 0 };
+
+	assert_non_null(s);
+	set_limit(LIMIT_CHECK_ELEMS, 100);
+	assert_int_equal(sched_verify(s, &o, NULL, &E), -1);
+	assert_string_equal(E.msg, "check_elems limit: verify: 5 trials of 32 output elements needs 160 "
+	                    "elements, more than the limit of 100 (raise it with tessel.limits{check_elems = N})");
+	assert_int_equal(sched_verify(s, NULL, NULL, &E), 0);   /* 3 trials: 96 */
+	assert_int_equal(limits_set(&saved, &E), 0);
+	sched_free(s);
+	kernel_free(k);
+	/* 2^17 random inputs per trial: drawing them polls */
+	k = scale_kernel(512, 256, &g);
+	s = sched_new(k, g, &E);
+	assert_non_null(s);
+	limits_interrupt();
+	assert_int_equal(sched_verify(s, NULL, NULL, &E), -1);
+	has("interrupted");
+	limits_clear_interrupt();
+	assert_int_equal(sched_verify(s, NULL, NULL, &E), 0);
+	sched_free(s);
+	kernel_free(k);
+}
+
 int
 main(void)
 {
@@ -258,6 +303,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_realize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lego, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_function, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

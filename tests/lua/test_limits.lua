@@ -124,4 +124,14 @@ check("check_elems: same_function's search for the first difference stops at it"
   eq(select(2, cute.same_function("8192:1", "(4096,2):(1,8192)")), 4096, "first difference")
 end)
 
+check("check_elems: s:verify counts trials x output elements", function()
+  local s = kernel.lower(tensor.param("x", {64, 64}) * 2, "out"):schedule()
+  tessel.limits{check_elems = 10000}
+  raises(function() s:verify() end, "check_elems limit: verify: 3 trials of 4096 output elements needs 12288",
+         "tessel.limits{check_elems = N}")
+  assert(s:verify{trials = 2}, "2 x 4096 is within it")
+  tessel.limits{check_elems = "default"}
+  assert(s:verify(), "within the default")
+end)
+
 finish()
