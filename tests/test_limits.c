@@ -292,6 +292,37 @@ test_verify(void **state)
 	kernel_free(k);
 }
 
+/* every dialect's source against code_bytes (one check at the end of emit_kernel) */
+static void
+test_code_bytes(void **state)
+{
+	static const struct { Dialect d; const char *what; } ds[] = {
+		{ D_C, "code_bytes limit: the c source needs " },
+		{ D_CUDA, "code_bytes limit: the cuda source needs " },
+		{ D_OPENCL, "code_bytes limit: the opencl source needs " },
+		{ D_TRITON, "code_bytes limit: the triton source needs " },
+	};
+	UOp *g;
+	Kernel *k = scale_kernel(4, 8, &g);
+	Buf b;
+	size_t i;
+
+	for (i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+		buf_init(&b);
+		set_limit(LIMIT_CODE_BYTES, 100);
+		assert_int_equal(backend_source(&b, k, ds[i].d, &E), -1);
+		has(ds[i].what);
+		has("bytes, more than the limit of 100 (raise it with tessel.limits{code_bytes = N})");
+		buf_reset(&b);
+		assert_int_equal(limits_set(&saved, &E), 0);
+		if (backend_source(&b, k, ds[i].d, &E) < 0)
+			fail_msg("%s", E.msg);
+		assert_true(b.len > 100);
+		buf_free(&b);
+	}
+	kernel_free(k);
+}
+
 int
 main(void)
 {
@@ -304,6 +335,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lego, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_code_bytes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

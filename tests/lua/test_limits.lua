@@ -134,4 +134,17 @@ check("check_elems: s:verify counts trials x output elements", function()
   assert(s:verify(), "within the default")
 end)
 
+check("code_bytes: every dialect's source", function()
+  local k = kernel.lower(tensor.param("x", {4, 8}) * 2, "out")
+  tessel.limits{code_bytes = 100}
+  for _, d in ipairs{"c", "cuda", "opencl", "triton"} do
+    raises(function() return k:source(d) end, "code_bytes limit: the " .. d .. " source needs",
+           "tessel.limits{code_bytes = N}")
+  end
+  tessel.limits{code_bytes = "default"}
+  for _, d in ipairs{"c", "cuda", "opencl", "triton"} do
+    assert(#k:source(d) > 100, d)
+  end
+end)
+
 finish()
