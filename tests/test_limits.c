@@ -323,6 +323,41 @@ test_code_bytes(void **state)
 	kernel_free(k);
 }
 
+/* the C JIT: Ctrl-C while the compiler runs stops and reaps it */
+static void
+test_jit_interrupt(void **state)
+{
+	UOp *g;
+	Kernel *k = scale_kernel(4, 8, &g);
+	TBuf bufs[2];
+	float x[32];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		x[i] = (float)i;
+	memset(bufs, 0, sizeof bufs);
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_INPUT) {
+			bufs[i].dtype = DT_FLOAT32;
+			bufs[i].numel = 32;
+			bufs[i].data = x;
+		}
+	limits_interrupt();
+	assert_int_equal(backend_jit_run(k, bufs, NULL, &E), -1);
+	has("jit: interrupted (Ctrl-C) while cc compiled k1.c");
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);   /* no child left, not even a zombie */
+	assert_int_equal(errno, ECHILD);
+	limits_clear_interrupt();
+	if (backend_jit_run(k, bufs, NULL, &E) < 0)
+		fail_msg("backend_jit_run: %s", E.msg);
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_OUTPUT) {
+			assert_true(tbuf_get(&bufs[i], 31) == 62);
+			tbuf_free(&bufs[i]);
+		}
+	kernel_free(k);
+}
+
 int
 main(void)
 {
@@ -336,6 +371,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_same_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_code_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_interrupt, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
