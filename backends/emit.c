@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/limits.h"
 #include "emit.h"
 #include "gpu.h"
 
@@ -1986,6 +1987,8 @@ emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *
 {
 	Emit E;
 	Buf body;
+	size_t b0 = b->len;   /* what the caller's buffer held before */
+	char what[64];
 	int i, rc = -1;
 
 	memset(&E, 0, sizeof E);
@@ -2021,6 +2024,10 @@ emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *
 		oom(&E);
 		goto out;
 	}
+	/* one check of the whole source for every dialect (C, CUDA, OpenCL, Triton) */
+	snprintf(what, sizeof what, "the %s source", D->name);
+	if (limits_check(LIMIT_CODE_BYTES, (int64_t)(b->len - b0), what, e) < 0)
+		goto out;
 	if (info) {
 		info->omp = E.uses_omp;
 		info->simd = E.uses_simd;

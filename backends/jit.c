@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/limits.h"
 #include "emit.h"
 
 extern char **environ;
 
 /*
 ** The compiler runs as a child process: fork, then in the child only what
-** is async-signal-safe (chdir, dup2, execve), since the parent may hold
+** is async-signal-safe (setpgid, chdir, dup2, execve), since the parent may hold
 ** OpenMP worker threads from an earlier kernel. So the compiler's path is
 ** looked up in PATH before the fork (execvp would search after it), and
 ** its output goes to a log file opened before the fork, read afterwards.
@@ -235,6 +237,33 @@ read_file(const char *p)
 	return s;
 }
 
+/*
+** Stop the compiler's process group after Ctrl-C: SIGTERM lets the driver delete its
+** temporary files and stops cc1 and as with it; SIGKILL after a second if it has not
+** ended. The child is reaped either way.
+*/
+static void
+stop_compiler(pid_t pid)
+{
+	int st, i = 0;
+	pid_t w;
+
+	if (kill(-pid, SIGTERM) != 0)
+		kill(pid, SIGTERM);
+	while ((w = waitpid(pid, &st, WNOHANG)) != pid) {
+		if (w < 0 && errno != EINTR)
+			return;
+		if (++i == 500) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+			return;
+		}
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+}
+
 /* Compile src into the cache's directory as k<seq>.so; 0, or -1 with e saying why. */
 static int
 compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, int nflags, const char *src,
@@ -291,7 +320,8 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 	argv[n] = NULL;
 	pid = fork();
 	if (pid == 0) {
-		/* the child: async-signal-safe calls only */
+		/* the child: async-signal-safe calls only; its own process group (stop_compiler) */
+		setpgid(0, 0);
 		if (chdir(c->dir) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(126);
 		close(fd);
@@ -303,9 +333,24 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 	free(envp);
 	if (pid < 0)
 		return err_set(e, "jit: fork: %s", strerror(errno));
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
+	setpgid(pid, pid);   /* as the child does: whichever runs first, kill(-pid) then reaches it */
+	/*
+	** Wait without blocking, so that Ctrl-C (limits_poll) is seen while the compiler
+	** runs: then it is stopped and reaped, and no kernel is loaded.
+	*/
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
 			return err_set(e, "jit: waiting for %s: %s", cc, strerror(errno));
+		if (limits_poll(NULL) < 0) {
+			stop_compiler(pid);
+			return err_set(e, "jit: interrupted (Ctrl-C) while %s compiled %s", cc, cfile);
+		}
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);   /* 2 ms */
+	}
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	log = read_file(path);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/limits.h"
 #include "uop.h"
 
 /*
@@ -45,6 +46,7 @@ typedef struct Ev {
 	size_t cap, n;
 	uint64_t used, limit;
 	Err *e;
+	int64_t tick;       /* elements computed since the last Ctrl-C poll */
 } Ev;
 
 static void
@@ -106,8 +108,9 @@ view_new(Ev *ev, DType t, const int64_t *s, int n)
 	int i;
 
 	if (ev->used + (uint64_t)bytes > ev->limit) {
-		err_set(ev->e, "realize: a buffer of %lld bytes would pass the memory limit of %llu bytes "
-		        "(tensor.options{mem_limit = ...})", (long long)bytes, (unsigned long long)ev->limit);
+		err_set(ev->e, "tensor_bytes limit: realize needs %lld more bytes for a buffer, past the limit of "
+		        "%llu bytes (raise it with tessel.limits{tensor_bytes = N})", (long long)bytes,
+		        (unsigned long long)ev->limit);
 		return NULL;
 	}
 	if (!(v = calloc(1, sizeof *v)) || !(v->s = calloc(1, sizeof *v->s))
@@ -431,6 +434,16 @@ iop(Op op, int uns, int64_t n, int64_t *r, const int64_t *a, const int64_t *b, c
 #undef U
 }
 
+/* Ctrl-C: the element loops count what they compute and poll every 2^16 elements. */
+static int
+poll_elems(Ev *ev, int64_t n)
+{
+	if ((ev->tick += n) < ((int64_t)1 << 16))
+		return 0;
+	ev->tick = 0;
+	return limits_poll(ev->e);
+}
+
 /*
 ** An elementwise node over views of its sources broadcast to its shape:
 ** computed in float64 when the operands are floats (a float32 +, -, *, /
@@ -483,6 +496,12 @@ ewise(Ev *ev, const UOp *u, View **src)
 				} else
 					write_run(o, at, len, fl ? fb : NULL, fl ? NULL : ib);
 				at += len;
+				if (poll_elems(ev, len) < 0) {
+					free(fb);
+					free(ib);
+					view_free(o);
+					return NULL;
+				}
 			}
 		} while (next_row(idx, shape, nd - 1));
 	free(fb);
@@ -530,6 +549,12 @@ materialize(Ev *ev, const View *v, DType t)
 				} else
 					write_run(o, at, len, fb, ib);
 				at += len;
+				if (poll_elems(ev, len) < 0) {
+					free(fb);
+					free(ib);
+					view_free(o);
+					return NULL;
+				}
 			}
 		} while (next_row(idx, shape, nd - 1));
 	free(fb);
@@ -616,6 +641,11 @@ reduce(Ev *ev, const UOp *u, const View *v)
 						else if (uns ? (uint64_t)ib[j] > (uint64_t)*p : ib[j] > *p)
 							*p = ib[j];
 					}
+				}
+				if (poll_elems(ev, len) < 0) {
+					free(facc); free(fb); free(iacc); free(ib);
+					view_free(o);
+					return NULL;
 				}
 			}
 		} while (next_row(idx, v->shape, nd - 1));
@@ -843,6 +873,8 @@ indexed(Ev *ev, const UOp *u, View **s)
 		int64_t src[T_MAXDIM], pos = a->off, t = at;
 		int valid = 1, od = 0;
 
+		if (poll_elems(ev, 1) < 0)
+			goto fail;
 		for (k = nd - 1; k >= 0; k--) {
 			oi[k] = t % u->shape[k];
 			t /= u->shape[k];
@@ -899,7 +931,11 @@ replicated(Ev *ev, const UOp *u, const View *a)
 	for (i = k + 1; i < nd; i++)
 		inner *= a->shape[i];
 	for (o = 0; o < outer; o++)
-		for (d = 1; d < a->shape[k]; d++)
+		for (d = 1; d < a->shape[k]; d++) {
+			if (poll_elems(ev, inner) < 0) {
+				view_free(c);
+				return NULL;
+			}
 			for (j = 0; j < inner; j++) {
 				const unsigned char *p0 = c->s->p + ((o * a->shape[k]) * inner + j) * b;
 				const unsigned char *pd = c->s->p + ((o * a->shape[k] + d) * inner + j) * b;
@@ -916,6 +952,7 @@ replicated(Ev *ev, const UOp *u, const View *a)
 					return NULL;
 				}
 			}
+		}
 	/* keep shard 0: shrink the axis to one and drop it */
 	if (!(v = view_dup(c))) {
 		view_free(c);
@@ -936,7 +973,7 @@ replicated(Ev *ev, const UOp *u, const View *a)
 static View *
 call(Ev *ev, const UOp *u, View **s, int depth)
 {
-	Ev sub = { ev->o, s + 1, u->nsrc - 1, NULL, 0, 0, ev->used, ev->limit, ev->e };
+	Ev sub = { ev->o, s + 1, u->nsrc - 1, NULL, 0, 0, ev->used, ev->limit, ev->e, 0 };
 	const UOp *t = u->src[0];
 	View *r = calloc(1, sizeof *r);
 	int i;
@@ -984,7 +1021,7 @@ param(Ev *ev, const UOp *u, int depth)
 	o = *ev->o;
 	o.params = NULL;
 	o.nparams = 0;
-	o.mem_limit = ev->limit - ev->used;
+	o.mem_limit = ev->limit > ev->used ? ev->limit - ev->used : 1;   /* 0 would be the whole limit */
 	if (tensor_realize(ev->o->params[k], &o, &b, ev->e) < 0)
 		return NULL;
 	if (!(v = view_new(ev, (DType)u->dtype, u->shape, u->ndim))) {
@@ -1336,14 +1373,15 @@ bytes_str(char *out, size_t n, uint64_t b)
 int
 tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e)
 {
-	Ev ev = { o, NULL, 0, NULL, 0, 0, 0, 0, e };
+	Ev ev = { o, NULL, 0, NULL, 0, 0, 0, 0, e, 0 };
 	Plan p = { 0 };
 	View *v, *c;
 	int i;
 
 	memset(out, 0, sizeof *out);
 	e->msg[0] = 0;
-	ev.limit = o && o->mem_limit ? o->mem_limit : (uint64_t)4 << 30;
+	/* tensor.options{mem_limit} (TEvalOpts.mem_limit) overrides the limit in force */
+	ev.limit = o && o->mem_limit ? o->mem_limit : (uint64_t)limits_get()->tensor_bytes;
 	if (walk(u, 0, plan, &p, e) < 0)
 		return -1;
 	if (p.total > ev.limit) {
@@ -1355,8 +1393,8 @@ tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e)
 		bytes_str(b, sizeof b, p.largest);
 		buf_init(&s);
 		tensor_shape_str(&s, p.big->shape, p.big->ndim);
-		err_set(e, "realize: the graph needs %s of buffers (limit %s); the largest is %s %s %s%s%s "
-		        "(%s)", t, l, uop_info[p.big->op].name, dtype_name(p.big->dtype), s.s ? s.s : "?",
+		err_set(e, "realize: the graph needs %s of buffers (tensor_bytes limit %s; raise it with "
+		        "tessel.limits{tensor_bytes = N}); the largest is %s %s %s%s%s (%s)", t, l, uop_info[p.big->op].name, dtype_name(p.big->dtype), s.s ? s.s : "?",
 		        p.big->name ? " named " : "", p.big->name ? p.big->name : "", b);
 		buf_free(&s);
 		return -1;

@@ -1533,7 +1533,13 @@ cute_same_function(const Layout *a, const Layout *b, int *same, int64_t *where, 
 	*same = n == cute_size(b) && cute_equal(&ca, &cb);
 	if (*same || n != cute_size(b))
 		return 0;
-	for (i = 0; i < n && i < ((int64_t)1 << 24); i++) {
+	/*
+	** Only *where is left to find: the search for it stops at check_elems (the answer
+	** stands without it), and polls Ctrl-C every 2^16 indices.
+	*/
+	for (i = 0; i < n && i < limits_value(LIMIT_CHECK_ELEMS); i++) {
+		if ((i & 0xffff) == 0xffff && limits_poll(e) < 0)
+			return -1;
 		if (cute_eval_idx(a, i, &x, e) < 0 || cute_eval_idx(b, i, &y, e) < 0)
 			return -1;
 		if (x != y) {

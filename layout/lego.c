@@ -687,7 +687,7 @@ genp_inv(const LegoPerm *p, int64_t f, int64_t *x, Err *e)
 	return 0;
 }
 
-/* Enumerate a GenP: every value in range and distinct, inv inverts apply. */
+/* Enumerate a GenP: every value in range and distinct, inv inverts apply; Ctrl-C every 2^16. */
 static int
 genp_verify(const LegoPerm *p, Err *e)
 {
@@ -699,6 +699,10 @@ genp_verify(const LegoPerm *p, Err *e)
 	if (!(seen = calloc((size_t)n / 8 + 1, 1)))
 		return err_set(e, "lego.GenP: out of memory checking %lld elements", (long long)n);
 	for (a = 0; a < n && rc == 0; a++) {
+		if ((a & 0xffff) == 0xffff && limits_poll(e) < 0) {
+			rc = -1;
+			break;
+		}
 		unflatten(a, p->dim, p->rank, x);
 		if (genp_apply(p, x, &f, e) < 0) {
 			rc = -1;
@@ -720,6 +724,10 @@ genp_verify(const LegoPerm *p, Err *e)
 	}
 	/* a second pass, so that a collision is reported before a wrong inverse */
 	for (a = 0; a < n && rc == 0; a++) {
+		if ((a & 0xffff) == 0xffff && limits_poll(e) < 0) {
+			rc = -1;
+			break;
+		}
 		unflatten(a, p->dim, p->rank, x);
 		if (genp_apply(p, x, &f, e) < 0 || genp_inv(p, f, y, e) < 0) {
 			rc = -1;
@@ -742,6 +750,7 @@ lego_genp_user(Lego *out, const int64_t *dims, int rank, LegoApplyFn apply, Lego
                void *ctx, const char *label, Err *e)
 {
 	LegoPerm p;
+	char what[sizeof p.label + 40];
 
 	if (check_dims("lego.GenP", dims, rank, NULL, e) < 0)
 		return -1;
@@ -756,7 +765,9 @@ lego_genp_user(Lego *out, const int64_t *dims, int rank, LegoApplyFn apply, Lego
 	p.inv = inv;
 	p.ctx = ctx;
 	snprintf(p.label, sizeof p.label, "%s", label && *label ? label : "f, finv");
-	if (perm_size(&p) <= LEGO_VERIFY_LIMIT && genp_verify(&p, e) < 0)
+	/* a user function is trusted only once enumerated: past check_elems it is refused */
+	snprintf(what, sizeof what, "verifying the user lego.GenP (%s)", p.label);
+	if (limits_check(LIMIT_CHECK_ELEMS, perm_size(&p), what, e) < 0 || genp_verify(&p, e) < 0)
 		return -1;
 	from_perm(out, &p);
 	return 0;
@@ -1260,8 +1271,12 @@ lego_check(const Lego *g, int64_t limit, Err *e)
 	char s[NOTE_MAX], c1[128], c2[128];
 	int k, rc = 1;
 
-	if (n > limit)
+	if (n > limit) {   /* 0, and the message for callers that show one */
+		err_set(e, "check_elems limit: checking %s needs %lld elements, more than the limit of %lld "
+		        "(raise it with tessel.limits{check_elems = N}, or G:check(N))", note(s, g),
+		        (long long)n, (long long)limit);
 		return 0;
+	}
 	pa = malloc(sizeof *pa);
 	pi = malloc(sizeof *pi);
 	seen = calloc((size_t)cos / 8 + 1, 1);
@@ -1274,6 +1289,10 @@ lego_check(const Lego *g, int64_t limit, Err *e)
 		goto done;
 	}
 	for (a = 0; a < n; a++) {
+		if ((a & 0xffff) == 0xffff && limits_poll(e) < 0) {
+			rc = -1;
+			goto done;
+		}
 		unflatten(a, g->dim, g->rank, x);
 		if (lego_run(pa, x, &f, e) < 0) {
 			rc = -1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../util/limits.h"
 #include "sched.h"
 
 /*
@@ -69,9 +70,9 @@ tbuf_alloc(TBuf *t, const KBuf *b, Err *e)
 	return 0;
 }
 
-/* Seeded values a kernel can be told apart by: floats in [-1, 1), small integers. */
-static void
-fill_random(TBuf *t, uint64_t seed, int which)
+/* Seeded values a kernel can be told apart by: floats in [-1, 1), small integers. Ctrl-C every 2^16. */
+static int
+fill_random(TBuf *t, uint64_t seed, int which, Err *e)
 {
 	int64_t i;
 	int nb = dtype_bytes(t->dtype);
@@ -80,6 +81,9 @@ fill_random(TBuf *t, uint64_t seed, int which)
 		uint64_t v = tensor_threefry((uint64_t)i, seed * 1000003u + (uint64_t)which);
 		char *p = (char *)t->data + i * nb;
 
+		if ((i & 0xffff) == 0xffff && limits_poll(e) < 0)
+			return -1;
+
 		if (dtype_is_float(t->dtype))
 			dtype_store_f(t->dtype, p, (double)(v >> 11) / 4503599627370496.0 - 1.0);
 		else if (t->dtype == DT_BOOL)
@@ -87,6 +91,7 @@ fill_random(TBuf *t, uint64_t seed, int which)
 		else
 			dtype_store_i(t->dtype, p, dtype_is_unsigned(t->dtype) ? (int64_t)(v % 8) : (int64_t)(v % 9) - 4);
 	}
+	return 0;
 }
 
 static int
@@ -164,9 +169,8 @@ reference(Schedule *s, uint64_t seed, Ref *r, Err *e)
 				goto out;
 			continue;
 		}
-		if (tbuf_alloc(&in->t, b, e) < 0)
+		if (tbuf_alloc(&in->t, b, e) < 0 || fill_random(&in->t, seed, i, e) < 0)
 			goto out;
-		fill_random(&in->t, seed, i);
 		if (s->graph && b->tensor) {
 			double *v = malloc((size_t)in->t.numel * sizeof *v + 1);
 			int64_t j, slot = b->tensor->arg[0];
@@ -242,9 +246,9 @@ tolerance(DType t, const SVerifyOpts *o, double *rtol, double *atol)
 		*atol = o->atol;
 }
 
-/* The first element where got and want differ, or -1. */
+/* The first element where got and want differ, or -1; -2 on Ctrl-C (polled every 2^16). */
 static int64_t
-first_wrong(const TBuf *got, const TBuf *want, const SVerifyOpts *o)
+first_wrong(const TBuf *got, const TBuf *want, const SVerifyOpts *o, Err *e)
 {
 	double rtol, atol;
 	int64_t i;
@@ -252,6 +256,9 @@ first_wrong(const TBuf *got, const TBuf *want, const SVerifyOpts *o)
 	tolerance(got->dtype, o, &rtol, &atol);
 	for (i = 0; i < got->numel && i < want->numel; i++) {
 		double g = tbuf_get(got, i), w = tbuf_get(want, i);
+
+		if ((i & 0xffff) == 0xffff && limits_poll(e) < 0)
+			return -2;
 
 		if (isnan(g) && isnan(w))
 			continue;
@@ -283,7 +290,11 @@ agrees(const Kernel *v, const Ref *r, const SVerifyOpts *o, int *out, int64_t *a
 			free_bufs(bufs, v->nbuf);
 			return err_set(e, "verify: the scheduled kernel lost the output %s", r->oname[j]);
 		}
-		if ((*at = first_wrong(&bufs[i], &r->out[j], o)) >= 0) {
+		if ((*at = first_wrong(&bufs[i], &r->out[j], o, e)) == -2) {
+			free_bufs(bufs, v->nbuf);
+			return -1;
+		}
+		if (*at >= 0) {
 			ok = 0;
 			*out = i;
 			*got = *at < bufs[i].numel ? tbuf_get(&bufs[i], *at) : NAN;
@@ -347,8 +358,17 @@ sched_verify(Schedule *s, const SVerifyOpts *o, Buf *report, Err *e)
 	Ref r;
 	int64_t at = 0;
 	double got = 0, want = 0;
-	char where[300], crd[160], step[400] = "";
+	char where[300], crd[160], step[400] = "", what[120];
+	int64_t per = 0, need;
 
+	/* each trial compares every output element: trials x elements is what check_elems bounds */
+	for (j = 0; j < s->orig->nbuf; j++)
+		if (s->orig->buf[j].role == KB_OUTPUT)
+			per += numel(&s->orig->buf[j]);
+	need = per > 0 && trials > INT64_MAX / per ? INT64_MAX : trials * per;
+	snprintf(what, sizeof what, "verify: %d trials of %lld output elements", trials, (long long)per);
+	if (limits_check(LIMIT_CHECK_ELEMS, need, what, e) < 0)
+		return -1;
 	for (t = 0; t < trials && ok == 1; t++) {
 		if (reference(s, seed + t, &r, e) < 0) {
 			ref_free(&r);
@@ -369,6 +389,10 @@ sched_verify(Schedule *s, const SVerifyOpts *o, Buf *report, Err *e)
 				double g2, w2;
 				Err e2;
 
+				if (limits_poll(e) < 0) {   /* Ctrl-C: no answer, not a wrong one */
+					ref_free(&r);
+					return -1;
+				}
 				if (agrees(v, &r, o, &o2, &at2, &g2, &w2, &e2) == 0) {
 					if (j == 0)
 						snprintf(step, sizeof step, "; the kernel was already wrong before the first step");

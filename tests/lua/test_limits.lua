@@ -87,10 +87,64 @@ end)
 
 check("tensor_bytes", function()
   tessel.limits{tensor_bytes = 1000}
-  raises(function() tensor.zeros({64, 64}):realize() end, "limit")
+  -- a buffer made as it runs, and the graph's buffers added up before anything runs
+  raises(function() tensor.zeros({64, 64}):realize() end,
+         "tensor_bytes limit: realize needs 16384 more bytes for a buffer, past the limit of 1000 bytes",
+         "tessel.limits{tensor_bytes = N}")
+  raises(function() (tensor.ones(64, 64) + 1):realize() end,
+         "realize: the graph needs 16384 bytes of buffers (tensor_bytes limit 1000 bytes; raise it with "
+         .. "tessel.limits{tensor_bytes = N})")
+  -- tensor.options{mem_limit} still overrides it; 0 goes back to the limit in force
+  tensor.options{mem_limit = 1 << 20}
+  assert((tensor.ones(64, 64) + 1):realize():sum():item() == 2 * 4096, "mem_limit overrides")
+  tensor.options{mem_limit = 0}
+  raises(function() (tensor.ones(64, 64) + 1):realize() end, "tensor_bytes limit 1000 bytes")
   tessel.limits{tensor_bytes = "default"}
   eq(tessel.limits().tensor_bytes, defaults.tensor_bytes, "restored")
   assert(tensor.zeros({64, 64}):realize():sum():item() == 0, "realizes again")
+end)
+
+check("check_elems: a Lua GenP is verified by enumeration or refused", function()
+  local f = function(i, j) return j * 3 + i end
+  local finv = function(k) return k % 3, k // 3 end
+  tessel.limits{check_elems = 8}
+  raises(function() lego.GenP({3, 3}, f, finv, "tr, trinv") end,
+         "check_elems limit: verifying the user lego.GenP (tr, trinv) needs 9 elements",
+         "tessel.limits{check_elems = N}")
+  tessel.limits{check_elems = "default"}
+  eq(lego.GenP({3, 3}, f, finv, "tr, trinv")(1, 2), 7, "verified within the default")
+end)
+
+check("check_elems: same_function's search for the first difference stops at it", function()
+  tessel.limits{check_elems = 1000}
+  -- the answer stands; the first differing index (4096) is not searched past the limit
+  eq(select("#", cute.same_function("8192:1", "(4096,2):(1,8192)")), 1, "no index")
+  eq(cute.same_function("8192:1", "(4096,2):(1,8192)"), false, "still different")
+  tessel.limits{check_elems = "default"}
+  eq(select(2, cute.same_function("8192:1", "(4096,2):(1,8192)")), 4096, "first difference")
+end)
+
+check("check_elems: s:verify counts trials x output elements", function()
+  local s = kernel.lower(tensor.param("x", {64, 64}) * 2, "out"):schedule()
+  tessel.limits{check_elems = 10000}
+  raises(function() s:verify() end, "check_elems limit: verify: 3 trials of 4096 output elements needs 12288",
+         "tessel.limits{check_elems = N}")
+  assert(s:verify{trials = 2}, "2 x 4096 is within it")
+  tessel.limits{check_elems = "default"}
+  assert(s:verify(), "within the default")
+end)
+
+check("code_bytes: every dialect's source", function()
+  local k = kernel.lower(tensor.param("x", {4, 8}) * 2, "out")
+  tessel.limits{code_bytes = 100}
+  for _, d in ipairs{"c", "cuda", "opencl", "triton"} do
+    raises(function() return k:source(d) end, "code_bytes limit: the " .. d .. " source needs",
+           "tessel.limits{code_bytes = N}")
+  end
+  tessel.limits{code_bytes = "default"}
+  for _, d in ipairs{"c", "cuda", "opencl", "triton"} do
+    assert(#k:source(d) > 100, d)
+  end
 end)
 
 finish()
