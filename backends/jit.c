@@ -273,7 +273,7 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 	const char **argv, **envp = NULL;
 	FILE *f;
 	pid_t pid;
-	int fd, st, i, j, n = 0, rc = -1;
+	int fd, nullfd, st, i, j, n = 0, rc = -1;
 
 	if (!c->dir[0]) {
 		const char *tmp = getenv("TMPDIR");
@@ -298,12 +298,18 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 	snprintf(path, sizeof path, "%s/k%d.log", c->dir, seq);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
 		return err_set(e, "jit: cannot write %s: %s", path, strerror(errno));
+	/* standard input from /dev/null: the compiler, in a process group of its own, must not read the terminal */
+	if ((nullfd = open("/dev/null", O_RDONLY)) < 0) {
+		close(fd);
+		return err_set(e, "jit: cannot open /dev/null: %s", strerror(errno));
+	}
 	/* the environment, with the compiler's messages in plain ASCII (LC_ALL=C) */
 	for (i = 0; environ && environ[i]; i++)
 		;
 	if (!(argv = calloc((size_t)nflags + 16, sizeof *argv)) || !(envp = calloc((size_t)i + 2, sizeof *envp))) {
 		free(argv);
 		close(fd);
+		close(nullfd);
 		return err_set(e, "jit: out of memory");
 	}
 	envp[0] = "LC_ALL=C";
@@ -322,13 +328,15 @@ compile(BJitCache *c, int seq, const char *cc, const char *const *argv_flags, in
 	if (pid == 0) {
 		/* the child: async-signal-safe calls only; its own process group (stop_compiler) */
 		setpgid(0, 0);
-		if (chdir(c->dir) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		if (chdir(c->dir) != 0 || dup2(nullfd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(126);
 		close(fd);
+		close(nullfd);
 		execve(cpath, (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}
 	close(fd);
+	close(nullfd);
 	free(argv);
 	free(envp);
 	if (pid < 0)

@@ -393,7 +393,7 @@ typedef struct TBuf {
 	void *data;           /* numel elements of dtype, malloc'd: free with tbuf_free */
 } TBuf;
 typedef struct TEvalOpts {
-	uint64_t mem_limit;        /* bytes of realized buffers; 0: 4 GiB */
+	uint64_t mem_limit;        /* bytes of realized buffers; 0: limits_get()->tensor_bytes */
 	const UOp *const *params;  /* params[k] binds PARAM slot k */
 	int nparams;
 } TEvalOpts;

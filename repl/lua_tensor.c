@@ -1596,7 +1596,8 @@ l_options(lua_State *L)
 		if (!lua_isnil(L, -1)) {
 			v = luaL_checkinteger(L, -1);
 			if (v < 0)
-				return luaL_error(L, "tensor.options: mem_limit must be >= 0 (0: the default 4 GiB)");
+				return luaL_error(L, "tensor.options: mem_limit must be >= 0 (0: the tensor_bytes "
+				                  "limit, 4 GiB unless tessel.limits changed it)");
 			lua_pushinteger(L, v);
 			lua_setfield(L, LUA_REGISTRYINDEX, OPTKEY);
 		}
