@@ -92,6 +92,10 @@ check(const Layout *l, const char *op, Err *e)
 		if (s->v < 1)
 			return err_set(e, "%s: shape %s has a mode of size %lld; sizes must be >= 1", op,
 			               tfmt(a, &l->shape), (long long)s->v);
+		/* |INT64_MIN| has no int64 (fuzz F5); any stride past 2^62 makes no layout tessel takes */
+		if (d->v == INT64_MIN)
+			return err_set(e, "%s: layout %s:%s has a stride of -2^63; strides must be within "
+			               "(-2^63, 2^63)", op, tfmt(a, &l->shape), tfmt(b, &l->stride));
 		if (__builtin_mul_overflow(size, s->v, &size) || size >= CUTE_SIZE_LIMIT ||
 		    __builtin_mul_overflow(s->v - 1, d->v < 0 ? -d->v : d->v, &t) ||
 		    __builtin_add_overflow(co, t, &co) || co >= CUTE_SIZE_LIMIT - 1)

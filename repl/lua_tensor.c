@@ -694,10 +694,15 @@ device_arg(lua_State *L, int i, Buf *b)
 	n = (int)luaL_len(L, i);
 	if (n < 1 || n > T_MAXDEV)
 		luaL_error(L, "copy: %d devices (1 to %d)", n, T_MAXDEV);
+	/* every entry checked before the first emit: an error raised later would leak b (fuzz F6) */
 	for (k = 0; k < n; k++) {
 		lua_geti(L, i, k + 1);
 		if (lua_type(L, -1) != LUA_TSTRING || strchr(lua_tostring(L, -1), ','))
 			luaL_error(L, "copy: device %d is not a name", k + 1);
+		lua_pop(L, 1);
+	}
+	for (k = 0; k < n; k++) {
+		lua_geti(L, i, k + 1);
 		emit(b, "%s%s", k ? "," : "", lua_tostring(L, -1));
 		lua_pop(L, 1);
 	}
