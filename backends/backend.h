@@ -169,9 +169,11 @@ int backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpt
 **     the cartesian product in order, or, when it holds more than budget
 **     points, budget of them in a seeded random order;
 **   BEAM (tinygrad's, when apply is NULL): OptOps on the stages' loops
-**     (BSEARCH_OPS below), beam candidates kept per round, a round expanding
-**     each by every action, until a round improves on the best by less than
-**     min_progress, or the budget or the time runs out.
+**     with tinygrad's amounts (search.c lists them; ops chooses which), the
+**     beam fastest candidates kept per round, a round applying every action
+**     to each of them, until a round's best gains less than min_progress on
+**     the beam's best (that round is not taken), or the budget or the time
+**     runs out. Candidates whose C source was timed already are skipped.
 ** Every candidate is checked by sched_verify (unless no_verify) before
 ** native code runs, compiled and run once (the warm-up), its outputs
 ** compared with the starting schedule's compiled outputs (tolerances per
@@ -238,7 +240,8 @@ typedef struct BSearchOpts {
 	const TBuf *inputs;  /* per buffer of s->k (kernel order), or NULL: an input without data
 	                     ** is realized from its tensor (lowered kernels) or drawn */
 	BJitCache *cache;    /* NULL: one for this search */
-	/* after every candidate (a front end's progress bar); best_s 0 while none is ok */
+	/* before the first candidate and after each (a front end's progress bar); best_s is
+	** the fastest correct time so far, the baseline's included */
 	void (*progress)(int done, int total, double best_s, void *aux);
 	void *progress_aux;
 } BSearchOpts;

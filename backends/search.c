@@ -50,6 +50,7 @@ typedef struct Search {
 	int nhash, caphash;
 	double start;
 	int budget, reps, done;
+	double fastest;         /* the fastest ok time so far, the baseline's included (progress) */
 	Schedule *best;         /* the winner's schedule so far (grid) */
 } Search;
 
@@ -404,6 +405,8 @@ evaluate(Search *S, Schedule *c, BSearchRow *w, Err *e)
 	else {
 		w->status = BS_OK;
 		w->speedup = S->r->baseline_s / (w->time_s > 0 ? w->time_s : 1e-12);
+		if (w->time_s < S->fastest)
+			S->fastest = w->time_s;
 	}
 	if (rc != 0)
 		w->time_s = 0;
@@ -429,7 +432,7 @@ static void
 progress(Search *S)
 {
 	if (S->o->progress)
-		S->o->progress(S->done, S->r->total, S->r->best >= 0 ? S->r->best_s : 0, S->o->progress_aux);
+		S->o->progress(S->done, S->r->total, S->fastest, S->o->progress_aux);
 }
 
 /* ---- the grid ---- */
@@ -473,6 +476,7 @@ grid(Search *S, Err *e)
 				;
 		} while (j < i);
 	}
+	progress(S);
 	snprintf(r->stop, sizeof r->stop, size <= S->budget ? "every candidate tried"
 	         : "the budget of %d candidates (of %lld)", S->budget, (long long)size);
 	for (i = 0; i < n; i++) {
@@ -592,8 +596,12 @@ expand(const Search *S, const Schedule *c, BSearchOpt **out, int *cap, Err *e)
 
 				if (!wanted(S->o, ac->op) || (ac->reduce ? !reduce : !spatial))
 					continue;
-				/* one parallel loop per stage: OpenMP runs the outermost only */
-				if (strcmp(ac->op, "THREAD") == 0 && threaded)
+				/*
+				** One parallel loop per stage, its outermost: OpenMP runs
+				** nested ones serially, and an inner parallel loop starts
+				** its threads on every iteration of the loops around it.
+				*/
+				if (strcmp(ac->op, "THREAD") == 0 && (threaded || i > 0))
 					continue;
 				for (m = 0; strcmp(ac->op, "SWAP") == 0 ? m < nl : ac->amt[m] >= 0; m++) {
 					BSearchOpt *o;
@@ -672,6 +680,7 @@ beam_search(Search *S, Err *e)
 	}
 	beam[0].t = r->baseline_s;
 	beam[0].row = -1;
+	progress(S);
 	for (;;) {
 		int capcand = 0;
 
@@ -794,7 +803,11 @@ beam_search(Search *S, Err *e)
 			progress(S);
 		}
 		qsort(next, nnext, sizeof *next, cmpbeam);
-		/* tinygrad's rule: go on while the round's best beats the beam's by min_progress */
+		/*
+		** tinygrad's rule: go on while the round's best beats the beam's by
+		** min_progress. A smaller gain is not taken (tinygrad takes it): on
+		** a CPU that is timing noise, and it would cost a step for nothing.
+		*/
 		if (nnext == 0 || next[0].t > beam[0].t * (1 - minp) || i < ncand) {
 			if (i < ncand)
 				;   /* stop() said why */
@@ -802,7 +815,7 @@ beam_search(Search *S, Err *e)
 				snprintf(r->stop, sizeof r->stop, "round %d found no correct candidate", r->rounds);
 			else
 				snprintf(r->stop, sizeof r->stop, "round %d improved by less than %g%%", r->rounds, 100 * minp);
-			if (nnext && next[0].t < beam[0].t) {
+			if (nnext && next[0].t <= beam[0].t * (1 - minp)) {
 				beam_free(beam, nbeam);
 				beam[0] = next[0];
 				memset(&next[0], 0, sizeof next[0]);
@@ -821,7 +834,7 @@ beam_search(Search *S, Err *e)
 		next = NULL;
 	}
 	/* the winner: the beam's best, when it beats the starting schedule */
-	if (beam[0].row >= 0 && beam[0].t < r->baseline_s) {
+	if (beam[0].row >= 0) {
 		r->best = beam[0].row;
 		r->best_s = beam[0].t;
 		S->best = beam[0].s;
@@ -1004,7 +1017,7 @@ backend_search(Schedule *s, const BSearchOpts *o, BSearchResult *r, Err *e)
 	}
 	if (remember(&S, h, -1, e) < 0)
 		goto out;
-	r->best_s = r->baseline_s;
+	r->best_s = S.fastest = r->baseline_s;
 	if ((o->apply ? grid(&S, e) : beam_search(&S, e)) < 0) {
 		if (strcmp(e->msg, "interrupted") == 0)
 			err_set(e, "search: interrupted after %d candidates; the schedule is as it was", S.done);
