@@ -607,6 +607,7 @@ s_tile_ir(lua_State *L)
 /* ---- s:search{...}: a thin shim over backend_search (backends/search.c) ---- */
 
 #define SEARCHBOX "kernel.SearchBox"
+#define SEARCHJIT "kernel.SearchJit"   /* the registry's compiled candidates, one cache per Lua state */
 
 /* What one s:search call owns while Lua may raise: freed by __gc on every path. */
 typedef struct SearchBox {
@@ -635,6 +636,40 @@ searchbox_gc(lua_State *L)
 	x->in = NULL;
 	backend_search_free(&x->r);
 	return 0;
+}
+
+static int
+searchjit_gc(lua_State *L)
+{
+	BJitCache **p = luaL_checkudata(L, 1, SEARCHJIT);
+
+	backend_jit_cache_free(*p);
+	*p = NULL;
+	return 0;
+}
+
+/* The state's cache of candidates compiled by searches: searching again recompiles nothing. */
+static BJitCache *
+search_cache(lua_State *L)
+{
+	BJitCache **p;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, SEARCHJIT) == LUA_TUSERDATA && *(p = lua_touserdata(L, -1))) {
+		lua_pop(L, 1);
+		return *p;
+	}
+	lua_pop(L, 1);
+	p = lua_newuserdatauv(L, sizeof *p, 0);
+	*p = NULL;
+	if (luaL_newmetatable(L, SEARCHJIT)) {
+		lua_pushcfunction(L, searchjit_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	if (!(*p = backend_jit_cache_new()))
+		luaL_error(L, "s:search: out of memory");
+	lua_setfield(L, LUA_REGISTRYINDEX, SEARCHJIT);
+	return *p;
 }
 
 /* The Lua apply function's call, made under lua_pcall by apply_lua below. */
@@ -1026,6 +1061,7 @@ s_search(lua_State *L)
 	lua_pop(L, 1);
 	search_bindings(L, 2, s->k, x);
 	o.inputs = x->in;
+	o.cache = search_cache(L);
 	lua_getfield(L, 2, "progress");
 	bar = lua_isnil(L, -1) ? isatty(STDERR_FILENO) : lua_toboolean(L, -1);
 	lua_pop(L, 1);
