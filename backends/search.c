@@ -1019,7 +1019,7 @@ backend_search(Schedule *s, const BSearchOpts *o, BSearchResult *r, Err *e)
 		goto out;
 	r->best_s = S.fastest = r->baseline_s;
 	if ((o->apply ? grid(&S, e) : beam_search(&S, e)) < 0) {
-		if (strcmp(e->msg, "interrupted") == 0)
+		if (strncmp(e->msg, "interrupted", 11) == 0)
 			err_set(e, "search: interrupted after %d candidates; the schedule is as it was", S.done);
 		goto out;
 	}

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "../backends/backend.h"
+#include "../util/limits.h"
 #include "sched_test.h"
 
 /*
@@ -155,6 +156,12 @@ static int
 tile_only(Schedule *s, const int64_t *v, void *aux, Err *e)
 {
 	return sched_tile(s, "c", "i", "j", v[0], v[1], e);
+}
+
+static int
+tile_only_square(Schedule *s, const int64_t *v, void *aux, Err *e)
+{
+	return sched_tile(s, "c", "i", "j", v[0], v[0], e);
 }
 
 /* more points than the budget: budget of them, distinct, in a seeded order that repeats */
@@ -330,6 +337,56 @@ test_beam_scheduled(void **state)
 		fail_msg("the chosen schedule: %s", E.msg);
 }
 
+/* Ctrl-C during the search (the REPL's handler sets the flag): an error, the schedule untouched */
+static void
+interrupt_after_two(int done, int total, double best_s, void *aux)
+{
+	if (done == 2)
+		limits_interrupt();
+}
+
+static void
+test_interrupt(void **state)
+{
+	static const int64_t f[] = { 2, 4, 8, 16 };
+	BSearchParam p[1] = { { "f", f, 4 } };
+	BSearchOpts o = { 0 };
+
+	start_matmul(16);
+	o.param = p;
+	o.nparam = 1;
+	o.apply = tile_only_square;
+	o.reps = 1;
+	o.progress = interrupt_after_two;
+	assert_int_equal(backend_search(S, &o, &R, &E), -1);
+	limits_clear_interrupt();
+	assert_string_equal(E.msg, "search: interrupted after 2 candidates; the schedule is as it was");
+	assert_int_equal(S->nstep, 0);
+	assert_int_equal(R.nrow, 0);
+}
+
+/* the time limit stops the search between candidates, with what it found so far */
+static void
+test_time_limit(void **state)
+{
+	static const int64_t f[] = { 2, 4, 8, 16 };
+	BSearchParam p[1] = { { "f", f, 4 } };
+	BSearchOpts o = { 0 };
+
+	start_matmul(16);
+	o.param = p;
+	o.nparam = 1;
+	o.apply = tile_only_square;
+	o.reps = 1;
+	o.time_s = 1e-9;
+	if (backend_search(S, &o, &R, &E) < 0)
+		fail_msg("search: %s", E.msg);
+	assert_int_equal(R.nrow, 0);
+	assert_int_equal(R.best, -1);
+	assert_non_null(strstr(R.stop, "the time limit of 1e-09 s"));
+	assert_int_equal(S->nstep, 0);
+}
+
 static void
 test_bad_options(void **state)
 {
@@ -368,6 +425,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_wrong, setup_search, teardown_search),
 		cmocka_unit_test_setup_teardown(test_beam, setup_search, teardown_search),
 		cmocka_unit_test_setup_teardown(test_beam_scheduled, setup_search, teardown_search),
+		cmocka_unit_test_setup_teardown(test_interrupt, setup_search, teardown_search),
+		cmocka_unit_test_setup_teardown(test_time_limit, setup_search, teardown_search),
 		cmocka_unit_test_setup_teardown(test_bad_options, setup_search, teardown_search),
 	};
 
