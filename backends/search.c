@@ -778,7 +778,8 @@ beam_search(Search *S, Err *e)
 				err_set(e, "search: out of memory");
 				goto out;
 			}
-			memcpy(w->opt, p->opt, p->nopt * sizeof *w->opt);
+			if (p->nopt)
+				memcpy(w->opt, p->opt, p->nopt * sizeof *w->opt);
 			w->opt[p->nopt] = cand[i].act;
 			w->nopt = p->nopt + 1;
 			if (evaluate(S, c, w, e) < 0) {

@@ -1206,7 +1206,7 @@ static const HelpReg smeths[] = {
 	  "schedule: a scheduled kernel is searched further); error() or `return false, why` refuses\n"
 	  "it. Without params: tinygrad's BEAM over OptOps (UPCAST, UNROLL, THREAD, SWAP; ops = {...}\n"
 	  "adds LOCAL, GROUP, GROUPTOP, PADTO), beam = 4 wide, until a round gains < min_progress (1%).\n"
-	  "Each candidate is verified (s:verify; verify = false skips it: faster, but a wrong candidate\n"
+	  "Each candidate is verified (s:verify, trials = 1; verify = false skips it: faster, but a wrong candidate\n"
 	  "then runs natively unchecked, caught only by comparing its outputs with this schedule's),\n"
 	  "compiled and timed: the median of reps = 5 runs on inputs drawn once (bindings = {a = t}).\n"
 	  "budget = 64 candidates, time_s = seconds, seed = 0 (the grid's order past the budget).\n"
