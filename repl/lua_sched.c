@@ -607,7 +607,8 @@ s_tile_ir(lua_State *L)
 /* ---- s:search{...}: a thin shim over backend_search (backends/search.c) ---- */
 
 #define SEARCHBOX "kernel.SearchBox"
-#define SEARCHJIT "kernel.SearchJit"   /* the registry's compiled candidates, one cache per Lua state */
+#define SEARCHJIT "kernel.SearchJit"   /* the metatable of ... */
+#define SEARCHJITKEY "tessel.search.jit"   /* ... the registry's compiled candidates, one cache per Lua state */
 
 /* What one s:search call owns while Lua may raise: freed by __gc on every path. */
 typedef struct SearchBox {
@@ -654,7 +655,7 @@ search_cache(lua_State *L)
 {
 	BJitCache **p;
 
-	if (lua_getfield(L, LUA_REGISTRYINDEX, SEARCHJIT) == LUA_TUSERDATA && *(p = lua_touserdata(L, -1))) {
+	if (lua_getfield(L, LUA_REGISTRYINDEX, SEARCHJITKEY) == LUA_TUSERDATA && *(p = lua_touserdata(L, -1))) {
 		lua_pop(L, 1);
 		return *p;
 	}
@@ -668,7 +669,7 @@ search_cache(lua_State *L)
 	lua_setmetatable(L, -2);
 	if (!(*p = backend_jit_cache_new()))
 		luaL_error(L, "s:search: out of memory");
-	lua_setfield(L, LUA_REGISTRYINDEX, SEARCHJIT);
+	lua_setfield(L, LUA_REGISTRYINDEX, SEARCHJITKEY);
 	return *p;
 }
 
@@ -1206,9 +1207,10 @@ static const HelpReg smeths[] = {
 	  "schedule: a scheduled kernel is searched further); error() or `return false, why` refuses\n"
 	  "it. Without params: tinygrad's BEAM over OptOps (UPCAST, UNROLL, THREAD, SWAP; ops = {...}\n"
 	  "adds LOCAL, GROUP, GROUPTOP, PADTO), beam = 4 wide, until a round gains < min_progress (1%).\n"
-	  "Each candidate is verified (s:verify, trials = 1; verify = false skips it: faster, but a wrong candidate\n"
-	  "then runs natively unchecked, caught only by comparing its outputs with this schedule's),\n"
-	  "compiled and timed: the median of reps = 5 runs on inputs drawn once (bindings = {a = t}).\n"
+	  "Each candidate is verified (s:verify, trials = 1; verify = false skips it: faster, but a\n"
+	  "wrong candidate then runs natively unchecked, caught only by comparing its outputs with\n"
+	  "this schedule's), compiled and timed: the median of reps = 5 runs on inputs drawn once\n"
+	  "(bindings = {a = t}).\n"
 	  "budget = 64 candidates, time_s = seconds, seed = 0 (the grid's order past the budget).\n"
 	  "The winner's steps replace s's (s:trace()); returns {best = {bm = 16} or {opts = {...}},\n"
 	  "time_s, baseline_s, speedup, rows = {{status =, time_s =, message = ...}}, stop}; print it\n"
