@@ -38,6 +38,13 @@ typedef struct Beam {
 	int row;             /* its row, or -1 (the starting schedule) */
 } Beam;
 
+/* hashes, each with the row it came from (-1: the baseline) */
+typedef struct Seen {
+	uint64_t *hash;
+	int *row;
+	int n, cap;
+} Seen;
+
 typedef struct Search {
 	Schedule *s;
 	const BSearchOpts *o;
@@ -45,9 +52,8 @@ typedef struct Search {
 	BJitCache *cache;
 	Named *in, *out;        /* inputs drawn once; the baseline's outputs */
 	int nin, nout;
-	uint64_t *hash;         /* C sources timed (or refused by the compiler) */
-	int *hashrow;           /* the row of each, or -1 (the baseline) */
-	int nhash, caphash;
+	Seen src;               /* C sources timed (or refused by the compiler), with their rows */
+	Seen printed;           /* BEAM: kernels (as printed) already candidates */
 	double start;
 	int budget, reps, done;
 	double fastest;         /* the fastest ok time so far, the baseline's included (progress) */
@@ -170,36 +176,55 @@ source_hash(const Kernel *k, uint64_t *h, Err *e)
 	return rc;
 }
 
-/* the row that timed source h already (-1: the baseline), or -2 */
+/*
+** BEAM's candidates are told apart by their printed kernels, which is cheap;
+** emitting C is not (a parallel or vector loop's independence is proved by
+** enumerating iterations), so the C source is hashed only for candidates
+** that are going to be timed.
+*/
+static uint64_t
+printed_hash(const Kernel *k)
+{
+	Buf b;
+	uint64_t h;
+
+	buf_init(&b);
+	kernel_print(&b, k, 0);
+	h = fnv(b.s ? b.s : "", b.len);
+	buf_free(&b);
+	return h;
+}
+
+/* the row h came from (-1: the baseline), or -2 when h is new */
 static int
-seen(const Search *S, uint64_t h)
+seen(const Seen *t, uint64_t h)
 {
 	int i;
 
-	for (i = 0; i < S->nhash; i++)
-		if (S->hash[i] == h)
-			return S->hashrow[i];
+	for (i = 0; i < t->n; i++)
+		if (t->hash[i] == h)
+			return t->row[i];
 	return -2;
 }
 
 static int
-remember(Search *S, uint64_t h, int row, Err *e)
+remember(Seen *t, uint64_t h, int row, Err *e)
 {
-	if (S->nhash == S->caphash) {
-		int cap = S->caphash ? 2 * S->caphash : 32;
-		uint64_t *nh = realloc(S->hash, cap * sizeof *nh);
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 32;
+		uint64_t *nh = realloc(t->hash, cap * sizeof *nh);
 		int *nr;
 
 		if (!nh)
 			return err_set(e, "search: out of memory");
-		S->hash = nh;
-		if (!(nr = realloc(S->hashrow, cap * sizeof *nr)))
+		t->hash = nh;
+		if (!(nr = realloc(t->row, cap * sizeof *nr)))
 			return err_set(e, "search: out of memory");
-		S->hashrow = nr;
-		S->caphash = cap;
+		t->row = nr;
+		t->cap = cap;
 	}
-	S->hash[S->nhash] = h;
-	S->hashrow[S->nhash++] = row;
+	t->hash[t->n] = h;
+	t->row[t->n++] = row;
 	return 0;
 }
 
@@ -352,7 +377,7 @@ evaluate(Search *S, Schedule *c, BSearchRow *w, Err *e)
 
 	ce.msg[0] = 0;
 	/* the same C source as an earlier row: its verdict and time stand (verified once) */
-	if (source_hash(c->k, &h, &ce) == 0 && (prev = seen(S, h)) != -2) {
+	if (source_hash(c->k, &h, &ce) == 0 && (prev = seen(&S->src, h)) != -2) {
 		if (prev == -1) {
 			w->status = BS_OK;
 			w->time_s = S->r->baseline_s;
@@ -388,7 +413,7 @@ evaluate(Search *S, Schedule *c, BSearchRow *w, Err *e)
 				err_set(&ce, "verify: %s", m);
 			}
 			row_fail(w, BS_WRONG, ce.msg);
-			return remember(S, h, (int)(w - S->r->row), e);
+			return remember(&S->src, h, (int)(w - S->r->row), e);
 		}
 	}
 	rc = timed(S, c->k, 0, &w->time_s, &ce);
@@ -410,7 +435,7 @@ evaluate(Search *S, Schedule *c, BSearchRow *w, Err *e)
 	}
 	if (rc != 0)
 		w->time_s = 0;
-	return remember(S, h, (int)(w - S->r->row), e);
+	return remember(&S->src, h, (int)(w - S->r->row), e);
 }
 
 /* Whether the search must stop before the next candidate; why into r->stop. */
@@ -680,6 +705,11 @@ beam_search(Search *S, Err *e)
 	}
 	beam[0].t = r->baseline_s;
 	beam[0].row = -1;
+	if (remember(&S->printed, printed_hash(S->s->k), -1, e) < 0) {
+		beam_free(beam, 1);
+		free(beam);
+		return -1;
+	}
 	progress(S);
 	for (;;) {
 		int capcand = 0;
@@ -711,15 +741,13 @@ beam_search(Search *S, Err *e)
 					sched_free(c);
 					continue;
 				}
-				/* code the C backend refuses is a row (compile error), once */
-				if (source_hash(c->k, &h, &ie) < 0)
-					h = fnv(ie.msg, strlen(ie.msg));
+				h = printed_hash(c->k);
 				sched_free(c);
-				if (seen(S, h) != -2) {
+				if (seen(&S->printed, h) != -2) {
 					r->duplicates++;
 					continue;
 				}
-				if (remember(S, h, -3, e) < 0)
+				if (remember(&S->printed, h, -1, e) < 0)
 					goto out;
 				if (ncand == capcand) {
 					int nc = capcand ? 2 * capcand : 64;
@@ -736,8 +764,6 @@ beam_search(Search *S, Err *e)
 				cand[ncand++].act = acts[a];
 			}
 		}
-		/* seen() now knows this round's sources: forget them, evaluate() records each with its row */
-		S->nhash -= ncand;
 		if (ncand == 0) {
 			snprintf(r->stop, sizeof r->stop, "no action left to try");
 			break;
@@ -1016,7 +1042,7 @@ backend_search(Schedule *s, const BSearchOpts *o, BSearchResult *r, Err *e)
 		err_set(e, "search: the starting schedule does not run as C: %s", ie.msg);
 		goto out;
 	}
-	if (remember(&S, h, -1, e) < 0)
+	if (remember(&S.src, h, -1, e) < 0)
 		goto out;
 	r->best_s = S.fastest = r->baseline_s;
 	if ((o->apply ? grid(&S, e) : beam_search(&S, e)) < 0) {
@@ -1043,8 +1069,10 @@ out:
 		tbuf_free(&S.out[i].t);
 	free(S.in);
 	free(S.out);
-	free(S.hash);
-	free(S.hashrow);
+	free(S.src.hash);
+	free(S.src.row);
+	free(S.printed.hash);
+	free(S.printed.row);
 	if (!o->cache)
 		backend_jit_cache_free(S.cache);
 	return rc;
