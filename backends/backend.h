@@ -173,7 +173,7 @@ int backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpt
 **     beam fastest candidates kept per round, a round applying every action
 **     to each of them, until a round's best gains less than min_progress on
 **     the beam's best (that round is not taken), or the budget or the time
-**     runs out. Candidates whose C source was timed already are skipped.
+**     runs out. A candidate whose kernel (printed) was tried already is skipped.
 ** Every candidate is checked by sched_verify (unless no_verify) before
 ** native code runs, compiled and run once (the warm-up), its outputs
 ** compared with the starting schedule's compiled outputs (tolerances per
@@ -218,7 +218,7 @@ typedef struct BSearchRow {
 	char *msg;           /* why it is not ok (owned), or NULL */
 	double time_s;       /* median seconds; 0 when not timed */
 	double speedup;      /* baseline_s / time_s; 0 when not timed */
-	int same_as;         /* grid: the earlier row whose C source this one repeats, or -1 */
+	int same_as;         /* grid: the earlier row whose kernel this one repeats, or -1 */
 } BSearchRow;
 
 typedef struct BSearchOpts {
@@ -257,7 +257,7 @@ typedef struct BSearchResult {
 	double best_s;       /* the winner's (baseline_s when best is -1) */
 	int total;           /* candidates the search meant to try (the grid's size, or budget) */
 	int refused;         /* BEAM: actions sched_apply_opt refused (no row) */
-	int duplicates;      /* BEAM: candidates whose C source was timed already (no row) */
+	int duplicates;      /* BEAM: candidates whose kernel was tried already (no row) */
 	int rounds;          /* BEAM: rounds run */
 	double wall_s;       /* seconds the search took */
 	char stop[128];      /* why it ended: "every candidate tried", "budget", "time limit", ... */
@@ -273,5 +273,11 @@ void backend_search_free(BSearchResult *r);
 void backend_search_table(Buf *b, const BSearchResult *r);
 /* A BEAM row's OptOps as text: "UPCAST c.j 4, THREAD c.i 2" ("(none)" when n is 0). */
 void backend_search_opts(Buf *b, const BSearchOpt *opt, int n);
+
+/* jit.c, for the search: backend_jit_run, then reps more runs of the same
+** compiled kernel on the same inputs (every other buffer zeroed again first),
+** tessel_kernel alone timed into run_s[0..reps-1]; one emission, one lookup.
+** Stops with "interrupted" on Ctrl-C. */
+int backend_jit_time(const Kernel *k, TBuf *bufs, const BJitOpts *o, int reps, double *run_s, Err *e);
 
 #endif

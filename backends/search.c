@@ -52,8 +52,8 @@ typedef struct Search {
 	BJitCache *cache;
 	Named *in, *out;        /* inputs drawn once; the baseline's outputs */
 	int nin, nout;
-	Seen src;               /* C sources timed (or refused by the compiler), with their rows */
-	Seen printed;           /* BEAM: kernels (as printed) already candidates */
+	Seen src;               /* kernels (printed) evaluated, with their rows */
+	Seen printed;           /* BEAM: kernels (printed) that are candidates already */
 	double start;
 	int budget, reps, done;
 	double fastest;         /* the fastest ok time so far, the baseline's included (progress) */
@@ -160,27 +160,11 @@ fnv(const char *s, size_t n)
 	return h;
 }
 
-/* The hash of k's C source; 0 with e set when the C backend refuses k. */
-static int
-source_hash(const Kernel *k, uint64_t *h, Err *e)
-{
-	Buf b;
-	int rc;
-
-	buf_init(&b);
-	rc = backend_source(&b, k, D_C, e);
-	if (rc == 0 && b.oom)
-		rc = err_set(e, "search: out of memory");
-	*h = rc == 0 ? fnv(b.s ? b.s : "", b.len) : 0;
-	buf_free(&b);
-	return rc;
-}
-
 /*
-** BEAM's candidates are told apart by their printed kernels, which is cheap;
-** emitting C is not (a parallel or vector loop's independence is proved by
-** enumerating iterations), so the C source is hashed only for candidates
-** that are going to be timed.
+** Candidates are told apart by their printed kernels (a kernel prints all it
+** is: buffers, layouts, loops and their types), which is cheap; emitting C is
+** not (a parallel or vector loop's independence is proved by enumerating its
+** iterations), so C is emitted once a candidate, to compile and time it.
 */
 static uint64_t
 printed_hash(const Kernel *k)
@@ -294,15 +278,15 @@ cmpd(const void *a, const void *b)
 
 /*
 ** k compiled and run: the warm-up run (it compiles, or finds the cache's
-** object), its outputs against the baseline's unless baseline is set (then
-** they become the baseline's), then reps timed runs; *t the median.
-** Returns 0; 1 with e when the kernel is wrong; 2 when it does not compile;
-** -1 on Ctrl-C or out of memory.
+** object), then reps timed runs (backend_jit_time: the source is emitted
+** once); the warm-up's outputs against the baseline's unless baseline is
+** set (then they become the baseline's); *t the median. Returns 0; 1 with e
+** when the kernel is wrong; 2 when it does not compile; -1 on Ctrl-C or out
+** of memory.
 */
 static int
 timed(Search *S, const Kernel *k, int baseline, double *t, Err *e)
 {
-	BJitStats st;
 	BJitOpts jo;
 	TBuf *bufs;
 	double *ts;
@@ -311,7 +295,6 @@ timed(Search *S, const Kernel *k, int baseline, double *t, Err *e)
 	memset(&jo, 0, sizeof jo);
 	jo.no_check = 1;   /* sched_verify ran the interpreter on it already, or the user said not to */
 	jo.cache = S->cache;
-	jo.stats = &st;
 	if (!(bufs = calloc(k->nbuf ? k->nbuf : 1, sizeof *bufs)) || !(ts = calloc(S->reps, sizeof *ts))) {
 		free(bufs);
 		return err_set(e, "search: out of memory");
@@ -328,8 +311,8 @@ timed(Search *S, const Kernel *k, int baseline, double *t, Err *e)
 		}
 		bufs[i] = S->in[j].t;   /* shared: the JIT only reads inputs */
 	}
-	if (backend_jit_run(k, bufs, &jo, e) < 0) {
-		rc = strstr(e->msg, "out of memory") ? -1 : 2;
+	if (backend_jit_time(k, bufs, &jo, S->reps, ts, e) < 0) {
+		rc = strncmp(e->msg, "interrupted", 11) == 0 || strstr(e->msg, "out of memory") ? -1 : 2;
 		goto out;
 	}
 	if (baseline) {
@@ -345,16 +328,6 @@ timed(Search *S, const Kernel *k, int baseline, double *t, Err *e)
 		goto out;
 	}
 	free_outputs(k, bufs);
-	for (i = 0; i < S->reps; i++) {
-		if (limits_poll(e) < 0)
-			goto out;
-		if (backend_jit_run(k, bufs, &jo, e) < 0) {
-			rc = strstr(e->msg, "out of memory") ? -1 : 2;
-			goto out;
-		}
-		free_outputs(k, bufs);
-		ts[i] = st.run_s;
-	}
 	qsort(ts, S->reps, sizeof *ts, cmpd);
 	*t = S->reps % 2 ? ts[S->reps / 2] : 0.5 * (ts[S->reps / 2 - 1] + ts[S->reps / 2]);
 	rc = 0;
@@ -376,12 +349,13 @@ evaluate(Search *S, Schedule *c, BSearchRow *w, Err *e)
 	int rc, prev, trials = S->o->trials > 0 ? S->o->trials : 1;
 
 	ce.msg[0] = 0;
-	/* the same C source as an earlier row: its verdict and time stand (verified once) */
-	if (source_hash(c->k, &h, &ce) == 0 && (prev = seen(&S->src, h)) != -2) {
+	/* the same kernel as an earlier row: its verdict and time stand (verified once) */
+	h = printed_hash(c->k);
+	if ((prev = seen(&S->src, h)) != -2) {
 		if (prev == -1) {
 			w->status = BS_OK;
 			w->time_s = S->r->baseline_s;
-			w->msg = dupstr("the same C source as the starting schedule");
+			w->msg = dupstr("the same kernel as the starting schedule");
 		} else {
 			const BSearchRow *p = &S->r->row[prev];
 
@@ -391,11 +365,6 @@ evaluate(Search *S, Schedule *c, BSearchRow *w, Err *e)
 			w->same_as = prev;
 		}
 		w->speedup = w->time_s > 0 ? S->r->baseline_s / w->time_s : 0;
-		return 0;
-	}
-	if (ce.msg[0]) {
-		/* the C backend refuses it: no point in verifying */
-		row_fail(w, BS_COMPILE, ce.msg);
 		return 0;
 	}
 	if (!S->o->no_verify) {
@@ -1003,7 +972,6 @@ backend_search(Schedule *s, const BSearchOpts *o, BSearchResult *r, Err *e)
 	BSearchOpts dflt;
 	Search S;
 	Err ie;
-	uint64_t h;
 	int i, rc = -1;
 
 	memset(&dflt, 0, sizeof dflt);
@@ -1036,13 +1004,13 @@ backend_search(Schedule *s, const BSearchOpts *o, BSearchResult *r, Err *e)
 		err_set(e, "search: the starting schedule fails verification, so no candidate can be trusted: %s", ie.msg);
 		goto out;
 	}
-	if (source_hash(s->k, &h, &ie) < 0 || timed(&S, s->k, 1, &r->baseline_s, &ie) != 0) {
+	if (timed(&S, s->k, 1, &r->baseline_s, &ie) != 0) {
 		if (limits_poll(e) < 0)
 			goto out;
 		err_set(e, "search: the starting schedule does not run as C: %s", ie.msg);
 		goto out;
 	}
-	if (remember(&S.src, h, -1, e) < 0)
+	if (remember(&S.src, printed_hash(s->k), -1, e) < 0)
 		goto out;
 	r->best_s = S.fastest = r->baseline_s;
 	if ((o->apply ? grid(&S, e) : beam_search(&S, e)) < 0) {

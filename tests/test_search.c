@@ -252,7 +252,7 @@ test_wrong(void **state)
 			fail_msg("search: %s", E.msg);
 		assert_int_equal(R.nrow, 2);
 		assert_int_equal(R.row[0].status, BS_OK);
-		assert_non_null(strstr(R.row[0].msg, "the same C source as the starting schedule"));
+		assert_non_null(strstr(R.row[0].msg, "the same kernel as the starting schedule"));
 		if (R.row[1].status != BS_WRONG)
 			fail_msg("row 2: %s: %s", backend_search_status(R.row[1].status), R.row[1].msg);
 		if (!strstr(R.row[1].msg, nv ? "differs from the starting schedule's" : "verify"))
