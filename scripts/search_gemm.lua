@@ -1,5 +1,5 @@
 -- search_gemm.lua - a 256^3 GEMM's tile sizes and vector width searched on the C JIT, then BEAM over
--- tinygrad's OptOps from the winner. Run: ./tessel scripts/search_gemm.lua  (about 20 s on 2 cores)
+-- tinygrad's OptOps from the winner. Run: ./tessel scripts/search_gemm.lua  (about 10 s on 2 cores)
 --
 -- Each candidate is checked against the tensor reference (s:verify) before it runs natively, compiled,
 -- and timed: the median of 5 runs of the kernel alone. Times depend on the machine and its load; the
