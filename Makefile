@@ -66,7 +66,7 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
            viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c \
            backends/emit.c backends/c.c backends/jit.c backends/gpu.c backends/cuda.c backends/opencl.c backends/opencl_run.c backends/harness.c \
-           backends/triton.c
+           backends/triton.c backends/search.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
            repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c

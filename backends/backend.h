@@ -193,4 +193,124 @@ typedef struct BExportOpts {
 */
 int backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o, Err *e);
 
+/* search.c */
+/*
+** Schedule search, timed on the C JIT. Two modes:
+**   a grid (TVM's knobs): parameters, each a list of integers, and apply,
+**     which takes one value per parameter and applies its steps to a copy of
+**     the schedule as it is now (so a scheduled kernel is searched further);
+**     the cartesian product in order, or, when it holds more than budget
+**     points, budget of them in a seeded random order;
+**   BEAM (tinygrad's, when apply is NULL): OptOps on the stages' loops
+**     with tinygrad's amounts (search.c lists them; ops chooses which), the
+**     beam fastest candidates kept per round, a round applying every action
+**     to each of them, until a round's best gains less than min_progress on
+**     the beam's best (that round is not taken), or the budget or the time
+**     runs out. A candidate whose kernel (printed) was tried already is skipped.
+** Every candidate is checked by sched_verify (unless no_verify) before
+** native code runs, compiled and run once (the warm-up), its outputs
+** compared with the starting schedule's compiled outputs (tolerances per
+** dtype, as sched_verify's), then timed: the median of reps runs of
+** tessel_kernel alone, on inputs drawn once (backend_draw) and reused.
+** The starting schedule is timed the same way first (the baseline). A wrong
+** candidate never wins; a refused one (apply failed, or sched_apply_opt
+** refused) is a row in a grid and a count in BEAM. The winner's steps end
+** up in s (sched_trace replays them); nothing changes on an error.
+*/
+enum { BSEARCH_MAXPARAM = 16, BSEARCH_MAXOPT = 32 };
+struct Schedule;   /* interp/sched/sched.h */
+
+typedef struct BSearchParam {
+	const char *name;
+	const int64_t *vals;
+	int nvals;
+} BSearchParam;
+
+/* one OptOp of a BEAM candidate: s:apply_opt(op, stage, loop, arg), SWAP with other */
+typedef struct BSearchOpt {
+	char op[12];
+	char stage[K_NAME];
+	char loop[K_NAME];
+	int64_t arg;
+	char other[K_NAME];
+} BSearchOpt;
+
+typedef enum BSearchStatus {
+	BS_OK,
+	BS_REFUSED,          /* apply (or an OptOp) refused the step */
+	BS_WRONG,            /* sched_verify failed, or the outputs differ from the baseline's */
+	BS_COMPILE,          /* the C backend refused the kernel or the compiler failed */
+} BSearchStatus;
+const char *backend_search_status(BSearchStatus st);   /* "ok", "refused", "wrong", "compile error" */
+
+typedef struct BSearchRow {
+	int64_t val[BSEARCH_MAXPARAM];   /* grid: the parameters' values */
+	BSearchOpt *opt;     /* BEAM: the OptOps after the starting schedule (owned) */
+	int nopt;
+	BSearchStatus status;
+	char *msg;           /* why it is not ok (owned), or NULL */
+	double time_s;       /* median seconds; 0 when not timed */
+	double speedup;      /* baseline_s / time_s; 0 when not timed */
+	int same_as;         /* grid: the earlier row whose kernel this one repeats, or -1 */
+} BSearchRow;
+
+typedef struct BSearchOpts {
+	const BSearchParam *param;   /* the grid (nparam <= BSEARCH_MAXPARAM) */
+	int nparam;
+	/* the candidate's steps on s (a copy): 0, or -1 with e saying why (a refused row) */
+	int (*apply)(struct Schedule *s, const int64_t *vals, void *aux, Err *e);
+	void *aux;
+	const char *const *ops;      /* BEAM: the OptOps tried, NULL-terminated; NULL: UPCAST, UNROLL,
+	                             ** THREAD, SWAP (LOCAL, GROUP, GROUPTOP, PADTO on request) */
+	int beam;            /* BEAM width (0: 4) */
+	int budget;          /* candidates tried at most (0: 64) */
+	int reps;            /* timed runs per candidate (0: 5) */
+	int no_verify;       /* skip sched_verify: a wrong candidate then runs natively, unchecked */
+	int trials;          /* sched_verify's trials per candidate (0: 1) */
+	double time_s;       /* wall-clock limit in seconds (0: none) */
+	uint64_t seed;       /* the grid's random order, BEAM's order within a round */
+	double min_progress; /* BEAM: the relative gain a round must make to go on (0: 0.01) */
+	const TBuf *inputs;  /* per buffer of s->k (kernel order), or NULL: an input without data
+	                     ** is realized from its tensor (lowered kernels) or drawn */
+	BJitCache *cache;    /* NULL: one for this search */
+	/* before the first candidate and after each (a front end's progress bar); best_s is
+	** the fastest correct time so far, the baseline's included */
+	void (*progress)(int done, int total, double best_s, void *aux);
+	void *progress_aux;
+} BSearchOpts;
+
+typedef struct BSearchResult {
+	int beam;            /* the mode: 1 BEAM, 0 grid */
+	int nparam;
+	char pname[BSEARCH_MAXPARAM][K_NAME];
+	BSearchRow *row;     /* in the order tried */
+	int nrow, caprow;
+	int best;            /* the winning row, or -1: the starting schedule stays (BEAM) */
+	double baseline_s;   /* the starting schedule's median seconds */
+	double best_s;       /* the winner's (baseline_s when best is -1) */
+	int total;           /* candidates the search meant to try (the grid's size, or budget) */
+	int refused;         /* BEAM: actions sched_apply_opt refused (no row) */
+	int duplicates;      /* BEAM: candidates whose kernel was tried already (no row) */
+	int rounds;          /* BEAM: rounds run */
+	double wall_s;       /* seconds the search took */
+	char stop[128];      /* why it ended: "every candidate tried", "budget", "time limit", ... */
+} BSearchResult;
+
+/* Search as above; 0 with r filled (free with backend_search_free), or -1
+** with e saying why: bad options, the starting schedule does not run as C
+** or fails verification, Ctrl-C ("interrupted"). */
+int backend_search(struct Schedule *s, const BSearchOpts *o, BSearchResult *r, Err *e);
+void backend_search_free(BSearchResult *r);
+/* r as an aligned table: a summary line, then one row a candidate, fastest
+** first (the winner marked *), then those that failed, in the order tried. */
+void backend_search_table(Buf *b, const BSearchResult *r);
+/* A BEAM row's OptOps as text: "UPCAST c.j 4, THREAD c.i 2" ("(none)" when n is 0). */
+void backend_search_opts(Buf *b, const BSearchOpt *opt, int n);
+
+/* jit.c, for the search: backend_jit_run, then reps more runs of the same
+** compiled kernel on the same inputs (every other buffer zeroed again first),
+** tessel_kernel alone timed into run_s[0..reps-1]; one emission, one lookup.
+** Stops with "interrupted" on Ctrl-C. */
+int backend_jit_time(const Kernel *k, TBuf *bufs, const BJitOpts *o, int reps, double *run_s, Err *e);
+
 #endif

@@ -541,8 +541,12 @@ compare(const Kernel *k, const TBuf *got, const TBuf *want, int fast, Err *e)
 	return 0;
 }
 
-int
-backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
+/*
+** backend_jit_run, and with reps > 0 backend_jit_time: after the first run
+** (whose outputs come back), reps more runs of the same object, timed.
+*/
+static int
+jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, int reps, double *run_s, Err *e)
 {
 	BJitOpts dflt;
 	BJitCache *tmp = NULL, *c;
@@ -550,7 +554,8 @@ backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
 	Buf src;
 	Entry *x;
 	const char *flags[64];
-	void **ptr = NULL;
+	void **ptr = NULL, **base = NULL;   /* base: what posix_memalign gave (ptr is inside it) */
+	size_t sz;
 	TBuf *ref = NULL, *outs = NULL;
 	double t0;
 	int i, j, nflags = 0, cached = 0, rc = -1;
@@ -631,7 +636,8 @@ backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
 		if (o->stats)
 			o->stats->check_s = now() - t0;
 	}
-	if (!(ptr = calloc(k->nbuf ? k->nbuf : 1, sizeof *ptr)) || !(outs = calloc(k->nbuf ? k->nbuf : 1, sizeof *outs))) {
+	if (!(ptr = calloc(k->nbuf ? k->nbuf : 1, sizeof *ptr)) || !(base = calloc(k->nbuf ? k->nbuf : 1, sizeof *base))
+	|| !(outs = calloc(k->nbuf ? k->nbuf : 1, sizeof *outs))) {
 		err_set(e, "jit: out of memory");
 		goto out;
 	}
@@ -641,11 +647,22 @@ backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
 
 		if (kb->scope != AS_GLOBAL)
 			continue;
-		/* zeroed as the interpreter's are */
-		if (!(ptr[i] = calloc((size_t)kb->size ? (size_t)kb->size : 1, bytes))) {
+		/*
+		** Zeroed as the interpreter's are. Placed at a fixed offset from a
+		** page, a different one per buffer (multiples of 64 bytes): where
+		** malloc puts buffers varies from run to run, and buffers at the
+		** same offset from a page alias in the L1 cache (4K aliasing), so
+		** a run's time would depend on the allocator (a scheduled 256^3
+		** GEMM took 360 or 660 us from one run to the next).
+		*/
+		sz = ((size_t)kb->size ? (size_t)kb->size : 1) * bytes;
+		if (posix_memalign(&base[i], 4096, sz + 4096) != 0) {
+			base[i] = NULL;
 			err_set(e, "jit: out of memory (%lld bytes for %s)", (long long)kb->size * (long long)bytes, kb->name);
 			goto out;
 		}
+		ptr[i] = (char *)base[i] + (size_t)i * 576 % 4096;
+		memset(ptr[i], 0, sz);
 		if (kb->role == KB_INPUT && !(x->place && x->place(i, ptr[i], bufs[i].data)))
 			memcpy(ptr[i], bufs[i].data, (size_t)emit_numel(kb) * bytes);
 	}
@@ -675,6 +692,22 @@ backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
 	}
 	if (ref && compare(k, outs, ref, o->fast, e) < 0)
 		goto out;
+	/*
+	** The timed runs: every buffer but the inputs zeroed again first, so
+	** that a kernel that accumulates into its outputs runs as the first
+	** run did (outside the timed region).
+	*/
+	for (j = 0; j < reps; j++) {
+		if (limits_poll(e) < 0)
+			goto out;
+		for (i = 0; i < k->nbuf; i++)
+			if (ptr[i] && k->buf[i].role != KB_INPUT)
+				memset(ptr[i], 0, ((size_t)k->buf[i].size ? (size_t)k->buf[i].size : 1)
+				       * (size_t)dtype_bytes(k->buf[i].dtype));
+		t0 = now();
+		x->fn(ptr);
+		run_s[j] = now() - t0;
+	}
 	for (i = 0; i < k->nbuf; i++)
 		if (k->buf[i].role == KB_OUTPUT) {
 			bufs[i] = outs[i];
@@ -692,10 +725,25 @@ out:
 		for (j = 0; j < k->nbuf; j++)
 			free(outs[j].data);
 	free(outs);
-	if (ptr)
+	if (base)
 		for (j = 0; j < k->nbuf; j++)
-			free(ptr[j]);
+			free(base[j]);
+	free(base);
 	free(ptr);
 	backend_jit_cache_free(tmp);
 	return rc;
+}
+
+int
+backend_jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, Err *e)
+{
+	return jit_run(k, bufs, o, 0, NULL, e);
+}
+
+int
+backend_jit_time(const Kernel *k, TBuf *bufs, const BJitOpts *o, int reps, double *run_s, Err *e)
+{
+	if (reps < 0 || (reps && !run_s))
+		return err_set(e, "jit: %d timed runs into %s", reps, run_s ? "a table" : "no table");
+	return jit_run(k, bufs, o, reps, run_s, e);
 }

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../backends/backend.h"
 #include "../interp/sched/sched.h"
 #include "../interp/sched/tile_ir.h"
 #include "../layout/layout.h"
@@ -602,6 +604,545 @@ s_tile_ir(lua_State *L)
 	return 1;
 }
 
+/* ---- s:search{...}: a thin shim over backend_search (backends/search.c) ---- */
+
+#define SEARCHBOX "kernel.SearchBox"
+#define SEARCHJIT "kernel.SearchJit"   /* the metatable of ... */
+#define SEARCHJITKEY "tessel.search.jit"   /* ... the registry's compiled candidates, one cache per Lua state */
+
+/* What one s:search call owns while Lua may raise: freed by __gc on every path. */
+typedef struct SearchBox {
+	BSearchParam param[BSEARCH_MAXPARAM];
+	int64_t *vals[BSEARCH_MAXPARAM];
+	TBuf *in;             /* the bindings, per buffer of the schedule's kernel */
+	int nin;
+	const char *ops[16];
+	BSearchResult r;
+	int bar;              /* a progress bar is on stderr (to clear) */
+} SearchBox;
+
+static int
+searchbox_gc(lua_State *L)
+{
+	SearchBox *x = luaL_checkudata(L, 1, SEARCHBOX);
+	int i;
+
+	for (i = 0; i < BSEARCH_MAXPARAM; i++) {
+		free(x->vals[i]);
+		x->vals[i] = NULL;
+	}
+	for (i = 0; x->in && i < x->nin; i++)
+		tbuf_free(&x->in[i]);
+	free(x->in);
+	x->in = NULL;
+	backend_search_free(&x->r);
+	return 0;
+}
+
+static int
+searchjit_gc(lua_State *L)
+{
+	BJitCache **p = luaL_checkudata(L, 1, SEARCHJIT);
+
+	backend_jit_cache_free(*p);
+	*p = NULL;
+	return 0;
+}
+
+/* The state's cache of candidates compiled by searches: searching again recompiles nothing. */
+static BJitCache *
+search_cache(lua_State *L)
+{
+	BJitCache **p;
+
+	if (lua_getfield(L, LUA_REGISTRYINDEX, SEARCHJITKEY) == LUA_TUSERDATA && *(p = lua_touserdata(L, -1))) {
+		lua_pop(L, 1);
+		return *p;
+	}
+	lua_pop(L, 1);
+	p = lua_newuserdatauv(L, sizeof *p, 0);
+	*p = NULL;
+	if (luaL_newmetatable(L, SEARCHJIT)) {
+		lua_pushcfunction(L, searchjit_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	if (!(*p = backend_jit_cache_new()))
+		luaL_error(L, "s:search: out of memory");
+	lua_setfield(L, LUA_REGISTRYINDEX, SEARCHJITKEY);
+	return *p;
+}
+
+/* The Lua apply function's call, made under lua_pcall by apply_lua below. */
+typedef struct LuaApply {
+	lua_State *L;
+	int fn, self;         /* s_search's stack indices of apply and s */
+	SearchBox *box;
+	Schedule *cand;
+	const int64_t *vals;
+	LSched *ud;           /* the candidate's userdata, detached after the call */
+} LuaApply;
+
+static int
+apply_call(lua_State *L)
+{
+	LuaApply *a = lua_touserdata(L, 1);
+	LSched *x;
+	int i;
+
+	/* 2: apply, 3: s (this is a frame of its own: the caller's indices mean nothing here) */
+	lua_pushvalue(L, 2);
+	x = lua_newuserdatauv(L, sizeof *x, 1);
+	x->s = NULL;
+	luaL_setmetatable(L, SCHED);
+	lua_getiuservalue(L, 3, 1);   /* the kernel (and its graph) s started from */
+	lua_setiuservalue(L, -2, 1);
+	x->s = a->cand;
+	a->ud = x;
+	lua_createtable(L, 0, a->box->r.nparam);
+	for (i = 0; i < a->box->r.nparam; i++) {
+		lua_pushinteger(L, (lua_Integer)a->vals[i]);
+		lua_setfield(L, -2, a->box->param[i].name);
+	}
+	lua_call(L, 2, 2);
+	/* return false [, why]: a candidate apply declines */
+	if (lua_type(L, -2) == LUA_TBOOLEAN && !lua_toboolean(L, -2)) {
+		if (lua_type(L, -1) == LUA_TSTRING)
+			return luaL_error(L, "%s", lua_tostring(L, -1));
+		return luaL_error(L, "apply returned false");
+	}
+	return 0;
+}
+
+/* backend_search's apply: the Lua function on a fresh schedule object wrapping the candidate */
+static int
+apply_lua(Schedule *c, const int64_t *vals, void *aux, Err *e)
+{
+	LuaApply *a = aux;
+	lua_State *L = a->L;
+	int rc;
+
+	a->cand = c;
+	a->vals = vals;
+	a->ud = NULL;
+	lua_pushcfunction(L, apply_call);
+	lua_pushlightuserdata(L, a);
+	lua_pushvalue(L, a->fn);
+	lua_pushvalue(L, a->self);
+	rc = lua_pcall(L, 3, 0, 0);
+	/* the candidate belongs to the search: the object the function saw lets go of it */
+	if (a->ud)
+		a->ud->s = NULL;
+	if (rc != LUA_OK) {
+		const char *m = lua_tostring(L, -1);
+
+		err_set(e, "%s", m ? m : "apply raised a non-string error");
+		lua_pop(L, 1);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+fmt_seconds(char *out, size_t n, double t)
+{
+	if (t <= 0)
+		snprintf(out, n, "-");
+	else if (t < 1e-3)
+		snprintf(out, n, "%.2f us", t * 1e6);
+	else if (t < 1)
+		snprintf(out, n, "%.3f ms", t * 1e3);
+	else
+		snprintf(out, n, "%.3f s", t);
+}
+
+/* search [#####.....] 12/30 best 1.23 ms, redrawn in place on stderr */
+static void
+progress_bar(int done, int total, double best_s, void *aux)
+{
+	SearchBox *x = aux;
+	char bar[21], best[32];
+	int i, fill = total > 0 ? (int)((int64_t)done * 20 / total) : 0;
+
+	for (i = 0; i < 20; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[20] = 0;
+	fmt_seconds(best, sizeof best, best_s);
+	fprintf(stderr, "\rsearch [%s] %d/%d best %s\033[K", bar, done, total, best);
+	fflush(stderr);
+	x->bar = 1;
+}
+
+static int
+search_tostring(lua_State *L)
+{
+	lua_getfield(L, 1, "table");
+	return 1;
+}
+
+/* The option opt of the table at 1... as an integer in [lo, hi], or dflt. */
+static lua_Integer
+opt_int(lua_State *L, int t, const char *opt, lua_Integer dflt, lua_Integer lo, lua_Integer hi)
+{
+	lua_Integer v = dflt;
+	int isnum;
+
+	if (lua_getfield(L, t, opt) != LUA_TNIL) {
+		v = lua_tointegerx(L, -1, &isnum);
+		if (!isnum)
+			luaL_error(L, "s:search: %s must be an integer, not %s", opt, luaL_typename(L, -1));
+		if (v < lo || v > hi)
+			luaL_error(L, "s:search: %s = %I is not in [%I, %I]", opt, v, lo, hi);
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+static double
+opt_num(lua_State *L, int t, const char *opt, double lo, double hi)
+{
+	double v = 0;
+	int isnum;
+
+	if (lua_getfield(L, t, opt) != LUA_TNIL) {
+		v = lua_tonumberx(L, -1, &isnum);
+		if (!isnum)
+			luaL_error(L, "s:search: %s must be a number, not %s", opt, luaL_typename(L, -1));
+		if (!(v >= lo && v < hi)) {
+			char m[160];   /* lua_pushfstring knows no %g */
+
+			snprintf(m, sizeof m, "s:search: %s = %g is not in [%g, %g)", opt, v, lo, hi);
+			luaL_error(L, "%s", m);
+		}
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+static int
+cmpname(const void *a, const void *b)
+{
+	return strcmp(((const BSearchParam *)a)->name, ((const BSearchParam *)b)->name);
+}
+
+/* params = {bm = {8, 16, 32}, ...} into the box, names sorted (a stable order for seeds and tables) */
+static int
+search_params(lua_State *L, int t, SearchBox *x)
+{
+	int n = 0, i, j;
+
+	if (lua_getfield(L, t, "params") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	if (!lua_istable(L, -1))
+		luaL_error(L, "s:search: params must be a table {name = {values...}}, not %s", luaL_typename(L, -1));
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		int m = 0;
+
+		if (lua_type(L, -2) != LUA_TSTRING)
+			luaL_error(L, "s:search: params: a key is a %s, not a parameter name", luaL_typename(L, -2));
+		if (n == BSEARCH_MAXPARAM)
+			luaL_error(L, "s:search: params: more than %d parameters", BSEARCH_MAXPARAM);
+		if (!lua_istable(L, -1) || (m = (int)luaL_len(L, -1)) < 1)
+			luaL_error(L, "s:search: params.%s must be a non-empty list of integers", lua_tostring(L, -2));
+		if (!(x->vals[n] = malloc(m * sizeof *x->vals[n])))
+			luaL_error(L, "s:search: out of memory");
+		for (i = 0; i < m; i++) {
+			int isnum;
+
+			lua_geti(L, -1, i + 1);
+			x->vals[n][i] = (int64_t)lua_tointegerx(L, -1, &isnum);
+			if (!isnum) {
+				const char *name = lua_tostring(L, -3);
+
+				luaL_error(L, "s:search: params.%s[%d] is %s, not an integer", name, i + 1,
+				           luaL_tolstring(L, -1, NULL));
+			}
+			lua_pop(L, 1);
+		}
+		x->param[n].name = lua_tostring(L, -2);   /* the params table, anchored in the options, keeps it */
+		x->param[n].vals = x->vals[n];
+		x->param[n].nvals = m;
+		n++;
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	/* sort names and their value lists together */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && cmpname(&x->param[j], &x->param[j - 1]) < 0; j--) {
+			BSearchParam tp = x->param[j];
+			int64_t *tv = x->vals[j];
+
+			x->param[j] = x->param[j - 1];
+			x->vals[j] = x->vals[j - 1];
+			x->param[j - 1] = tp;
+			x->vals[j - 1] = tv;
+		}
+	return n;
+}
+
+/* bindings = {a = tensor, ...}: inputs by name, as k:run takes them */
+static void
+search_bindings(lua_State *L, int t, const Kernel *k, SearchBox *x)
+{
+	int i;
+
+	if (lua_getfield(L, t, "bindings") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (!lua_istable(L, -1))
+		luaL_error(L, "s:search: bindings must be a table {input = tensor}, not %s", luaL_typename(L, -1));
+	if (!(x->in = calloc(k->nbuf ? k->nbuf : 1, sizeof *x->in)))
+		luaL_error(L, "s:search: out of memory");
+	x->nin = k->nbuf;
+	for (i = 0; i < k->nbuf; i++) {
+		int vi;
+
+		if (k->buf[i].role != KB_INPUT || lua_getfield(L, -1, k->buf[i].name) == LUA_TNIL) {
+			if (k->buf[i].role == KB_INPUT)
+				lua_pop(L, 1);
+			continue;
+		}
+		vi = lua_gettop(L);
+		if (lua_type(L, vi) == LUA_TTABLE) {
+			lua_getglobal(L, "tensor");
+			if (lua_type(L, -1) != LUA_TTABLE)
+				luaL_error(L, "s:search: the tensor table is not loaded");
+			lua_getfield(L, -1, "from");
+			lua_pushvalue(L, vi);
+			lua_pushstring(L, dtype_name(k->buf[i].dtype));
+			lua_call(L, 2, 1);
+			lua_replace(L, vi);
+			lua_pop(L, 1);
+		}
+		if (!tessel_testtensor(L, vi))
+			luaL_error(L, "s:search: bindings.%s is a %s, not a tensor", k->buf[i].name, luaL_typename(L, vi));
+		tessel_realize(L, vi, 0, &x->in[i]);
+		lua_pop(L, 1);
+	}
+	/* a binding that names no input is a typo worth reporting */
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		int b = name ? kernel_find_buffer(k, name) : -1;
+
+		if (b < 0 || k->buf[b].role != KB_INPUT)
+			luaL_error(L, "s:search: bindings.%s: the kernel has no input of that name",
+			           name ? name : luaL_typename(L, -2));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+static const char *const search_keys[] = {
+	"params", "apply", "budget", "reps", "bindings", "verify", "trials", "beam", "time_s", "seed",
+	"ops", "min_progress", "progress", NULL
+};
+
+/* the result's rows as Lua tables */
+static void
+push_opts(lua_State *L, const BSearchOpt *o, int n)
+{
+	int i;
+
+	lua_createtable(L, n, 0);
+	for (i = 0; i < n; i++) {
+		lua_createtable(L, 4, 0);
+		lua_pushstring(L, o[i].op);
+		lua_rawseti(L, -2, 1);
+		lua_pushstring(L, o[i].stage);
+		lua_rawseti(L, -2, 2);
+		lua_pushstring(L, o[i].loop);
+		lua_rawseti(L, -2, 3);
+		if (o[i].other[0])
+			lua_pushstring(L, o[i].other);
+		else
+			lua_pushinteger(L, (lua_Integer)o[i].arg);
+		lua_rawseti(L, -2, 4);
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
+static void
+push_choice(lua_State *L, const BSearchResult *r, const BSearchRow *w)
+{
+	int j;
+
+	lua_newtable(L);
+	if (r->beam) {
+		push_opts(L, w ? w->opt : NULL, w ? w->nopt : 0);
+		lua_setfield(L, -2, "opts");
+	} else
+		for (j = 0; j < r->nparam; j++) {
+			lua_pushinteger(L, (lua_Integer)w->val[j]);
+			lua_setfield(L, -2, r->pname[j]);
+		}
+}
+
+/*
+** s:search{params =, apply =, budget =, reps =, bindings =, verify =, trials =,
+** beam =, ops =, time_s =, seed =, min_progress =, progress =}
+*/
+static int
+s_search(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	BSearchOpts o;
+	LuaApply la;
+	SearchBox *x;
+	const BSearchResult *r;
+	Buf tb;
+	Err e = { "" };
+	int i, rc, bar;
+
+	if (lua_isnoneornil(L, 2)) {
+		lua_settop(L, 1);
+		lua_newtable(L);
+	}
+	if (!lua_istable(L, 2))
+		return luaL_error(L, "s:search: the argument is a %s, not an options table (s:search{params = ..., "
+		                  "apply = ...} or s:search{} for BEAM)", luaL_typename(L, 2));
+	lua_settop(L, 2);
+	lua_pushnil(L);
+	while (lua_next(L, 2)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+
+		for (i = 0; k && search_keys[i] && strcmp(search_keys[i], k) != 0; i++)
+			;
+		if (!k || !search_keys[i])
+			return luaL_error(L, "s:search: unknown option %s (params, apply, budget, reps, bindings, verify, "
+			                  "trials, beam, ops, time_s, seed, min_progress, progress)",
+			                  k ? k : luaL_typename(L, -2));
+		lua_pop(L, 1);
+	}
+	x = lua_newuserdatauv(L, sizeof *x, 0);   /* index 3 */
+	memset(x, 0, sizeof *x);
+	if (luaL_newmetatable(L, SEARCHBOX)) {
+		lua_pushcfunction(L, searchbox_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, 3);
+	memset(&o, 0, sizeof o);
+	o.nparam = search_params(L, 2, x);
+	o.param = x->param;
+	x->r.nparam = o.nparam;
+	if (lua_getfield(L, 2, "apply") != LUA_TNIL && !lua_isfunction(L, -1))
+		return luaL_error(L, "s:search: apply must be a function(s, p), not %s", luaL_typename(L, -1));
+	if (lua_isfunction(L, -1) != (o.nparam > 0))
+		return luaL_error(L, o.nparam ? "s:search: params need apply = function(s, p) ... end, which applies "
+		                  "one candidate's steps to s" : "s:search: apply needs params = {name = {values...}}");
+	/* index 4: apply (or nil) */
+	o.budget = (int)opt_int(L, 2, "budget", 0, 1, 100000);
+	o.reps = (int)opt_int(L, 2, "reps", 0, 1, 1000);
+	o.trials = (int)opt_int(L, 2, "trials", 0, 1, 1000);
+	o.beam = (int)opt_int(L, 2, "beam", 0, 1, 1000);
+	o.seed = (uint64_t)opt_int(L, 2, "seed", 0, 0, LUA_MAXINTEGER);
+	o.time_s = opt_num(L, 2, "time_s", 0, 1e9);
+	o.min_progress = opt_num(L, 2, "min_progress", 0, 1);
+	if (lua_getfield(L, 2, "verify") != LUA_TNIL && !lua_isboolean(L, -1))
+		return luaL_error(L, "s:search: verify must be true or false, not %s", luaL_typename(L, -1));
+	o.no_verify = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (lua_getfield(L, 2, "ops") != LUA_TNIL) {
+		int n;
+
+		if (!lua_istable(L, -1) || (n = (int)luaL_len(L, -1)) < 1 || n > 15)
+			return luaL_error(L, "s:search: ops must be a list of 1 to 15 OptOp names, e.g. {\"UPCAST\", \"THREAD\"}");
+		for (i = 0; i < n; i++) {
+			lua_geti(L, -1, i + 1);
+			if (!(x->ops[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL))
+				return luaL_error(L, "s:search: ops[%d] is a %s, not an OptOp name", i + 1, luaL_typename(L, -1));
+			lua_pop(L, 1);   /* the ops table keeps the string */
+		}
+		o.ops = x->ops;
+	}
+	lua_pop(L, 1);
+	search_bindings(L, 2, s->k, x);
+	o.inputs = x->in;
+	o.cache = search_cache(L);
+	lua_getfield(L, 2, "progress");
+	bar = lua_isnil(L, -1) ? isatty(STDERR_FILENO) : lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	if (bar) {
+		o.progress = progress_bar;
+		o.progress_aux = x;
+	}
+	if (o.nparam) {
+		la.L = L;
+		la.fn = 4;
+		la.self = 1;
+		la.box = x;
+		o.apply = apply_lua;
+		o.aux = &la;
+	}
+	rc = backend_search(s, &o, &x->r, &e);
+	if (x->bar)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0)
+		return luaL_error(L, "s:%s", e.msg);
+	/* the result: best, time_s, baseline_s, speedup, rows, stop, the table as text */
+	r = &x->r;
+	lua_createtable(L, 0, 12);
+	if (r->best >= 0)
+		push_choice(L, r, &r->row[r->best]);
+	else if (r->beam)
+		push_choice(L, r, NULL);
+	else
+		lua_pushnil(L);
+	lua_setfield(L, -2, "best");
+	lua_pushnumber(L, r->best_s);
+	lua_setfield(L, -2, "time_s");
+	lua_pushnumber(L, r->baseline_s);
+	lua_setfield(L, -2, "baseline_s");
+	lua_pushnumber(L, r->best_s > 0 ? r->baseline_s / r->best_s : 0);
+	lua_setfield(L, -2, "speedup");
+	lua_pushstring(L, r->stop);
+	lua_setfield(L, -2, "stop");
+	lua_pushinteger(L, r->refused);
+	lua_setfield(L, -2, "refused");
+	lua_pushinteger(L, r->duplicates);
+	lua_setfield(L, -2, "duplicates");
+	lua_pushnumber(L, r->wall_s);
+	lua_setfield(L, -2, "wall_s");
+	lua_createtable(L, r->nrow, 0);
+	for (i = 0; i < r->nrow; i++) {
+		const BSearchRow *w = &r->row[i];
+
+		push_choice(L, r, w);
+		lua_pushinteger(L, i + 1);
+		lua_setfield(L, -2, "index");
+		lua_pushstring(L, backend_search_status(w->status));
+		lua_setfield(L, -2, "status");
+		if (w->msg) {
+			lua_pushstring(L, w->msg);
+			lua_setfield(L, -2, "message");
+		}
+		if (w->time_s > 0) {
+			lua_pushnumber(L, w->time_s);
+			lua_setfield(L, -2, "time_s");
+			lua_pushnumber(L, w->speedup);
+			lua_setfield(L, -2, "speedup");
+		}
+		lua_pushboolean(L, i == r->best);
+		lua_setfield(L, -2, "best");
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "rows");
+	buf_init(&tb);
+	backend_search_table(&tb, r);
+	lua_pushstring(L, tb.s ? tb.s : "");
+	buf_free(&tb);
+	lua_setfield(L, -2, "table");
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, search_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_setmetatable(L, -2);
+	return 1;
+}
+
 static int
 s_explain(lua_State *L)
 {
@@ -660,6 +1201,20 @@ static const HelpReg smeths[] = {
 	  "s:privatize_reduce(block, loop, k): loop split into k slices; a local stage reduces each\n"
 	  "slice into <buffer>_local, the block combines them (Neptune's PrivatizeReduce)" },
 	{ "tile_ir", s_tile_ir, "s:tile_ir(): the scheduled kernel in Neptune's tile IR (k:tile_ir())" },
+	{ "search", s_search,
+	  "s:search{params = {bm = {8, 16, 32}}, apply = function(s, p) ... end, budget = 64}: the fastest\n"
+	  "schedule, timed on the C JIT. apply applies one candidate's steps to s (a copy of this\n"
+	  "schedule: a scheduled kernel is searched further); error() or `return false, why` refuses\n"
+	  "it. Without params: tinygrad's BEAM over OptOps (UPCAST, UNROLL, THREAD, SWAP; ops = {...}\n"
+	  "adds LOCAL, GROUP, GROUPTOP, PADTO), beam = 4 wide, until a round gains < min_progress (1%).\n"
+	  "Each candidate is verified (s:verify, trials = 1; verify = false skips it: faster, but a\n"
+	  "wrong candidate then runs natively unchecked, caught only by comparing its outputs with\n"
+	  "this schedule's), compiled and timed: the median of reps = 5 runs on inputs drawn once\n"
+	  "(bindings = {a = t}).\n"
+	  "budget = 64 candidates, time_s = seconds, seed = 0 (the grid's order past the budget).\n"
+	  "The winner's steps replace s's (s:trace()); returns {best = {bm = 16} or {opts = {...}},\n"
+	  "time_s, baseline_s, speedup, rows = {{status =, time_s =, message = ...}}, stop}; print it\n"
+	  "for the table. A progress bar shows on a terminal (progress = false hides it)." },
 	{ "explain", s_explain, "s:explain(): the derivations of the schedule's fusion steps, as text" },
 	{ "thread_layout", s_thread_layout,
 	  "s:thread_layout(block): the Axe layout the schedule induces on a stage\n"

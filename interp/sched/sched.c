@@ -43,6 +43,52 @@ sched_free(Schedule *s)
 	free(s);
 }
 
+static char *
+dupstr(const char *s)
+{
+	char *d;
+
+	if (!s || !(d = malloc(strlen(s) + 1)))
+		return NULL;
+	return strcpy(d, s);
+}
+
+Schedule *
+sched_clone(const Schedule *s, Err *e)
+{
+	Schedule *c = calloc(1, sizeof *c);
+	int i;
+
+	if (!c)
+		return err_set(e, "schedule: out of memory"), NULL;
+	c->graph = s->graph;
+	if (!(c->k = kernel_clone(s->k, e)) || !(c->orig = kernel_clone(s->orig, e)))
+		goto fail;
+	if (s->nstep && !(c->step = calloc(s->nstep, sizeof *c->step))) {
+		err_set(e, "schedule: out of memory");
+		goto fail;
+	}
+	c->capstep = s->nstep;
+	/* nstep counts the steps copied so far, so that sched_free frees exactly those */
+	for (i = 0; i < s->nstep; i++) {
+		SStep *d = &c->step[i];
+
+		d->line = dupstr(s->step[i].line);
+		d->note = s->step[i].note ? dupstr(s->step[i].note) : NULL;
+		d->before = kernel_clone(s->step[i].before, e);
+		c->nstep++;
+		if (!d->line || (s->step[i].note && !d->note) || !d->before) {
+			if (d->before)
+				err_set(e, "schedule: out of memory");
+			goto fail;
+		}
+	}
+	return c;
+fail:
+	sched_free(c);
+	return NULL;
+}
+
 Kernel *
 sched_begin(Schedule *s, Err *e)
 {

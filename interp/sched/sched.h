@@ -33,6 +33,8 @@ typedef struct Schedule {
 /* sched.c */
 Schedule *sched_new(const Kernel *k, const UOp *graph, Err *e);
 void sched_free(Schedule *s);
+/* A deep copy: its kernels, steps and notes (the graph shared), to try steps on. */
+Schedule *sched_clone(const Schedule *s, Err *e);
 Kernel *sched_begin(Schedule *s, Err *e);
 /* Check next; make it current with line as its replay; or free it and refuse:
 ** "what: the result fails the verifier: ...". */
