@@ -149,48 +149,6 @@ c_check(Emit *E)
 
 /* ---- the translation unit ---- */
 
-static void
-shape(Buf *b, const KBuf *x)
-{
-	int i;
-
-	emit(b, "%s: %s[", x->name, dtype_name(x->dtype));
-	for (i = 0; i < x->ndim; i++)
-		emit(b, "%s%lld", i ? ", " : "", (long long)x->shape[i]);
-	emit(b, "]");
-	if (x->scope != AS_GLOBAL)
-		emit(b, " %s", kscope_name(x->scope));
-	if (strcmp(x->layout_desc, "row-major") != 0)
-		emit(b, " @ %s", x->layout_desc);
-}
-
-static void
-header_line(Buf *b, const Kernel *k, KRole role, const char *label)
-{
-	int i, n = 0;
-	size_t col = 0;
-
-	for (i = 0; i < k->nbuf; i++) {
-		Buf t;
-
-		if (k->buf[i].role != role)
-			continue;
-		buf_init(&t);
-		shape(&t, &k->buf[i]);
-		if (!n)
-			col = b->len, emit(b, "**   %-9s", label);
-		else if (b->len - col + t.len > 96)
-			col = b->len, emit(b, ",\n**   %-9s", "");
-		else
-			emit(b, ", ");
-		emit(b, "%s", t.s ? t.s : "");
-		buf_free(&t);
-		n++;
-	}
-	if (n)
-		emit(b, "\n");
-}
-
 static const struct {
 	unsigned bit;
 	const char *text;
@@ -284,9 +242,9 @@ c_head(Emit *E, Buf *b)
 	int j, first = 1, prevmulti = 0;
 
 	emit(b, "/*\n** A tessel kernel as C11 (tessel_kernel at the end runs its stages in order).\n");
-	header_line(b, k, KB_INPUT, "inputs:");
-	header_line(b, k, KB_OUTPUT, "outputs:");
-	header_line(b, k, KB_TEMP, "buffers:");
+	emit_header_line(b, k, KB_INPUT, "inputs:");
+	emit_header_line(b, k, KB_OUTPUT, "outputs:");
+	emit_header_line(b, k, KB_TEMP, "buffers:");
 	emit(b, "** bufs[i] is buffer i's storage, laid out by its layout; the order is");
 	for (j = 0; j < k->nbuf; j++)
 		emit(b, "%s%s", j ? ", " : " ", k->buf[j].name);
@@ -331,9 +289,10 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int ind)
 			               kscope_name(kb->scope), kb->name, (long long)kb->size * dtype_bytes(kb->dtype),
 			               C_MAXARRAY);
 		emit_indent(E->out, ind);
-		emit(E->out, "%s %s[%lld];  /* %s: %s */\n", ctype(kb->dtype), E->bname[b], (long long)kb->size,
-		     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread",
-		     strcmp(kb->layout_desc, "row-major") == 0 ? "row-major" : kb->layout_desc);
+		emit(E->out, "%s %s[%lld];  /* %s: ", ctype(kb->dtype), E->bname[b], (long long)kb->size,
+		     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
+		emit_comment_text(E->out, kb->layout_desc);
+		emit(E->out, " */\n");
 	}
 	return 0;
 }
@@ -552,7 +511,9 @@ copies(Emit *E, Buf *b, KRole role, const char *fn, const char *what)
 		if (!n++)
 			emit(b, "\n/*\n** %s: %s.\n** 0 for a buffer stored row-major: a plain copy does.\n*/\nint\n%s(int b, void *dst, "
 			     "const void *src)\n{\n  switch (b) {\n", fn, what, fn);
-		emit(b, "  case %d: {  /* %s @ %s */\n", i, kb->name, kb->layout_desc);
+		emit(b, "  case %d: {  /* %s @ ", i, kb->name);
+		emit_comment_text(b, kb->layout_desc);
+		emit(b, " */\n");
 		emit(b, "    %s *restrict d = dst;\n    const %s *restrict s = src;\n    int64_t i = 0;\n\n",
 		     ctype(kb->dtype), ctype(kb->dtype));
 		for (j = 0; j < kb->ndim; j++) {

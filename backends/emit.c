@@ -2088,3 +2088,63 @@ backend_tolerance(DType t)
 	default: return 0;
 	}
 }
+
+/* ---- the header comment, shared by the C family ---- */
+
+void
+emit_comment_text(Buf *b, const char *s)
+{
+	const char *q;
+
+	while ((q = strstr(s, "*/"))) {
+		emitn(b, s, (size_t)(q - s));
+		emit(b, "* /");
+		s = q + 2;
+	}
+	emit(b, "%s", s);
+}
+
+static void
+buffer_shape(Buf *b, const KBuf *x)
+{
+	int i;
+
+	emit(b, "%s: %s[", x->name, dtype_name(x->dtype));
+	for (i = 0; i < x->ndim; i++)
+		emit(b, "%s%lld", i ? ", " : "", (long long)x->shape[i]);
+	emit(b, "]");
+	if (x->scope != AS_GLOBAL)
+		emit(b, " %s", kscope_name(x->scope));
+	if (strcmp(x->layout_desc, "row-major") != 0) {
+		emit(b, " @ ");
+		emit_comment_text(b, x->layout_desc);
+	}
+}
+
+void
+emit_header_line(Buf *b, const Kernel *k, KRole role, const char *label)
+{
+	int i, n = 0;
+	size_t col = 0;
+
+	for (i = 0; i < k->nbuf; i++) {
+		Buf t;
+
+		if (k->buf[i].role != role)
+			continue;
+		buf_init(&t);
+		buffer_shape(&t, &k->buf[i]);
+		if (!n)
+			col = b->len, emit(b, "**   %-9s", label);
+		else if (b->len - col + t.len > 96)
+			col = b->len, emit(b, ",\n**   %-9s", "");
+		else
+			emit(b, ", ");
+		emit(b, "%s", t.s ? t.s : "");
+		buf_free(&t);
+		n++;
+	}
+	if (n)
+		emit(b, "\n");
+}
+

@@ -153,6 +153,11 @@ int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, E
 ** and its body once per iteration, when that applies (emit.c says when):
 ** 1 written, 0 not taken (the caller writes the loop), -1 an error. */
 int emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind);
+/* s inside a C comment: a star followed by a slash is written with a space between. */
+void emit_comment_text(Buf *b, const char *s);
+/* The header comment's line for the buffers of one role: "**   inputs:  X: float32[4, 8], ..."
+** (shape, scope when not global, layout when not row-major), wrapped at 96 columns. */
+void emit_header_line(Buf *b, const Kernel *k, KRole role, const char *label);
 /* A name not in use, base or base_1, base_2, ... (now taken); NULL when out of memory. */
 const char *emit_fresh(Emit *E, const char *base);
 int emit_taken(const Emit *E, const char *name);

@@ -245,20 +245,6 @@ coord(int cuda, HwAxis hw)
 	return cuda ? cudac[hw] : ocl[hw];
 }
 
-/* Text inside a comment: a layout's notation is the user's, and must not close it. */
-static void
-comment_text(Buf *b, const char *s)
-{
-	const char *q;
-
-	while ((q = strstr(s, "*/"))) {
-		emitn(b, s, (size_t)(q - s));
-		emit(b, "* /");
-		s = q + 2;
-	}
-	emit(b, "%s", s);
-}
-
 static int
 arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes)
 {
@@ -275,7 +261,7 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes)
 		emit(E->out, "  %s%s %s[%lld];  /* %s: ",
 		     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ " : "__local ") : "", E->D->type(kb->dtype),
 		     E->bname[b], (long long)kb->size, scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
-		comment_text(E->out, kb->layout_desc);
+		emit_comment_text(E->out, kb->layout_desc);
 		emit(E->out, " */\n");
 	}
 	return 0;
@@ -566,50 +552,6 @@ gpu_check(Emit *E, int (*fn)(Emit *E, int st, const UOp *u))
 
 /* ---- the translation unit ---- */
 
-static void
-shape(Buf *b, const KBuf *x)
-{
-	int i;
-
-	emit(b, "%s: %s[", x->name, dtype_name(x->dtype));
-	for (i = 0; i < x->ndim; i++)
-		emit(b, "%s%lld", i ? ", " : "", (long long)x->shape[i]);
-	emit(b, "]");
-	if (x->scope != AS_GLOBAL)
-		emit(b, " %s", kscope_name(x->scope));
-	if (strcmp(x->layout_desc, "row-major") != 0) {
-		emit(b, " @ ");
-		comment_text(b, x->layout_desc);
-	}
-}
-
-static void
-header_line(Buf *b, const Kernel *k, KRole role, const char *label)
-{
-	int i, n = 0;
-	size_t col = 0;
-
-	for (i = 0; i < k->nbuf; i++) {
-		Buf t;
-
-		if (k->buf[i].role != role)
-			continue;
-		buf_init(&t);
-		shape(&t, &k->buf[i]);
-		if (!n)
-			col = b->len, emit(b, "**   %-9s", label);
-		else if (b->len - col + t.len > 96)
-			col = b->len, emit(b, ",\n**   %-9s", "");
-		else
-			emit(b, ", ");
-		emit(b, "%s", t.s ? t.s : "");
-		buf_free(&t);
-		n++;
-	}
-	if (n)
-		emit(b, "\n");
-}
-
 void
 gpu_header(Emit *E, Buf *b, const char *title, const char *bufs, const char *build)
 {
@@ -617,9 +559,9 @@ gpu_header(Emit *E, Buf *b, const char *title, const char *bufs, const char *bui
 	int j;
 
 	emit(b, "/*\n** %s\n", title);
-	header_line(b, k, KB_INPUT, "inputs:");
-	header_line(b, k, KB_OUTPUT, "outputs:");
-	header_line(b, k, KB_TEMP, "buffers:");
+	emit_header_line(b, k, KB_INPUT, "inputs:");
+	emit_header_line(b, k, KB_OUTPUT, "outputs:");
+	emit_header_line(b, k, KB_TEMP, "buffers:");
 	emit(b, "** %s", bufs);
 	for (j = 0; j < k->nbuf; j++)
 		emit(b, "%s%s", j ? ", " : " ", k->buf[j].name);
@@ -767,7 +709,7 @@ gpu_layout_copies(Buf *b, const Kernel *k, const char *qual)
 				     : "input b's elements from row-major logical order (src)\n** into its storage (dst)",
 				     qual, fn);
 			emit(b, "  case %d: {  /* %s @ ", i, kb->name);
-			comment_text(b, kb->layout_desc);
+			emit_comment_text(b, kb->layout_desc);
 			emit(b, " */\n");
 			emit(b, "    %s *tessel_d = (%s *)dst;\n    const %s *tessel_s = (const %s *)src;\n"
 			     "    int64_t tessel_i = 0;\n\n", t, t, t, t);
