@@ -147,6 +147,20 @@ typedef struct EmitInfo {
 	void *aux;   /* in: the dialect's state for the walk (Emit.aux) */
 } EmitInfo;
 
+/* emit.c: a run's inputs checked as kernel_run checks them (who names the
+** backend in the message), and its outputs compared with the interpreter's. */
+int emit_check_inputs(const Kernel *k, const TBuf *bufs, const char *who, Err *e);
+typedef struct EMismatch {
+	int buf;               /* the output that differs */
+	int64_t n, bad, first; /* its elements, how many differ, the first (row-major) */
+	double tol;            /* the tolerance applied (0: bit for bit) */
+	double got, want;      /* the first pair */
+	Buf where;             /* "out[2, 7]" (the caller frees it) */
+} EMismatch;
+/* 1 and m filled at the first output with elements that differ (bit for bit,
+** NaNs alike; within backend_tolerance when tolerant), 0 when all agree. */
+int emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, EMismatch *m);
+
 /* emit.c */
 int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);
 /* The loop s (UPCAST or UNROLL, 2 or 4 iterations) written as vector loads

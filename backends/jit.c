@@ -461,84 +461,26 @@ lookup(BJitCache *c, const char *cc, const char *const *flags, int nflags, const
 	return x;
 }
 
-/* Whether two elements agree: the same bits, or two NaNs; within tol of
-** max(|b|, 1) when tol is not 0 (fast source), infinities of one sign alike. */
-static int
-same(DType t, const unsigned char *a, const unsigned char *b, int bytes, double tol)
-{
-	double x, y;
-
-	if (memcmp(a, b, bytes) == 0)
-		return 1;
-	if (!dtype_is_float(t))
-		return 0;
-	x = dtype_load_f(t, a);
-	y = dtype_load_f(t, b);
-	if (isnan(x) || isnan(y))
-		return isnan(x) && isnan(y);
-	if (tol == 0 || isinf(x) || isinf(y))
-		return x == y;
-	return fabs(x - y) <= tol * fmax(fabs(y), 1);
-}
-
-static void
-element(Buf *b, const KBuf *kb, int64_t lin)
-{
-	int64_t c[T_MAXDIM];
-	int j;
-
-	for (j = kb->ndim - 1; j >= 0; j--) {
-		c[j] = lin % kb->shape[j];
-		lin /= kb->shape[j];
-	}
-	emit(b, "%s[", kb->name);
-	for (j = 0; j < kb->ndim; j++)
-		emit(b, "%s%lld", j ? ", " : "", (long long)c[j]);
-	emit(b, "]");
-}
-
+/* The outputs against the interpreter's: the first disagreement is the error. */
 static int
 compare(const Kernel *k, const TBuf *got, const TBuf *want, int fast, Err *e)
 {
-	int i;
+	EMismatch m;
 
-	for (i = 0; i < k->nbuf; i++) {
-		const KBuf *kb = &k->buf[i];
-		int bytes = dtype_bytes(kb->dtype);
-		int64_t j, n = emit_numel(kb), bad = 0, first = -1;
-		double tol = fast ? backend_tolerance(kb->dtype) : 0;
-
-		if (kb->role != KB_OUTPUT)
-			continue;
-		for (j = 0; j < n; j++)
-			if (!same(kb->dtype, (const unsigned char *)got[i].data + j * bytes,
-			          (const unsigned char *)want[i].data + j * bytes, bytes, tol)) {
-				if (first < 0)
-					first = j;
-				bad++;
-			}
-		if (bad) {
-			Buf el;
-
-			buf_init(&el);
-			element(&el, kb, first);
-			if (fast)
-				err_set(e, "jit: the fast kernel disagrees with the interpreter beyond %g (relative to "
-				        "max(|x|, 1)) at %lld of %lld elements of %s; first %s: compiled %.9g, interpreter "
-				        "%.9g (fast = false computes the interpreter's bits; {compare = false} skips this "
-				        "check)", tol, (long long)bad, (long long)n, kb->name, el.s ? el.s : "?",
-				        tbuf_get(&got[i], first), tbuf_get(&want[i], first));
-			else
-				err_set(e, "jit: the compiled kernel disagrees with the interpreter at %lld of %lld "
-				        "elements of %s; first %s: compiled %.9g, interpreter %.9g (a bug in the C backend: "
-				        "please report it with the kernel; {compare = false} skips this check)", (long long)bad,
-				        (long long)n, kb->name, el.s ? el.s : "?", tbuf_get(&got[i], first),
-				        tbuf_get(&want[i], first));
-			buf_free(&el);
-			return -1;
-		}
-	}
-	return 0;
+	if (!emit_mismatch(k, got, want, fast, &m))
+		return 0;
+	if (fast)
+		err_set(e, "jit: the fast kernel disagrees with the interpreter beyond %g (relative to max(|x|, 1)) "
+		        "at %lld of %lld elements of %s; first %s: compiled %.9g, interpreter %.9g (fast = false "
+		        "computes the interpreter's bits; {compare = false} skips this check)", m.tol, (long long)m.bad,
+		        (long long)m.n, k->buf[m.buf].name, m.where.s ? m.where.s : "?", m.got, m.want);
+	else
+		err_set(e, "jit: the compiled kernel disagrees with the interpreter at %lld of %lld elements of %s; "
+		        "first %s: compiled %.9g, interpreter %.9g (a bug in the C backend: please report it with the "
+		        "kernel; {compare = false} skips this check)", (long long)m.bad, (long long)m.n,
+		        k->buf[m.buf].name, m.where.s ? m.where.s : "?", m.got, m.want);
+	buf_free(&m.where);
+	return -1;
 }
 
 /*
@@ -568,25 +510,9 @@ jit_run(const Kernel *k, TBuf *bufs, const BJitOpts *o, int reps, double *run_s,
 		memset(o->stats, 0, sizeof *o->stats);
 	if (!k)
 		return err_set(e, "jit: no kernel");
-	if (!bufs && k->nbuf)
-		return err_set(e, "jit: no buffer table");
 	/* the caller's inputs, as kernel_run checks them, before anything is allocated */
-	for (i = 0; i < k->nbuf; i++) {
-		const KBuf *kb = &k->buf[i];
-		int64_t n = emit_numel(kb);
-
-		if (kb->role != KB_TEMP && kb->scope != AS_GLOBAL)
-			return err_set(e, "jit: %s %s is in %s memory; inputs and outputs are global", krole_name(kb->role),
-			               kb->name, kscope_name(kb->scope));
-		if (kb->role != KB_INPUT)
-			continue;
-		if (!bufs[i].data)
-			return err_set(e, "jit: no data for input %s", kb->name);
-		if (bufs[i].dtype != kb->dtype || bufs[i].numel != n)
-			return err_set(e, "jit: input %s: %lld elements of %s given, %lld of %s declared", kb->name,
-			               (long long)bufs[i].numel, dtype_name(bufs[i].dtype), (long long)n,
-			               dtype_name(kb->dtype));
-	}
+	if (emit_check_inputs(k, bufs, "jit", e) < 0)
+		return -1;
 	t0 = now();
 	buf_init(&src);
 	memset(&info, 0, sizeof info);

@@ -219,66 +219,20 @@ offsets(const KBuf *kb, int64_t **out, Err *e)
 
 /* ---- comparison ---- */
 
-static int
-same(DType t, const unsigned char *a, const unsigned char *b, int bytes)
-{
-	if (memcmp(a, b, bytes) == 0)
-		return 1;
-	if (dtype_is_float(t))
-		return isnan(dtype_load_f(t, a)) && isnan(dtype_load_f(t, b));
-	return 0;
-}
-
-static void
-element(Buf *b, const KBuf *kb, int64_t lin)
-{
-	int64_t c[T_MAXDIM];
-	int j;
-
-	for (j = kb->ndim - 1; j >= 0; j--) {
-		c[j] = lin % kb->shape[j];
-		lin /= kb->shape[j];
-	}
-	emit(b, "%s[", kb->name);
-	for (j = 0; j < kb->ndim; j++)
-		emit(b, "%s%lld", j ? ", " : "", (long long)c[j]);
-	emit(b, "]");
-}
-
+/* The outputs against the interpreter's: the first disagreement is the error. */
 static int
 compare(const Kernel *k, const TBuf *got, const TBuf *want, Err *e)
 {
-	int i;
+	EMismatch m;
 
-	for (i = 0; i < k->nbuf; i++) {
-		const KBuf *kb = &k->buf[i];
-		int bytes = dtype_bytes(kb->dtype);
-		int64_t j, n = emit_numel(kb), bad = 0, first = -1;
-
-		if (kb->role != KB_OUTPUT)
-			continue;
-		for (j = 0; j < n; j++)
-			if (!same(kb->dtype, (const unsigned char *)got[i].data + j * bytes,
-			          (const unsigned char *)want[i].data + j * bytes, bytes)) {
-				if (first < 0)
-					first = j;
-				bad++;
-			}
-		if (bad) {
-			Buf el;
-
-			buf_init(&el);
-			element(&el, kb, first);
-			err_set(e, "opencl: the kernel disagrees with the interpreter at %lld of %lld elements of %s; "
-			        "first %s: opencl %.9g, interpreter %.9g (the device's double functions may differ from "
-			        "the C library's in the last place: docs/export.md; {compare = false} skips this check)",
-			        (long long)bad, (long long)n, kb->name, el.s ? el.s : "?", tbuf_get(&got[i], first),
-			        tbuf_get(&want[i], first));
-			buf_free(&el);
-			return -1;
-		}
-	}
-	return 0;
+	if (!emit_mismatch(k, got, want, 0, &m))
+		return 0;
+	err_set(e, "opencl: the kernel disagrees with the interpreter at %lld of %lld elements of %s; first %s: "
+	        "opencl %.9g, interpreter %.9g (the device's double functions may differ from the C library's in "
+	        "the last place: docs/export.md; {compare = false} skips this check)", (long long)m.bad,
+	        (long long)m.n, k->buf[m.buf].name, m.where.s ? m.where.s : "?", m.got, m.want);
+	buf_free(&m.where);
+	return -1;
 }
 
 /* ---- running ---- */
@@ -450,25 +404,9 @@ backend_cl_run(const Kernel *k, TBuf *bufs, const BClOpts *o, Err *e)
 		memset(o->stats, 0, sizeof *o->stats);
 	if (!k)
 		return err_set(e, "opencl: no kernel");
-	if (!bufs && k->nbuf)
-		return err_set(e, "opencl: no buffer table");
 	/* the caller's inputs, as kernel_run checks them, before anything is allocated */
-	for (i = 0; i < k->nbuf; i++) {
-		const KBuf *kb = &k->buf[i];
-		int64_t n = emit_numel(kb);
-
-		if (kb->role != KB_TEMP && kb->scope != AS_GLOBAL)
-			return err_set(e, "opencl: %s %s is in %s memory; inputs and outputs are global", krole_name(kb->role),
-			               kb->name, kscope_name(kb->scope));
-		if (kb->role != KB_INPUT)
-			continue;
-		if (!bufs[i].data)
-			return err_set(e, "opencl: no data for input %s", kb->name);
-		if (bufs[i].dtype != kb->dtype || bufs[i].numel != n)
-			return err_set(e, "opencl: input %s: %lld elements of %s given, %lld of %s declared", kb->name,
-			               (long long)bufs[i].numel, dtype_name(bufs[i].dtype), (long long)n,
-			               dtype_name(kb->dtype));
-	}
+	if (emit_check_inputs(k, bufs, "opencl", e) < 0)
+		return -1;
 	t0 = now();
 	buf_init(&src);
 	if (gpu_source(&src, k, D_OPENCL, 0, &L, e) < 0)
