@@ -61,31 +61,25 @@ ctype(DType t)
 
 /* ---- what C refuses ---- */
 
-typedef struct Chk {
-	Emit *E;
-	const char *stage;
-	int rc;
-} Chk;
-
 static int
-chk_fn(void *aux, const UOp *u)
+chk_fn(Emit *E, int st, const UOp *u, void *aux)
 {
-	Chk *c = aux;
+	const char *stage = E->k->stage[st].name;
 	Buf t;
 
 	if ((u->op == OP_IDIV || u->op == OP_MOD) && u->nsrc == 2 && u->dtype == DT_INDEX
 	&& u->src[1]->vmin <= 0 && u->src[1]->vmax >= 0) {
 		buf_init(&t);
 		uop_print(&t, u, D_INFIX);
-		err_set(c->E->e, "c: stage %s: the index expression %s may divide by zero (its divisor ranges over "
-		        "[%lld, %lld]); the interpreter stops there, compiled C would trap", c->stage,
+		err_set(E->e, "c: stage %s: the index expression %s may divide by zero (its divisor ranges over "
+		        "[%lld, %lld]); the interpreter stops there, compiled C would trap", stage,
 		        t.s ? t.s : "", (long long)u->src[1]->vmin, (long long)u->src[1]->vmax);
 		buf_free(&t);
 		return -1;
 	}
 	if (dtype_is_float((DType)u->dtype) && !ctype((DType)u->dtype)) {
-		err_set(c->E->e, "c: stage %s: a %s value; the C backend has no %s arithmetic that rounds as the "
-		        "interpreter does (float32 and float64 only)", c->stage, dtype_name((DType)u->dtype),
+		err_set(E->e, "c: stage %s: a %s value; the C backend has no %s arithmetic that rounds as the "
+		        "interpreter does (float32 and float64 only)", stage, dtype_name((DType)u->dtype),
 		        dtype_name((DType)u->dtype));
 		return -1;
 	}
@@ -103,47 +97,9 @@ c_check(Emit *E)
 			return err_set(E->e, "c: buffer %s is %s; the C backend has no %s arithmetic that rounds as "
 			               "the interpreter does (float32 and float64 only)", k->buf[i].name,
 			               dtype_name(k->buf[i].dtype), dtype_name(k->buf[i].dtype));
-	for (i = 0; i < k->nstage; i++) {
-		Chk c = { E, k->stage[i].name, 0 };
-		PMap seen = { 0 };
-		const UOp **st = NULL;
-		size_t sp = 0, cap = 0;
-		int rc = 0, j;
-
-		/* a plain depth-first walk: each node once */
-		if (!(st = malloc((cap = 256) * sizeof *st)))
-			return err_set(E->e, "c: out of memory");
-		st[sp++] = k->stage[i].body;
-		while (sp && rc == 0) {
-			const UOp *u = st[--sp];
-
-			if (pmap_get(&seen, u))
-				continue;
-			if (pmap_put(&seen, u, (void *)1) < 0) {
-				rc = err_set(E->e, "c: out of memory");
-				break;
-			}
-			if ((rc = chk_fn(&c, u)) < 0)
-				break;
-			for (j = 0; j < u->nsrc; j++) {
-				if (sp == cap) {
-					const UOp **n = realloc(st, 2 * cap * sizeof *n);
-
-					if (!n) {
-						rc = err_set(E->e, "c: out of memory");
-						break;
-					}
-					st = n;
-					cap *= 2;
-				}
-				st[sp++] = u->src[j];
-			}
-		}
-		free(st);
-		pmap_free(&seen);
-		if (rc < 0)
+	for (i = 0; i < k->nstage; i++)
+		if (emit_each_node(E, i, chk_fn, NULL) < 0)
 			return -1;
-	}
 	return 0;
 }
 

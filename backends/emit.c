@@ -2241,3 +2241,45 @@ emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, 
 	return 0;
 }
 
+int
+emit_each_node(Emit *E, int st, int (*fn)(Emit *E, int st, const UOp *u, void *aux), void *aux)
+{
+	PMap seen = { 0 };
+	const UOp **stack;
+	size_t sp = 0, cap = 256;
+	int rc = 0, j;
+
+	/* depth-first, with an explicit stack: a stage body may nest deeper than the C stack */
+	if (!(stack = malloc(cap * sizeof *stack)))
+		return oom(E);
+	stack[sp++] = E->k->stage[st].body;
+	while (sp && rc == 0) {
+		const UOp *u = stack[--sp];
+
+		if (pmap_get(&seen, u))
+			continue;
+		if (pmap_put(&seen, u, (void *)1) < 0) {
+			rc = oom(E);
+			break;
+		}
+		if ((rc = fn(E, st, u, aux)) < 0)
+			break;
+		for (j = 0; j < u->nsrc; j++) {
+			if (sp == cap) {
+				const UOp **n = realloc(stack, 2 * cap * sizeof *n);
+
+				if (!n) {
+					rc = oom(E);
+					break;
+				}
+				stack = n;
+				cap *= 2;
+			}
+			stack[sp++] = u->src[j];
+		}
+	}
+	free(stack);
+	pmap_free(&seen);
+	return rc < 0 ? -1 : 0;
+}
+

@@ -161,6 +161,9 @@ typedef struct EMismatch {
 ** NaNs alike; within backend_tolerance when tolerant), 0 when all agree. */
 int emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, EMismatch *m);
 
+/* Every node of stage st's body once (depth-first); fn's -1 stops the walk and is returned. */
+int emit_each_node(Emit *E, int st, int (*fn)(Emit *E, int st, const UOp *u, void *aux), void *aux);
+
 /* emit.c */
 int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);
 /* The loop s (UPCAST or UNROLL, 2 or 4 iterations) written as vector loads

@@ -502,51 +502,25 @@ divzero(Emit *E, int st, const UOp *u)
 	return 0;
 }
 
+/* divzero, then the dialect's own check */
+static int
+check_node(Emit *E, int st, const UOp *u, void *aux)
+{
+	int (*fn)(Emit *, int, const UOp *) = *(int (**)(Emit *, int, const UOp *))aux;
+
+	if (divzero(E, st, u) < 0 || (fn && fn(E, st, u) < 0))
+		return -1;
+	return 0;
+}
+
 int
 gpu_check(Emit *E, int (*fn)(Emit *E, int st, const UOp *u))
 {
-	const Kernel *k = E->k;
-	int i, j;
+	int i;
 
-	for (i = 0; i < k->nstage; i++) {
-		PMap seen = { 0 };
-		const UOp **st;
-		size_t sp = 0, cap = 256;
-		int rc = 0;
-
-		if (!(st = malloc(cap * sizeof *st)))
-			return oom(E);
-		st[sp++] = k->stage[i].body;
-		while (sp && rc == 0) {
-			const UOp *u = st[--sp];
-
-			if (pmap_get(&seen, u))
-				continue;
-			if (pmap_put(&seen, u, (void *)1) < 0) {
-				rc = oom(E);
-				break;
-			}
-			if ((rc = divzero(E, i, u)) < 0 || (fn && (rc = fn(E, i, u)) < 0))
-				break;
-			for (j = 0; j < u->nsrc; j++) {
-				if (sp == cap) {
-					const UOp **n = realloc(st, 2 * cap * sizeof *n);
-
-					if (!n) {
-						rc = oom(E);
-						break;
-					}
-					st = n;
-					cap *= 2;
-				}
-				st[sp++] = u->src[j];
-			}
-		}
-		free(st);
-		pmap_free(&seen);
-		if (rc < 0)
+	for (i = 0; i < E->k->nstage; i++)
+		if (emit_each_node(E, i, check_node, &fn) < 0)
 			return -1;
-	}
 	return 0;
 }
 
