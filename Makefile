@@ -52,7 +52,7 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            interp/print.c interp/eval.c interp/algebra.c \
            interp/dtype.c interp/tensor.c interp/tensor_eval.c interp/tensor_compose.c \
            interp/kernel.c interp/kernel_layout.c interp/kernel_check.c interp/kernel_print.c \
-           interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c \
+           interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c interp/dist.c \
            interp/sched/sched.c interp/sched/split.c interp/sched/fuse.c interp/sched/reorder.c interp/sched/bind.c \
            interp/sched/annotate.c interp/sched/tile.c interp/sched/optops.c interp/sched/set_layout.c interp/sched/thread_layout.c \
            interp/sched/verify.c \
@@ -61,15 +61,15 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            interp/sched/rfactor.c interp/sched/reverse_compute_inline.c interp/sched/fusion.c \
            interp/sched/rolling_update.c interp/sched/privatize.c interp/sched/split_k_update.c interp/sched/tile_ir.c \
            layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
-           layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c \
+           layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c layout/axe_dist.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
            viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c \
            backends/emit.c backends/c.c backends/jit.c backends/gpu.c backends/cuda.c backends/opencl.c backends/opencl_run.c backends/harness.c \
-           backends/triton.c backends/search.c
+           backends/triton.c backends/search.c backends/nccl.c
 LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
            repl/lua_uop.c repl/lua_viz.c \
-           repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c
+           repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c repl/lua_dist.c
 EXE_SRC  = repl/main.c repl/repl.c
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)

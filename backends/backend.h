@@ -193,6 +193,26 @@ typedef struct BExportOpts {
 */
 int backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o, Err *e);
 
+/* nccl.c */
+/*
+** A distributed program (interp/dist.h) as CUDA and host code on NCCL, one
+** thread a GPU: dir gets plan.txt, a .cu file per kernel, dist.cu (the
+** program, includable by a bench), main.cu (`./dist check` against the CPU
+** simulation's outputs saved in data/, `./dist time`) and a Makefile
+** (docs/distributed.md). inputs: per tensor, logical values (row-major), or
+** NULL entries drawn as dist_scatter draws them; no_check: no data/ and no
+** simulation (sizes the interpreter cannot run). Returns 0, -1 when a kernel
+** or a dtype is refused (nothing written), -2 when a file cannot be written.
+*/
+struct DistProgram;
+typedef struct BDistExportOpts {
+	const TBuf *inputs;
+	int fast;
+	int no_check;
+	Buf *files;
+} BDistExportOpts;
+int backend_export_dist(const struct DistProgram *p, const char *dir, const BDistExportOpts *o, Err *e);
+
 /* search.c */
 /*
 ** Schedule search, timed on the C JIT. Two modes:

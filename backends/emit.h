@@ -198,6 +198,10 @@ const char *emit_loop_note(const UOp *range, char *buf, size_t n);
 /* The statement path to s as text ("in loops i, j"), for refusals. */
 void emit_where(const EStage *S, const UOp *s, char *out, size_t n);
 int64_t emit_numel(const KBuf *b);
+/* harness.c: write dir/name (its name appended to files, which may be NULL);
+** make dir and its missing parents. Both return -2 with e set on failure. */
+int export_write(const char *dir, Buf *files, const char *name, const void *data, size_t len, Err *e);
+int export_mkdir(const char *dir, Err *e);
 
 /* c.c */
 extern const EmitDialect emit_c;

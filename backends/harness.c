@@ -70,32 +70,62 @@ typedef struct Out {
 	Err *e;
 } Out;
 
-static int
-write_file(Out *o, const char *name, const void *data, size_t len)
+int
+export_write(const char *dir, Buf *files, const char *name, const void *data, size_t len, Err *e)
 {
 	char path[4096];
 	FILE *f;
 
-	if ((size_t)snprintf(path, sizeof path, "%s/%s", o->dir, name) >= sizeof path) {
-		err_set(o->e, "export: the path %s/%s is too long", o->dir, name);
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+		err_set(e, "export: the path %s/%s is too long", dir, name);
 		return E_IO;
 	}
 	if (!(f = fopen(path, "wb"))) {
-		err_set(o->e, "export: cannot write %s: %s", path, strerror(errno));
+		err_set(e, "export: cannot write %s: %s", path, strerror(errno));
 		return E_IO;
 	}
 	if (len && fwrite(data, 1, len, f) != len) {
-		err_set(o->e, "export: cannot write %s: %s", path, strerror(errno));
+		err_set(e, "export: cannot write %s: %s", path, strerror(errno));
 		fclose(f);
 		return E_IO;
 	}
 	if (fclose(f) != 0) {
-		err_set(o->e, "export: cannot write %s: %s", path, strerror(errno));
+		err_set(e, "export: cannot write %s: %s", path, strerror(errno));
 		return E_IO;
 	}
-	if (o->files)
-		emit(o->files, "%s\n", name);
+	if (files)
+		emit(files, "%s\n", name);
 	return 0;
+}
+
+/* mkdir -p: the directory and any missing parent. */
+int
+export_mkdir(const char *dir, Err *e)
+{
+	char path[4096];
+	struct stat st;
+	size_t i, n = strlen(dir);
+
+	if (n >= sizeof path)
+		return err_set(e, "export: the path %s is too long", dir), E_IO;
+	memcpy(path, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != 0)
+			continue;
+		path[i] = 0;
+		if (mkdir(path, 0777) < 0 && !(errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+			err_set(e, "export: cannot make the directory %s: %s", path, strerror(errno));
+			return E_IO;
+		}
+		path[i] = dir[i];
+	}
+	return 0;
+}
+
+static int
+write_file(Out *o, const char *name, const void *data, size_t len)
+{
+	return export_write(o->dir, o->files, name, data, len, o->e);
 }
 
 /* ---- what the device computes differently ---- */
@@ -951,7 +981,6 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	Kinds kd;
 	Gen g;
 	Out out;
-	struct stat st;
 	char name[K_NAME + 16];
 
 	memset(&dflt, 0, sizeof dflt);
@@ -1047,11 +1076,8 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 		goto out;
 	}
 	/* the files */
-	if (mkdir(dir, 0777) < 0 && !(errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
-		err_set(e, "export: cannot make the directory %s: %s", dir, strerror(errno));
-		rc = E_IO;
+	if ((rc = export_mkdir(dir, e)) < 0)
 		goto out;
-	}
 	out.dir = dir;
 	out.files = o->files;
 	out.e = e;

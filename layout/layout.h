@@ -500,6 +500,53 @@ int axe_dtensor(const AxeShape *sh, const AxeMesh *mesh, const int *placement,
 int axe_placement_parse(const char *s, int *dim);
 int axe_to_dtensor(const AxeLayout *l, const AxeShape *sh, const AxeMesh *mesh,
                    int *placement, Err *e);
+/* axe_dist.c
+**
+** A distributed tensor on one device axis (gpuid) of ndev devices: its layout
+** read as sharded (each element on one device), replicated (every device
+** holds all) or single (one device holds all), each device's storage dense in
+** [0, count) because NCCL moves whole, contiguous buffers. Per D iter k
+** (row-major digits of the logical index x): extent e[k] and its stride on
+** the storage m[k] and on the device g[k] (0 where the iter is on the other
+** axis). flat(x) = g(x) * count + m(x) is NCCL's rank-major order.
+*/
+typedef enum AxeDistKind { AXE_SHARDED, AXE_REPLICATED, AXE_SINGLE } AxeDistKind;
+typedef struct AxeDist {
+	AxeDistKind kind;
+	char axis[AXE_NAME];
+	int64_t ndev, size, count, root;   /* root: the device of a single tensor */
+	int n;
+	int64_t e[AXE_ITERS], m[AXE_ITERS], g[AXE_ITERS];
+	int64_t moff, goff;
+	int shard;          /* as a DTensor: the dimension sharded, -1 replicated, -2 not one */
+	AxeShape local;     /* the local shard's shape when shard >= -1, else the logical shape */
+} AxeDist;
+int axe_dist(const AxeLayout *l, const AxeShape *sh, const char *axis, int64_t ndev, AxeDist *out, Err *e);
+const char *axe_dist_kind_name(int k);
+int64_t axe_dist_m(const AxeDist *d, int64_t x);
+int64_t axe_dist_g(const AxeDist *d, int64_t x);
+int64_t axe_dist_flat(const AxeDist *d, int64_t x);
+void axe_dist_flat_strides(const AxeDist *d, int64_t *s);
+/*
+** The collective that turns src (partial: every device holds a summand of the
+** whole) into dst (Section 4.2's analysis): pack is a local permute into NCCL's
+** order before it, unpack one out of it after (slice: keeping only the device's
+** own elements; copy: the permute is the identity). Refused, with the reason,
+** where NCCL has no collective for it (a gather, send/recv).
+*/
+typedef enum AxeColl {
+	AXE_COLL_NONE, AXE_COLL_ALLGATHER, AXE_COLL_REDUCE_SCATTER, AXE_COLL_ALLREDUCE, AXE_COLL_BROADCAST,
+	AXE_COLL_REDUCE
+} AxeColl;
+typedef struct AxeRedist {
+	AxeColl coll;
+	int64_t root;
+	int pack, unpack, slice, copy;
+	char why[256];
+} AxeRedist;
+const char *axe_coll_name(int c);
+int axe_redistribute(const AxeDist *src, int partial, const AxeDist *dst, AxeRedist *out, Err *e);
+
 /* The widest vector (elements, a power of two up to max_elems) every thread
 ** can move at once: runs of logical elements that stay on one coordinate
 ** of every non-memory axis of dst and are consecutive and aligned on the

@@ -155,6 +155,8 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "tensor");
 	luaL_requiref(L, "kernel", luaopen_tessel_kernel, 0);
 	lua_setfield(L, -2, "kernel");
+	luaL_requiref(L, "dist", luaopen_tessel_dist, 0);
+	lua_setfield(L, -2, "dist");
 	lua_pushcfunction(L, tessel_show);
 	help_add(L, -1, "show",
 	         "show(x [, opts]) draws x in the terminal: a layout as CuTe's print_layout grid, a TV\n"
@@ -192,9 +194,9 @@ luaopen_tessel(lua_State *L)
 	           "tessel " TESSEL_VERSION ", a workbench for tensor layouts and kernels\n"
 	           "Areas: cute (CuTe layouts), axe (Axe layouts), lego (LEGO layouts), uop (index\n"
 	           "expressions), tensor (tensor programs), kernel (loop nests run as a GPU runs them),\n"
-	           "viz (Graphviz pictures); show(x) draws any of them in the terminal. Start with\n"
-	           "help(cute), help(axe), help(lego), help(uop), help(tensor), help(kernel), help(viz)\n"
-	           "and help \"cute\".");
+	           "dist (programs over several GPUs on NCCL), viz (Graphviz pictures); show(x) draws any\n"
+	           "of them in the terminal. Start with help(cute), help(axe), help(lego), help(uop),\n"
+	           "help(tensor), help(kernel), help(dist), help(viz) and help \"cute\".");
 	return 1;
 }
 
@@ -214,6 +216,8 @@ tessel_open_globals(lua_State *L)
 	lua_setglobal(L, "tensor");
 	lua_getfield(L, -1, "kernel");
 	lua_setglobal(L, "kernel");
+	lua_getfield(L, -1, "dist");
+	lua_setglobal(L, "dist");
 	lua_getfield(L, -1, "show");
 	lua_setglobal(L, "show");
 	lua_getfield(L, -1, "viz");

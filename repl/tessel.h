@@ -56,6 +56,8 @@ void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
 struct Kernel *tessel_checkkernel(lua_State *L, int i);
 /* Push a kernel's pseudo-code (print(k); color for show). */
 void tessel_pushkernel_text(lua_State *L, const struct Kernel *k, int color);
+/* lua_dist.c: the dist table (distributed programs on NCCL) */
+int luaopen_tessel_dist(lua_State *L);
 /* lua_sched.c: k:schedule(), the Schedule type; registered into the kernel table */
 void tessel_open_sched(lua_State *L);
 struct Layout;

@@ -1,0 +1,795 @@
+/* nccl.c - a distributed program as CUDA kernels per device and host code on NCCL: one thread a GPU, the collectives on each rank's stream, checked against the CPU simulation. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "emit.h"
+#include "../interp/dist.h"
+
+/*
+** What export_dist writes into dir (docs/distributed.md):
+**   plan.txt           dist_plan's text
+**   <unit>.cu          each kernel's CUDA (k:source("cuda")): a launch step's
+**                      kernel once, a pack or unpack kernel once a device
+**                      (once for all where the devices' sources agree)
+**   dist.cu            the program: every unit included in its own namespace
+**                      with its tessel_launch renamed, the tensor tables, and
+**                      tessel_rank_init / tessel_rank_run / tessel_rank_free,
+**                      which a thread calls for its GPU; a bench includes it
+**   main.cu            creates the communicator (ncclCommInitAll), starts a
+**                      thread a GPU; `./dist check` loads data/, runs once,
+**                      compares every tensor a step writes with the
+**                      simulation's; `./dist time [runs]` fills the inputs on
+**                      the devices and prints the median latency
+**   Makefile           nvcc ... -lnccl -lpthread (NCCL_HOME if not system-wide)
+**   data/              with check: every input's local storage per device, and
+**                      every written tensor's expected storage (ref_*)
+** Names in the files are tensor and stage names, identifiers already.
+*/
+
+enum { E_IO = -2 };
+
+static const char *
+nccl_type(DType t)
+{
+	switch (t) {
+	case DT_FLOAT32: return "ncclFloat32";
+	case DT_FLOAT16: return "ncclFloat16";
+	case DT_BFLOAT16: return "ncclBfloat16";
+	case DT_FLOAT64: return "ncclFloat64";
+	case DT_INT32: return "ncclInt32";
+	case DT_INT64: return "ncclInt64";
+	case DT_INT8: return "ncclInt8";
+	case DT_UINT8: return "ncclUint8";
+	case DT_UINT32: return "ncclUint32";
+	case DT_UINT64: return "ncclUint64";
+	default: return NULL;
+	}
+}
+
+/* the C type main.cu fills and compares a tensor with */
+static const char *
+host_type(DType t)
+{
+	switch (t) {
+	case DT_FLOAT32: return "float";
+	case DT_FLOAT16: return "__half";
+	case DT_BFLOAT16: return "__nv_bfloat16";
+	case DT_FLOAT64: return "double";
+	case DT_INT32: return "int32_t";
+	case DT_INT64: return "int64_t";
+	case DT_INT8: return "int8_t";
+	case DT_UINT8: return "uint8_t";
+	case DT_UINT32: return "uint32_t";
+	case DT_UINT64: return "uint64_t";
+	default: return NULL;
+	}
+}
+
+/* How far a device value may be from the simulation's, relative to max(|ref|, 1). */
+static double
+dist_tol(DType t)
+{
+	return t == DT_FLOAT32 ? 1e-3 : t == DT_FLOAT64 ? 1e-9 : t == DT_FLOAT16 || t == DT_BFLOAT16 ? 2e-2 : 0;
+}
+
+/* A unit: one kernel's source, and the name its tessel_launch takes. */
+typedef struct Unit {
+	char name[K_NAME + 24];
+	char *src;
+} Unit;
+
+typedef struct Units {
+	Unit *u;
+	int n, cap;
+} Units;
+
+static int
+add_unit(Units *U, const char *name, char *src, Err *e)
+{
+	if (U->n == U->cap) {
+		int cap = U->cap ? 2 * U->cap : 16;
+		Unit *nu = realloc(U->u, (size_t)cap * sizeof *nu);
+
+		if (!nu) {
+			free(src);
+			return err_set(e, "export: out of memory");
+		}
+		U->u = nu;
+		U->cap = cap;
+	}
+	snprintf(U->u[U->n].name, sizeof U->u[U->n].name, "%s", name);
+	U->u[U->n].src = src;
+	return U->n++;
+}
+
+static char *
+cuda_of(const Kernel *k, int fast, const char *what, Err *e)
+{
+	BSourceOpts so = { 0 };
+	Buf b;
+	char msg[sizeof e->msg];
+
+	so.fast = fast;
+	buf_init(&b);
+	if (backend_source_opts(&b, k, D_CUDA, &so, e) < 0) {
+		buf_free(&b);
+		snprintf(msg, sizeof msg, "%s", e->msg);
+		err_set(e, "export: %s: %s", what, msg);
+		return NULL;
+	}
+	if (b.oom) {
+		buf_free(&b);
+		err_set(e, "export: out of memory");
+		return NULL;
+	}
+	return buf_take(&b);
+}
+
+/*
+** The units of step i: its kernel (launch), or its pack and unpack kernels
+** per device. unit[r] (per device) gets the index of the unit device r
+** launches, -1 for none.
+*/
+static int
+step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fast, Err *e)
+{
+	const DistStep *s = &p->s[i];
+	int r, q, w;
+
+	for (r = 0; r < p->ndev; r++)
+		pack[r] = unpack[r] = -1;
+	if (s->kind == DIST_LAUNCH) {
+		char name[K_NAME + 24], *src;
+
+		snprintf(name, sizeof name, "step%d_%s", i + 1, s->name);
+		if (!(src = cuda_of(s->k, fast, name, e)))
+			return -1;
+		return (pack[0] = add_unit(U, name, src, e)) < 0 ? -1 : 0;
+	}
+	for (w = 0; w < 2; w++) {
+		Kernel *const *ks = w ? s->unpack : s->pack;
+		int *to = w ? unpack : pack, same = 1, first = -1;
+		char *src[4096];
+
+		for (r = 0; r < p->ndev; r++) {
+			src[r] = NULL;
+			if (!ks[r])
+				continue;
+			if (!(src[r] = cuda_of(ks[r], fast, ks[r]->stage[0].name, e))) {
+				for (q = 0; q < r; q++)
+					free(src[q]);
+				return -1;
+			}
+			if (first < 0)
+				first = r;
+			else
+				same &= strcmp(src[first], src[r]) == 0;
+		}
+		/* one unit when the devices' sources agree (a slice names the device: then one each) */
+		for (r = 0; r < p->ndev; r++) {
+			char name[K_NAME + 24];
+
+			if (!src[r])
+				continue;
+			if (same && r != first) {
+				free(src[r]);
+				to[r] = to[first];
+				continue;
+			}
+			snprintf(name, sizeof name, "step%d_%s", i + 1, ks[r]->stage[0].name);
+			if (!same)
+				snprintf(name + strlen(name), sizeof name - strlen(name), "_r%d", r);
+			if ((to[r] = add_unit(U, name, src[r], e)) < 0) {
+				for (q = r + 1; q < p->ndev; q++)
+					free(src[q]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* the kernel's buffer pointers: bound tensors, the step's temporaries, NULL for shared and local */
+static void
+launch_args(Buf *b, const DistProgram *p, const Kernel *k, const int *bind, int step, int *ntemp)
+{
+	int j;
+
+	emit(b, "    void *b[] = {");
+	for (j = 0; j < k->nbuf; j++) {
+		const KBuf *kb = &k->buf[j];
+
+		if (j)
+			emit(b, ", ");
+		if (bind && bind[j] >= 0)
+			emit(b, "R->t[%d]", bind[j]);
+		else if (kb->scope == AS_GLOBAL)
+			emit(b, "R->temp[%d]", (*ntemp)++);
+		else
+			emit(b, "NULL");
+	}
+	if (!k->nbuf)
+		emit(b, "NULL");
+	emit(b, "};\n");
+	(void)p;
+	(void)step;
+}
+
+static void
+call_unit(Buf *b, const Units *U, const int *unit, int ndev, const char *in, const char *out)
+{
+	int r, same = 1;
+
+	for (r = 1; r < ndev; r++)
+		same &= unit[r] == unit[0];
+	emit(b, "    void *b[] = {%s, %s};\n", in, out);
+	if (same) {
+		emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n", U->u[unit[0]].name, U->u[unit[0]].name);
+		return;
+	}
+	emit(b, "    switch (R->rank) {\n");
+	for (r = 0; r < ndev; r++)
+		if (unit[r] >= 0)
+			emit(b, "    case %d: tessel_%s::tessel_%s_launch(b, R->stream); break;\n", r, U->u[unit[r]].name,
+			     U->u[unit[r]].name);
+	emit(b, "    default: break;\n    }\n");
+}
+
+static void
+comment_lines(Buf *b, const char *text)
+{
+	const char *s = text, *nl;
+
+	while (*s) {
+		nl = strchr(s, '\n');
+		emit(b, "**   ");
+		emitn(b, s, nl ? (size_t)(nl - s) : strlen(s));
+		emit(b, "\n");
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+}
+
+static const char dist_runtime[] =
+	"#define TESSEL_CUDA(x) do { cudaError_t err_ = (x); if (err_ != cudaSuccess) { \\\n"
+	"    fprintf(stderr, \"rank %d: %s: %s\\n\", R->rank, #x, cudaGetErrorString(err_)); return -1; } } while (0)\n"
+	"#define TESSEL_NCCL(x) do { ncclResult_t err_ = (x); if (err_ != ncclSuccess) { \\\n"
+	"    fprintf(stderr, \"rank %d: %s: %s\\n\", R->rank, #x, ncclGetErrorString(err_)); return -1; } } while (0)\n"
+	"\n"
+	"static int\n"
+	"tessel_tensor_index(const char *name)\n"
+	"{\n"
+	"  for (int i = 0; i < TESSEL_NTENSORS; i++)\n"
+	"    if (strcmp(tessel_tensor_name[i], name) == 0)\n"
+	"      return i;\n"
+	"  return -1;\n"
+	"}\n"
+	"\n"
+	"/* Rank r's storage on GPU r (every tensor's count, the staging buffer, the temporaries);\n"
+	"** comm is its communicator. Call from the thread that drives GPU r. */\n"
+	"static int\n"
+	"tessel_rank_init(TesselRank *R, int r, ncclComm_t comm)\n"
+	"{\n"
+	"  memset(R, 0, sizeof *R);\n"
+	"  R->rank = r;\n"
+	"  R->comm = comm;\n"
+	"  TESSEL_CUDA(cudaSetDevice(r));\n"
+	"  TESSEL_CUDA(cudaStreamCreateWithFlags(&R->stream, cudaStreamNonBlocking));\n"
+	"  for (int i = 0; i < TESSEL_NTENSORS; i++)\n"
+	"    TESSEL_CUDA(cudaMalloc(&R->t[i], tessel_tensor_count[i] * tessel_tensor_esize[i] + 16));\n"
+	"  if (tessel_staging_bytes)\n"
+	"    TESSEL_CUDA(cudaMalloc(&R->staging, tessel_staging_bytes));\n"
+	"  for (int i = 0; i < TESSEL_NTEMP; i++)\n"
+	"    TESSEL_CUDA(cudaMalloc(&R->temp[i], tessel_temp_bytes[i] + 16));\n"
+	"  return 0;\n"
+	"}\n"
+	"\n"
+	"static void\n"
+	"tessel_rank_free(TesselRank *R)\n"
+	"{\n"
+	"  cudaSetDevice(R->rank);\n"
+	"  for (int i = 0; i < TESSEL_NTENSORS; i++)\n"
+	"    cudaFree(R->t[i]);\n"
+	"  cudaFree(R->staging);\n"
+	"  for (int i = 0; i < TESSEL_NTEMP; i++)\n"
+	"    cudaFree(R->temp[i]);\n"
+	"  if (R->stream)\n"
+	"    cudaStreamDestroy(R->stream);\n"
+	"}\n";
+
+static int
+dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const char *plan, Err *e)
+{
+	int i, j, ntemp = 0;
+	int64_t staging = 0;
+
+	emit(b, "/*\n** A tessel distributed program: CUDA kernels on each of %d GPUs and the NCCL collectives\n"
+	        "** between them, one thread a GPU (main.cu). The plan:\n**\n", p->ndev);
+	comment_lines(b, plan);
+	emit(b, "*/\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	        "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <nccl.h>\n\n"
+	        "/* each kernel in a namespace of its own, its host entry renamed */\n");
+	for (i = 0; i < U->n; i++)
+		emit(b, "#define tessel_launch tessel_%s_launch\nnamespace tessel_%s {\n#include \"%s.cu\"\n}\n#undef tessel_launch\n",
+		     U->u[i].name, U->u[i].name, U->u[i].name);
+	emit(b, "\nenum { TESSEL_NDEV = %d, TESSEL_NTENSORS = %d };\n", p->ndev, p->nt);
+	emit(b, "static const char *const tessel_tensor_name[] = {");
+	for (i = 0; i < p->nt; i++)
+		emit(b, "%s\"%s\"", i ? ", " : "", p->t[i].name);
+	emit(b, "};\n/* elements each device stores, the bytes of one, whether a step writes it (else an input) */\n");
+	emit(b, "static const size_t tessel_tensor_count[] = {");
+	for (i = 0; i < p->nt; i++)
+		emit(b, "%s%lld", i ? ", " : "", (long long)p->t[i].dist.count);
+	emit(b, "};\nstatic const size_t tessel_tensor_esize[] = {");
+	for (i = 0; i < p->nt; i++)
+		emit(b, "%s%d", i ? ", " : "", dtype_bytes(p->t[i].dtype));
+	emit(b, "};\nstatic const int tessel_tensor_written[] = {");
+	for (i = 0; i < p->nt; i++)
+		emit(b, "%s%d", i ? ", " : "", p->t[i].producer >= 0);
+	emit(b, "};\n/* the device whose storage holds it (-1: every device's) */\nstatic const int tessel_tensor_root[] = {");
+	for (i = 0; i < p->nt; i++)
+		emit(b, "%s%lld", i ? ", " : "", p->t[i].dist.kind == AXE_SINGLE ? (long long)p->t[i].dist.root : -1LL);
+	emit(b, "};\n/* its dtype, as main.cu fills and compares it: 0 float32, 1 float16, 2 bfloat16, 3 float64, 4 integer */\n"
+	        "static const int tessel_tensor_kind[] = {");
+	for (i = 0; i < p->nt; i++) {
+		DType t = p->t[i].dtype;
+		emit(b, "%s%d", i ? ", " : "", t == DT_FLOAT32 ? 0 : t == DT_FLOAT16 ? 1 : t == DT_BFLOAT16 ? 2 : t == DT_FLOAT64 ? 3 : 4);
+	}
+	emit(b, "};\nstatic const double tessel_tensor_tol[] = {");
+	for (i = 0; i < p->nt; i++)
+		emit(b, "%s%g", i ? ", " : "", dist_tol(p->t[i].dtype));
+	emit(b, "};\n");
+	for (i = 0; i < p->ns; i++) {
+		const DistStep *s = &p->s[i];
+
+		if (s->kind == DIST_REDIST)
+			staging = s->staging * dtype_bytes(p->t[s->src].dtype) > staging
+			          ? s->staging * dtype_bytes(p->t[s->src].dtype) : staging;
+		else
+			for (j = 0; j < s->k->nbuf; j++)
+				if (s->bind[j] < 0 && s->k->buf[j].scope == AS_GLOBAL)
+					ntemp++;
+	}
+	emit(b, "static const size_t tessel_staging_bytes = %lld;\n", (long long)staging);
+	emit(b, "enum { TESSEL_NTEMP = %d };\nstatic const size_t tessel_temp_bytes[] = {", ntemp);
+	for (i = 0, ntemp = 0; i < p->ns; i++) {
+		const DistStep *s = &p->s[i];
+
+		if (s->kind == DIST_LAUNCH)
+			for (j = 0; j < s->k->nbuf; j++)
+				if (s->bind[j] < 0 && s->k->buf[j].scope == AS_GLOBAL)
+					emit(b, "%s%lld", ntemp++ ? ", " : "", (long long)(s->k->buf[j].size * dtype_bytes(s->k->buf[j].dtype)));
+	}
+	if (!ntemp)
+		emit(b, "0");
+	emit(b, "};\n\n/* one GPU's part: its rank, stream, communicator and storage */\n"
+	        "typedef struct TesselRank {\n  int rank;\n  cudaStream_t stream;\n  ncclComm_t comm;\n"
+	        "  void *t[TESSEL_NTENSORS];\n  void *staging;\n  void *temp[TESSEL_NTEMP + 1];\n} TesselRank;\n\n");
+	emit(b, "%s", dist_runtime);
+	emit(b, "\n/* Enqueue the program on rank R's stream: kernels and collectives in the plan's order. */\n"
+	        "static int\ntessel_rank_run(TesselRank *R)\n{\n");
+	for (i = 0, ntemp = 0; i < p->ns; i++) {
+		const DistStep *s = &p->s[i];
+		const DistTensor *src, *dst;
+		const char *nt = NULL;
+		char in[64], out[64];
+
+		if (s->kind == DIST_LAUNCH) {
+			emit(b, "  { /* %d. launch %s */\n", i + 1, s->name);
+			launch_args(b, p, s->k, s->bind, i, &ntemp);
+			emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n    TESSEL_CUDA(cudaGetLastError());\n  }\n",
+			     U->u[pk[i][0]].name, U->u[pk[i][0]].name);
+			continue;
+		}
+		src = &p->t[s->src];
+		dst = &p->t[s->dst];
+		if (s->r.coll != AXE_COLL_NONE && !(nt = nccl_type(src->dtype)))
+			return err_set(e, "export: %s -> %s: NCCL has no %s", src->name, dst->name, dtype_name(src->dtype));
+		emit(b, "  { /* %d. %s -> %s: %s */\n", i + 1, src->name, dst->name, axe_coll_name(s->r.coll));
+		snprintf(in, sizeof in, "R->t[%d]", s->src);
+		if (s->r.pack) {
+			call_unit(b, U, pk[i], p->ndev, in, "R->staging");
+			emit(b, "    TESSEL_CUDA(cudaGetLastError());\n");
+			snprintf(in, sizeof in, "R->staging");
+		}
+		if (s->r.unpack && !s->r.copy && s->r.coll != AXE_COLL_NONE)
+			snprintf(out, sizeof out, "R->staging");
+		else
+			snprintf(out, sizeof out, "R->t[%d]", s->dst);
+		switch (s->r.coll) {
+		case AXE_COLL_ALLGATHER:
+			emit(b, "    TESSEL_NCCL(ncclAllGather(%s, %s, %lld, %s, R->comm, R->stream));\n", in, out,
+			     (long long)src->dist.count, nt);
+			break;
+		case AXE_COLL_REDUCE_SCATTER:
+			emit(b, "    TESSEL_NCCL(ncclReduceScatter(%s, %s, %lld, %s, ncclSum, R->comm, R->stream));\n", in, out,
+			     (long long)dst->dist.count, nt);
+			break;
+		case AXE_COLL_ALLREDUCE:
+			emit(b, "    TESSEL_NCCL(ncclAllReduce(%s, %s, %lld, %s, ncclSum, R->comm, R->stream));\n", in, out,
+			     (long long)src->dist.size, nt);
+			break;
+		case AXE_COLL_BROADCAST:
+			emit(b, "    TESSEL_NCCL(ncclBroadcast(%s, %s, %lld, %s, %lld, R->comm, R->stream));\n", in, out,
+			     (long long)src->dist.size, nt, (long long)s->r.root);
+			break;
+		case AXE_COLL_REDUCE:
+			emit(b, "    TESSEL_NCCL(ncclReduce(%s, %s, %lld, %s, ncclSum, %lld, R->comm, R->stream));\n", in, out,
+			     (long long)src->dist.size, nt, (long long)s->r.root);
+			break;
+		case AXE_COLL_NONE:
+			if (s->r.copy)
+				emit(b, "    TESSEL_CUDA(cudaMemcpyAsync(%s, %s, %lld, cudaMemcpyDeviceToDevice, R->stream));\n", out, in,
+				     (long long)(dst->dist.count * dtype_bytes(dst->dtype)));
+			break;
+		}
+		if (s->r.unpack && !s->r.copy) {
+			char from[64];
+
+			snprintf(from, sizeof from, "%s", s->r.coll == AXE_COLL_NONE ? in : "R->staging");
+			snprintf(out, sizeof out, "R->t[%d]", s->dst);
+			call_unit(b, U, up[i], p->ndev, from, out);
+			emit(b, "    TESSEL_CUDA(cudaGetLastError());\n");
+		}
+		emit(b, "  }\n");
+	}
+	emit(b, "  return 0;\n}\n");
+	return 0;
+}
+
+static const char main_cu[] =
+	"/* main.cu - runs dist.cu on TESSEL_NDEV GPUs, one thread a GPU:\n"
+	"**   ./dist check        inputs from data/, one run, every written tensor compared with the\n"
+	"**                       CPU simulation's (data/ref_*), relative to max(|ref|, 1)\n"
+	"**   ./dist time [runs]  inputs filled on the GPUs, the median latency of a run of the whole\n"
+	"**                       program (all GPUs start together; a run ends when the last finishes)\n"
+	"*/\n"
+	"#include \"dist.cu\"\n"
+	"#include <pthread.h>\n"
+	"#include <time.h>\n"
+	"#include <algorithm>\n"
+	"\n"
+	"static pthread_barrier_t barrier;\n"
+	"static ncclComm_t comms[TESSEL_NDEV];\n"
+	"static int mode_check, runs = 50;\n"
+	"static double *times;\n"
+	"\n"
+	"typedef struct Thread {\n"
+	"  int rank, status;\n"
+	"  double worst;\n"
+	"} Thread;\n"
+	"\n"
+	"static double\n"
+	"now(void)\n"
+	"{\n"
+	"  struct timespec ts;\n"
+	"  clock_gettime(CLOCK_MONOTONIC, &ts);\n"
+	"  return ts.tv_sec + ts.tv_nsec * 1e-9;\n"
+	"}\n"
+	"\n"
+	"static void *\n"
+	"load(const char *name, size_t bytes)\n"
+	"{\n"
+	"  FILE *f = fopen(name, \"rb\");\n"
+	"  void *p = malloc(bytes ? bytes : 1);\n"
+	"  if (!f || !p || fread(p, 1, bytes, f) != bytes) {\n"
+	"    fprintf(stderr, \"cannot read %s (%zu bytes): run ./dist check from the export's directory\\n\", name, bytes);\n"
+	"    if (f)\n"
+	"      fclose(f);\n"
+	"    free(p);\n"
+	"    return NULL;\n"
+	"  }\n"
+	"  fclose(f);\n"
+	"  return p;\n"
+	"}\n"
+	"\n"
+	"static double\n"
+	"value(int kind, const void *p, size_t i)\n"
+	"{\n"
+	"  switch (kind) {\n"
+	"  case 0: return ((const float *)p)[i];\n"
+	"  case 1: return __half2float(((const __half *)p)[i]);\n"
+	"  case 2: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);\n"
+	"  case 3: return ((const double *)p)[i];\n"
+	"  default: return 0;\n"
+	"  }\n"
+	"}\n"
+	"\n"
+	"/* uniform values in [-1, 1) from a hash of (tensor, rank, element): inputs that are not zeros */\n"
+	"__global__ void\n"
+	"fill(void *p, size_t n, int kind, size_t esize, unsigned seed)\n"
+	"{\n"
+	"  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {\n"
+	"    unsigned h = (unsigned)i * 2654435761u ^ seed;\n"
+	"    h ^= h >> 16; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;\n"
+	"    float v = (h >> 8) * (2.0f / 16777216.0f) - 1.0f;\n"
+	"    switch (kind) {\n"
+	"    case 0: ((float *)p)[i] = v; break;\n"
+	"    case 1: ((__half *)p)[i] = __float2half(v); break;\n"
+	"    case 2: ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v); break;\n"
+	"    case 3: ((double *)p)[i] = v; break;\n"
+	"    default: for (size_t b = 0; b < esize; b++) ((unsigned char *)p)[i * esize + b] = b ? 0 : h % 7;\n"
+	"    }\n"
+	"  }\n"
+	"}\n"
+	"\n"
+	"static int\n"
+	"check(Thread *T, TesselRank *R)\n"
+	"{\n"
+	"  char name[512];\n"
+	"  for (int i = 0; i < TESSEL_NTENSORS; i++) {\n"
+	"    size_t bytes = tessel_tensor_count[i] * tessel_tensor_esize[i];\n"
+	"    if (tessel_tensor_written[i]) {\n"
+	"      TESSEL_CUDA(cudaMemset(R->t[i], 0xff, bytes));   /* NaN for floats: an unwritten element shows */\n"
+	"      continue;\n"
+	"    }\n"
+	"    snprintf(name, sizeof name, \"data/%s_r%d.bin\", tessel_tensor_name[i], R->rank);\n"
+	"    void *h = load(name, bytes);\n"
+	"    if (!h)\n"
+	"      return -1;\n"
+	"    TESSEL_CUDA(cudaMemcpy(R->t[i], h, bytes, cudaMemcpyHostToDevice));\n"
+	"    free(h);\n"
+	"  }\n"
+	"  pthread_barrier_wait(&barrier);\n"
+	"  if (tessel_rank_run(R) < 0)\n"
+	"    return -1;\n"
+	"  TESSEL_CUDA(cudaStreamSynchronize(R->stream));\n"
+	"  int bad = 0;\n"
+	"  for (int i = 0; i < TESSEL_NTENSORS; i++) {\n"
+	"    if (!tessel_tensor_written[i] || (tessel_tensor_root[i] >= 0 && tessel_tensor_root[i] != R->rank))\n"
+	"      continue;\n"
+	"    size_t n = tessel_tensor_count[i], bytes = n * tessel_tensor_esize[i];\n"
+	"    snprintf(name, sizeof name, \"data/ref_%s_r%d.bin\", tessel_tensor_name[i], R->rank);\n"
+	"    void *want = load(name, bytes), *got = malloc(bytes ? bytes : 1);\n"
+	"    if (!want || !got) {\n"
+	"      free(want);\n"
+	"      free(got);\n"
+	"      return -1;\n"
+	"    }\n"
+	"    TESSEL_CUDA(cudaMemcpy(got, R->t[i], bytes, cudaMemcpyDeviceToHost));\n"
+	"    int kind = tessel_tensor_kind[i];\n"
+	"    double worst = 0;\n"
+	"    size_t at = 0;\n"
+	"    for (size_t j = 0; j < n; j++) {\n"
+	"      double d;\n"
+	"      if (kind == 4)\n"
+	"        d = memcmp((char *)got + j * tessel_tensor_esize[i], (char *)want + j * tessel_tensor_esize[i],\n"
+	"                   tessel_tensor_esize[i]) != 0;\n"
+	"      else {\n"
+	"        double g = value(kind, got, j), w = value(kind, want, j);\n"
+	"        d = fabs(g - w) / fmax(fabs(w), 1.0);\n"
+	"        if (d != d || g != g)\n"
+	"          d = INFINITY;\n"
+	"      }\n"
+	"      if (d > worst)\n"
+	"        worst = d, at = j;\n"
+	"    }\n"
+	"    if (worst > tessel_tensor_tol[i]) {\n"
+	"      fprintf(stderr, \"rank %d: %s differs from the simulation at local element %zu: %g against %g (error %.3g, \"\n"
+	"              \"tolerance %g)\\n\", R->rank, tessel_tensor_name[i], at, value(kind, got, at), value(kind, want, at),\n"
+	"              worst, tessel_tensor_tol[i]);\n"
+	"      bad = 1;\n"
+	"    }\n"
+	"    T->worst = fmax(T->worst, worst);\n"
+	"    free(want);\n"
+	"    free(got);\n"
+	"  }\n"
+	"  return bad ? -1 : 0;\n"
+	"}\n"
+	"\n"
+	"static int\n"
+	"timed(Thread *T, TesselRank *R)\n"
+	"{\n"
+	"  for (int i = 0; i < TESSEL_NTENSORS; i++) {\n"
+	"    if (tessel_tensor_written[i])\n"
+	"      continue;\n"
+	"    fill<<<1024, 256, 0, R->stream>>>(R->t[i], tessel_tensor_count[i], tessel_tensor_kind[i],\n"
+	"                                      tessel_tensor_esize[i], 0x9e3779b9u * (i + 1) + 7919u * R->rank);\n"
+	"    TESSEL_CUDA(cudaGetLastError());\n"
+	"  }\n"
+	"  TESSEL_CUDA(cudaStreamSynchronize(R->stream));\n"
+	"  for (int it = -5; it < runs; it++) {\n"
+	"    pthread_barrier_wait(&barrier);\n"
+	"    double t0 = now();\n"
+	"    if (tessel_rank_run(R) < 0)\n"
+	"      return -1;\n"
+	"    TESSEL_CUDA(cudaStreamSynchronize(R->stream));\n"
+	"    pthread_barrier_wait(&barrier);\n"
+	"    if (R->rank == 0 && it >= 0)\n"
+	"      times[it] = now() - t0;\n"
+	"  }\n"
+	"  return 0;\n"
+	"}\n"
+	"\n"
+	"static void *\n"
+	"thread_main(void *arg)\n"
+	"{\n"
+	"  Thread *T = (Thread *)arg;\n"
+	"  TesselRank R;\n"
+	"  if (tessel_rank_init(&R, T->rank, comms[T->rank]) < 0) {\n"
+	"    T->status = -1;\n"
+	"    pthread_barrier_wait(&barrier);   /* the others wait for this rank: stop them at the next one */\n"
+	"    return NULL;\n"
+	"  }\n"
+	"  pthread_barrier_wait(&barrier);\n"
+	"  T->status = mode_check ? check(T, &R) : timed(T, &R);\n"
+	"  tessel_rank_free(&R);\n"
+	"  return NULL;\n"
+	"}\n"
+	"\n"
+	"int\n"
+	"main(int argc, char **argv)\n"
+	"{\n"
+	"  int ndev = 0, devs[TESSEL_NDEV], status = 0;\n"
+	"  pthread_t th[TESSEL_NDEV];\n"
+	"  Thread T[TESSEL_NDEV];\n"
+	"  mode_check = argc < 2 || strcmp(argv[1], \"time\") != 0;\n"
+	"  if (argc > 2)\n"
+	"    runs = atoi(argv[2]) > 0 ? atoi(argv[2]) : runs;\n"
+	"  setenv(\"NCCL_NVLS_ENABLE\", \"0\", 0);   /* no NVLink multicast unless asked for */\n"
+	"  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < TESSEL_NDEV) {\n"
+	"    fprintf(stderr, \"dist: the program runs on %d GPUs; this machine has %d\\n\", TESSEL_NDEV, ndev);\n"
+	"    return 2;\n"
+	"  }\n"
+	"  for (int r = 0; r < TESSEL_NDEV; r++)\n"
+	"    devs[r] = r;\n"
+	"  ncclResult_t nr = ncclCommInitAll(comms, TESSEL_NDEV, devs);\n"
+	"  if (nr != ncclSuccess) {\n"
+	"    fprintf(stderr, \"dist: ncclCommInitAll: %s\\n\", ncclGetErrorString(nr));\n"
+	"    return 1;\n"
+	"  }\n"
+	"  times = (double *)calloc(runs, sizeof *times);\n"
+	"  pthread_barrier_init(&barrier, NULL, TESSEL_NDEV);\n"
+	"  for (int r = 0; r < TESSEL_NDEV; r++) {\n"
+	"    T[r].rank = r;\n"
+	"    T[r].status = 0;\n"
+	"    T[r].worst = 0;\n"
+	"    pthread_create(&th[r], NULL, thread_main, &T[r]);\n"
+	"  }\n"
+	"  for (int r = 0; r < TESSEL_NDEV; r++) {\n"
+	"    pthread_join(th[r], NULL);\n"
+	"    status |= T[r].status;\n"
+	"  }\n"
+	"  for (int r = 0; r < TESSEL_NDEV; r++)\n"
+	"    ncclCommDestroy(comms[r]);\n"
+	"  if (status) {\n"
+	"    fprintf(stderr, \"dist: failed\\n\");\n"
+	"    return 1;\n"
+	"  }\n"
+	"  if (mode_check) {\n"
+	"    double worst = 0;\n"
+	"    for (int r = 0; r < TESSEL_NDEV; r++)\n"
+	"      worst = fmax(worst, T[r].worst);\n"
+	"    printf(\"check: every written tensor on %d GPUs matches the simulation (largest error %.3g)\\n\", TESSEL_NDEV, worst);\n"
+	"  } else {\n"
+	"    std::sort(times, times + runs);\n"
+	"    printf(\"time: median %.4f ms, min %.4f ms over %d runs on %d GPUs\\n\", times[runs / 2] * 1e3, times[0] * 1e3,\n"
+	"           runs, TESSEL_NDEV);\n"
+	"  }\n"
+	"  free(times);\n"
+	"  return 0;\n"
+	"}\n";
+
+static void
+makefile(Buf *b, int fast)
+{
+	emit(b, "# Builds and runs a tessel distributed program: make, make check, make time.\n"
+	        "# NCCL: found by nvcc's include and library paths, or NCCL_HOME=/path (include/, lib/).\n"
+	        "NVCC ?= nvcc\nARCH ?= sm_90\nNCCL_HOME ?=\n"
+	        "NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -Xlinker -rpath=$(NCCL_HOME)/lib)\n"
+	        "FLAGS = -O3 -std=c++17 -arch=$(ARCH)%s\n\n"
+	        "all: check\n\n"
+	        "dist: main.cu dist.cu $(wildcard step*.cu)\n"
+	        "\t$(NVCC) $(FLAGS) $(NCCL_FLAGS) -o dist main.cu -lnccl -lpthread\n\n"
+	        "check: dist\n\t./dist check\n\n"
+	        "time: dist\n\t./dist time\n\n"
+	        ".PHONY: all check time\n", fast ? "" : " -fmad=false");
+}
+
+static int
+write_data(const DistProgram *p, const char *dir, const BDistExportOpts *o, Buf *files, Err *e)
+{
+	DistState st = { 0 };
+	char sub[4096], name[K_NAME + 32];
+	int t, r, rc = -1;
+
+	if ((size_t)snprintf(sub, sizeof sub, "%s/data", dir) >= sizeof sub)
+		return err_set(e, "export: the path %s/data is too long", dir), E_IO;
+	if ((rc = export_mkdir(sub, e)) < 0)
+		return rc;
+	rc = -1;
+	if (dist_scatter(p, o ? o->inputs : NULL, &st, e) < 0 || dist_simulate(p, NULL, &st, e) < 0)
+		goto out;
+	for (t = 0; t < p->nt; t++)
+		for (r = 0; r < p->ndev; r++) {
+			const TBuf *b = &st.store[(size_t)r * (size_t)p->nt + (size_t)t];
+
+			if (!b->data)
+				continue;
+			snprintf(name, sizeof name, "%s%s_r%d.bin", p->t[t].producer >= 0 ? "ref_" : "", p->t[t].name, r);
+			if ((rc = export_write(sub, files, name, b->data, (size_t)b->numel * (size_t)dtype_bytes(b->dtype), e)) < 0)
+				goto out;
+			rc = -1;
+		}
+	rc = 0;
+out:
+	dist_state_free(&st);
+	return rc;
+}
+
+int
+backend_export_dist(const DistProgram *p, const char *dir, const BDistExportOpts *o, Err *e)
+{
+	BDistExportOpts dflt = { 0 };
+	Units U = { 0 };
+	Buf plan, dcu, mk;
+	int **pk = NULL, **up = NULL, i, rc = -1;
+	Buf *files;
+
+	if (!o)
+		o = &dflt;
+	files = o->files;
+	buf_init(&plan);
+	buf_init(&dcu);
+	buf_init(&mk);
+	if (!p || !dir || !*dir)
+		return err_set(e, "export: no program or no directory");
+	if (p->ns == 0)
+		return err_set(e, "export: the program has no steps");
+	for (i = 0; i < p->nt; i++)
+		if (!host_type(p->t[i].dtype))
+			return err_set(e, "export: tensor %s is %s; the NCCL export takes float, float16, bfloat16 and "
+			               "integer tensors", p->t[i].name, dtype_name(p->t[i].dtype));
+	if (!(pk = calloc((size_t)p->ns, sizeof *pk)) || !(up = calloc((size_t)p->ns, sizeof *up))) {
+		err_set(e, "export: out of memory");
+		goto out;
+	}
+	for (i = 0; i < p->ns; i++) {
+		if (!(pk[i] = calloc((size_t)p->ndev, sizeof **pk)) || !(up[i] = calloc((size_t)p->ndev, sizeof **up))) {
+			err_set(e, "export: out of memory");
+			goto out;
+		}
+		if (step_units(p, i, &U, pk[i], up[i], o->fast, e) < 0)
+			goto out;
+	}
+	dist_plan(&plan, p);
+	if (dist_cu(&dcu, p, &U, pk, up, plan.s ? plan.s : "", e) < 0)
+		goto out;
+	makefile(&mk, o->fast);
+	if (plan.oom || dcu.oom || mk.oom) {
+		err_set(e, "export: out of memory");
+		goto out;
+	}
+	if ((rc = export_mkdir(dir, e)) < 0)
+		goto out;
+	if ((rc = export_write(dir, files, "plan.txt", plan.s, plan.len, e)) < 0 ||
+	    (rc = export_write(dir, files, "dist.cu", dcu.s, dcu.len, e)) < 0 ||
+	    (rc = export_write(dir, files, "main.cu", main_cu, sizeof main_cu - 1, e)) < 0 ||
+	    (rc = export_write(dir, files, "Makefile", mk.s, mk.len, e)) < 0)
+		goto out;
+	for (i = 0; i < U.n; i++) {
+		char name[K_NAME + 32];
+
+		snprintf(name, sizeof name, "%s.cu", U.u[i].name);
+		if ((rc = export_write(dir, files, name, U.u[i].src, strlen(U.u[i].src), e)) < 0)
+			goto out;
+	}
+	rc = o->no_check ? 0 : write_data(p, dir, o, files, e);
+out:
+	for (i = 0; i < U.n; i++)
+		free(U.u[i].src);
+	free(U.u);
+	for (i = 0; pk && up && i < p->ns; i++) {
+		free(pk[i]);
+		free(up[i]);
+	}
+	free(pk);
+	free(up);
+	buf_free(&plan);
+	buf_free(&dcu);
+	buf_free(&mk);
+	return rc;
+}
