@@ -1,0 +1,70 @@
+#!/bin/sh
+# bench/dist/run.sh - the multi-GPU bench in one command (docs/distributed.md). Where ./tessel runs it
+# exports (bench/dist/export.lua); where 2 GPUs, nvcc and NCCL are it builds every export, runs
+# `./dist check` of each against the CPU simulation, `./dist time` of each, then bench/dist/ref.cu
+# (tessel's GEMM + reduce_scatter against cuBLAS + NCCL, unfused, in one harness) and, when
+# bench/dist/nccl-tests holds NVIDIA's nccl-tests (source or built bin/), their reduce_scatter,
+# allgather and allreduce at the same sizes. The tables come last.
+# Run from the repository root: sh bench/dist/run.sh [dir]
+set -e
+dir=${1:-bench/dist/out}
+if [ -x ./tessel ] && ./tessel -e 'return 1' >/dev/null 2>&1; then
+	./tessel bench/dist/export.lua "$dir" >/dev/null
+	echo "run.sh: exported to $dir"
+elif [ ! -d "$dir" ]; then
+	echo "run.sh: ./tessel does not run here and $dir is empty: build tessel (make) or carry the export" >&2
+	exit 1
+fi
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ "${ngpu:-0}" -lt 2 ]; then
+	echo "run.sh: fewer than 2 GPUs here: exported to $dir; run this script where 2 are"
+	exit 0
+fi
+export PATH="$PATH:/usr/local/cuda/bin"
+# no NVLink multicast: NCCL, PyTorch and NVSHMEM
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# NCCL: system-wide, in the CUDA toolkit, or PyTorch's wheel
+if [ -z "$NCCL_HOME" ]; then
+	for d in /usr/local/cuda /usr/local/cuda-13.0 /usr \
+	         "$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null)"; do
+		if [ -n "$d" ] && [ -f "$d/include/nccl.h" ]; then NCCL_HOME=$d; break; fi
+	done
+fi
+echo "run.sh: NCCL from ${NCCL_HOME:-the compiler's default paths}"
+export NCCL_HOME
+lib=""
+[ -n "$NCCL_HOME" ] && lib="-I$NCCL_HOME/include -L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib"
+log=$(mktemp)
+for d in "$dir"/examples/* "$dir"/gemm_rs_check; do
+	echo "== $d"
+	make -s -C "$d" dist
+	(cd "$d" && ./dist check && ./dist time 20) | tee -a "$log"
+done
+for d in "$dir"/gemm_rs_*_*_*; do
+	set -- $(basename "$d" | tr '_' ' ')
+	echo "== $d: make time, then ref.cu"
+	make -s -C "$d" dist
+	(cd "$d" && ./dist time 20)
+	# shellcheck disable=SC2086
+	nvcc -O3 -std=c++17 -arch=sm_90 -I"$d" $lib -o "$d/ref" bench/dist/ref.cu -lcublas -lnccl -lpthread
+	"$d/ref" "$3" "$4" "$5" 30 >"$d/ref.txt"
+done
+nt=bench/dist/nccl-tests
+if [ -d "$nt" ]; then
+	if ! "$nt/bin/reduce_scatter_perf" -h >/dev/null 2>&1; then
+		echo "== building nccl-tests"
+		make -s -C "$nt" -j16 CUDA_HOME=/usr/local/cuda NCCL_HOME="${NCCL_HOME:-/usr}" \
+			NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" src.build BUILDDIR="$PWD/$nt/bin" >/dev/null
+	fi
+	for t in reduce_scatter all_gather all_reduce; do
+		echo "== nccl-tests ${t}_perf, float16 sum, 2 GPUs, 32 MiB to 256 MiB"
+		"$nt/bin/${t}_perf" -b 32M -e 256M -f 2 -g 2 -d half -o sum -w 5 -n 20 | grep -v '^#  Rank\|^# Using\|^#$' | tail -8
+	done
+fi
+echo
+echo "== the tables"
+for d in "$dir"/gemm_rs_*_*_*; do
+	cat "$d/ref.txt"
+	echo
+done
+rm -f "$log"
