@@ -2,14 +2,14 @@
 -- float16, written with kernel.new: Neptune's rolling update over the key tiles, mma.sync on the
 -- tensor cores.
 --
--- One block of 4 warps takes 64 or 128 query rows of one (b, h), 16 or 32 rows a warp (one or two
--- m-tiles: the K and V fragments loaded from shared memory serve both). The warp's Q fragments
--- (the A operand of SM80_16x8x16_F32F16F16F32_TN) are loaded once and stay in registers. The loop
--- runs over tiles of BN keys: the cta copies the K and V tiles into shared memory (16-byte units,
--- swizzled so that the fragment loads are free of bank conflicts), then each warp computes its
--- 16 x BN scores S = Q K^T by MMAs into float32 fragments, folds them into the running softmax
--- state of its rows, and adds P V into its 16 x D output fragments by MMAs. The output is divided
--- by the softmax sum once, at the end, and stored as float16.
+-- A block of W warps takes 16 * RM * W query rows of one (b, h), RM m-tiles of 16 rows a warp
+-- (the K and V fragments loaded from shared memory serve all of them). The warp's Q fragments (the
+-- A operand of SM80_16x8x16_F32F16F16F32_TN) are loaded once and stay in registers. The loop runs
+-- over tiles of BN keys: the cta copies the K and V tiles into shared memory (kernel.copy; rows
+-- padded so that the fragment loads are free of bank conflicts), then each warp computes its
+-- scores S = Q K^T by MMAs into float32 fragments, folds them into the running softmax state of
+-- its rows, and adds P V into its output fragments by MMAs. The output is divided by the softmax
+-- sum once, at the end, and stored as float16. docs/gpu-notes.md (version 6) has the numbers.
 --
 -- The loop is Neptune's rolling update of the attention program (docs/fusion.md): the row max m
 -- is the reduce predecessor, and the sum l and the output O are the targets fused under its loop.
