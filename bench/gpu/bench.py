@@ -9,8 +9,10 @@ kept in build.log); then two checks, each on fresh random inputs with every outp
 NaN first, against the case's PyTorch expression evaluated in float64 (relative error
 ||out - ref|| / ||ref|| under the case's tolerance, no NaN left); then the kernel and the PyTorch
 expression (in the inputs' own dtype) are timed by triton.testing.do_bench (CUDA events,
-median). The table comes last: times, achieved GB/s (the case's minimum bytes over the time),
-and the ratio PyTorch time / tessel time (above 1: tessel is faster).
+median), and so is each of the case's peers (more PyTorch expressions of the same outputs). The
+table comes last: times, achieved GB/s (the case's minimum bytes over the time), and the ratio
+PyTorch time / tessel time (above 1: tessel is faster). Cases with FLOPs or peers get a second
+table: a row for PyTorch and for each peer, with TFLOP/s and the ratio peer time / tessel time.
 """
 import ctypes
 import glob
@@ -117,12 +119,16 @@ class Case:
         return worst
 
     def time(self):
+        """tessel's time, PyTorch's, and each peer's {name: ms}"""
         ours = triton.testing.do_bench(self.launch, warmup=100, rep=500, return_mode="median")
         x = [self.bufs[i] for i, _ in self.inputs()]
-        expr = self.c["torch"]
-        theirs = triton.testing.do_bench(lambda: eval(expr, {"torch": torch, "x": x}),
-                                         warmup=100, rep=500, return_mode="median")
-        return ours, theirs
+
+        def bench(expr):
+            return triton.testing.do_bench(lambda: eval(expr, {"torch": torch, "x": x}),
+                                           warmup=100, rep=500, return_mode="median")
+        theirs = bench(self.c["torch"])
+        peers = {name: bench(expr) for name, expr in sorted(self.c.get("peers", {}).items())}
+        return ours, theirs, peers
 
 
 def copy_ceiling():
@@ -139,15 +145,20 @@ def main():
     print("device:", torch.cuda.get_device_name(), "| torch", torch.__version__, "| triton", triton.__version__)
     ceiling = copy_ceiling()
     rows, fails = [], 0
+    peer_rows = []       # (case, tessel ms, tessel TFLOP/s, peer, peer ms, peer TFLOP/s, ratio)
     for d in dirs:
         name = os.path.basename(d)
         try:
             c = Case(d)
             errs = [c.check(1), c.check(2)]
-            ours, theirs = c.time()
+            ours, theirs, peers = c.time()
             c.check(3)    # still right after the timed runs
             gb = c.c["bytes"] / 1e6
             rows.append((name, ours, gb / ours, theirs, gb / theirs, theirs / ours, max(errs), c.c["note"]))
+            if c.c["flops"] or peers:
+                tf = c.c["flops"] / 1e9
+                for peer, ms in [("torch", theirs)] + sorted(peers.items()):
+                    peer_rows.append((name, ours, tf / ours, peer, ms, tf / ms, ms / ours))
             print("%s: ok (%s)" % (name, resources(d)), flush=True)
         except Exception as e:  # one failing case does not hide the others
             fails += 1
@@ -161,6 +172,11 @@ def main():
             print("%-24s %10s %9s %10s %9s %8s %9s  %s" % (r[0], "-", "-", "-", "-", "-", "-", r[7]))
         else:
             print("%-24s %10.4f %9.0f %10.4f %9.0f %7.2fx %9.1e  %s" % r)
+    if peer_rows:
+        print("\n%-24s %10s %9s  %-10s %10s %9s %8s" % ("case", "tessel ms", "TFLOP/s", "peer", "peer ms",
+                                                      "TFLOP/s", "ratio"))
+        for r in peer_rows:
+            print("%-24s %10.4f %9.1f  %-10s %10.4f %9.1f %7.2fx" % r)
     sys.exit(1 if fails else 0)
 
 

@@ -4,10 +4,12 @@
 --
 -- Each scripts/gpu/<name>.lua returns a module with cases(): a list of
 --   {name =, kernel =, inputs = {name = "randn" | "rand"}, torch = "<expression>",
---    bytes =, flops =, tol =}
+--    peers = {name = "<expression>"}, bytes =, flops =, tol =}
 -- where the torch expression computes the outputs from x (the inputs in kernel order, as torch
 -- tensors) in float64 on the GPU: the reference the outputs are checked against, and the
--- PyTorch operation timed beside the kernel (in the inputs' dtype).
+-- PyTorch operation timed beside the kernel (in the inputs' dtype). peers (optional) are more
+-- PyTorch expressions of the same outputs, each timed in the same run (in the inputs' dtype)
+-- and shown as a row of its own.
 local dir = arg and arg[1] or "bench/gpu/out"
 os.execute("mkdir -p '" .. dir .. "'")
 
@@ -56,6 +58,14 @@ for _, f in ipairs(names) do
     end
     m:write("]\n")
     m:write("torch = ", string.format("%q", c.torch), "\n")
+    local peers = {}
+    for pn in pairs(c.peers or {}) do peers[#peers + 1] = pn end
+    table.sort(peers)
+    m:write("peers = {")
+    for i, pn in ipairs(peers) do
+      m:write(i > 1 and ", " or "", string.format("%q: %q", pn, c.peers[pn]))
+    end
+    m:write("}\n")
     m:write("bytes = ", string.format("%d", c.bytes), "\n")
     m:write("flops = ", string.format("%d", c.flops or 0), "\n")
     m:write("tol = ", string.format("%g", c.tol or 1e-5), "\n")

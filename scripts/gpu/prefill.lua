@@ -1,0 +1,279 @@
+-- scripts/gpu/prefill.lua - attention prefill (FlashAttention-2's forward pass) for the GPU in
+-- float16, written with kernel.new: Neptune's rolling update over the key tiles, mma.sync on the
+-- tensor cores.
+--
+-- A block of W warps takes 16 * RM * W query rows of one (b, h), RM m-tiles of 16 rows a warp
+-- (the K and V fragments loaded from shared memory serve all of them). The warp's Q fragments (the
+-- A operand of SM80_16x8x16_F32F16F16F32_TN) are loaded once and stay in registers. The loop runs
+-- over tiles of BN keys: the cta copies the K and V tiles into shared memory (kernel.copy; rows
+-- padded so that the fragment loads are free of bank conflicts), then each warp computes its
+-- scores S = Q K^T by MMAs into float32 fragments, folds them into the running softmax state of
+-- its rows, and adds P V into its output fragments by MMAs. The output is divided by the softmax
+-- sum once, at the end, and stored as float16. docs/gpu-notes.md (version 6) has the numbers.
+--
+-- The loop is Neptune's rolling update of the attention program (docs/fusion.md): the row max m
+-- is the reduce predecessor, and the sum l and the output O are the targets fused under its loop.
+-- Their g is exp2(c - m) (times v for O), and the repair that s:rolling_update derives is
+-- h(t, m, m') = t * exp2(m - m'): what was accumulated against the old maximum is rescaled to the
+-- new one, tile by tile. Run directly, the script checks this h against the derivation and the
+-- kernel against the tensor program (./tessel scripts/gpu/prefill.lua).
+local M = {}
+
+local LOG2E = 1.4426950408889634
+
+-- B batches, H heads, S queries and keys, D dimensions; BN keys a tile; RM m-tiles of 16 query
+-- rows a warp, W warps a block (a block takes 16 * RM * W rows); causal or not
+function M.kernel(B, H, S, D, BN, RM, W, causal)
+  local BM = 16 * RM * W
+  assert(D % 16 == 0 and BN % 16 == 0 and S % BM == 0 and S % BN == 0,
+         "prefill: D and BN must be multiples of 16, S of BN and of 16 * RM * W")
+  local NQ, NK, ND, NT = S // BM, S // BN, D // 8, BN // 8
+  local k = kernel.new{grid = {NQ, H, B}, block = {32 * W}}
+  local Q = k:input("Q", "float16", {B, H, S, D})
+  local K = k:input("K", "float16", {B, H, S, D})
+  local V = k:input("V", "float16", {B, H, S, D})
+  local O = k:output("O", "float16", {B, H, S, D})
+  -- a tile row is D halves padded by 8 (16 bytes): the 8 rows a fragment load touches (K: rows
+  -- lane/4, V: rows 2*(lane%4) + 8i) start 4 banks apart, so the loads are free of bank conflicts,
+  -- and the offsets stay affine (a swizzle's xor hides from nvcc that a fragment's two halves of
+  -- K are one aligned 32-bit word)
+  local pad = string.format("(%d,%d):(%d,1)", BN, D, D + 8)
+  local sK = k:shared("sK", "float16", {BN, D}, pad)
+  local sV = k:shared("sV", "float16", {BN, D}, pad)
+  -- fragments, a register buffer each (an MMA takes whole buffers), per m-tile mt: Q by 16
+  -- dimensions (A), the scores by 8 keys (C), P by 16 keys (A), the output by 8 dimensions (C/D)
+  local qa, sc, pa, oc = {}, {}, {}, {}
+  for mt = 0, RM - 1 do
+    qa[mt], sc[mt], pa[mt], oc[mt] = {}, {}, {}, {}
+    for i = 0, D // 16 - 1 do qa[mt][i] = k:register(string.format("qa%d_%d", mt, i), "float16", {8}) end
+    for i = 0, NT - 1 do sc[mt][i] = k:register(string.format("sc%d_%d", mt, i), "float32", {4}) end
+    for i = 0, BN // 16 - 1 do pa[mt][i] = k:register(string.format("pa%d_%d", mt, i), "float16", {8}) end
+    for i = 0, ND - 1 do oc[mt][i] = k:register(string.format("oc%d_%d", mt, i), "float32", {4}) end
+  end
+  local kb = k:register("kb", "float16", {4})
+  local vb = k:register("vb", "float16", {4})
+  -- the softmax state of the thread's rows: 2 an m-tile (lane/4 and lane/4 + 8 of its 16)
+  local m = k:register("m", "float32", {2 * RM})
+  local l = k:register("l", "float32", {2 * RM})
+  local mn = k:register("mn", "float32", {2 * RM})
+  local al = k:register("al", "float32", {2 * RM})
+  local c = LOG2E / math.sqrt(D)   -- exp(x / sqrt(D)) = exp2(x * c): the scale folded into exp2
+  local MMA = "SM80_16x8x16_F32F16F16F32_TN"
+  k:stage("prefill", function()
+    -- causal: the heaviest query tiles (the last) go first
+    local b, h = k.bz, k.by
+    local qt = causal and (NQ - 1 - k.bx) or k.bx
+    local w, lane = k.tx // 32, k.tx % 32
+    -- the first query row of m-tile mt of the warp
+    local function row0(mt) return qt * BM + (w * RM + mt) * 16 end
+    -- the other lanes of the thread's quad, lane ^ 1 and lane ^ 2 (kernel values have no xor)
+    local x1, x2 = lane + 1 - lane % 2 * 2, lane + 2 - lane // 2 % 2 * 4
+    -- Q's A fragments, straight from global memory (read once a block)
+    for mt = 0, RM - 1 do
+      for kd = 0, D // 16 - 1 do
+        for v in kernel.range(8, {name = "v", type = "upcast"}) do
+          qa[mt][kd][v] = Q[{b, h, row0(mt) + lane // 4 + v // 2 % 2 * 8, kd * 16 + v // 4 * 8 + lane % 4 * 2 + v % 2}]
+        end
+      end
+      for i = 0, ND - 1 do
+        for v in kernel.range(4, {name = "v", type = "upcast"}) do oc[mt][i][v] = 0 end
+      end
+    end
+    for r = 0, 2 * RM - 1 do
+      m[r] = -math.huge
+      l[r] = 0
+    end
+    for j in kernel.range(NK, {name = "j", type = "reduce"}) do
+      local function tile()
+        kernel.barrier()   -- every warp is done with the previous tile
+        kernel.copy(sK, K:tile({b, h, j * BN, 0}, {1, 1, BN, D}))
+        kernel.copy(sV, V:tile({b, h, j * BN, 0}, {1, 1, BN, D}))
+        kernel.barrier()
+        -- S = Q K^T: B fragment value v is K[key n, dimension k], one load for the RM m-tiles
+        for mt = 0, RM - 1 do
+          for nt = 0, NT - 1 do
+            for v in kernel.range(4, {name = "v", type = "upcast"}) do sc[mt][nt][v] = 0 end
+          end
+        end
+        for kd = 0, D // 16 - 1 do
+          for nt = 0, NT - 1 do
+            for v in kernel.range(4, {name = "v", type = "upcast"}) do
+              kb[v] = sK[{nt * 8 + lane // 4, kd * 16 + v // 2 * 8 + lane % 4 * 2 + v % 2}]
+            end
+            for mt = 0, RM - 1 do kernel.mma(MMA, sc[mt][nt], qa[mt][kd], kb, sc[mt][nt]) end
+          end
+        end
+        if causal then
+          -- the tiles that cross the diagonal: key j*BN + col is masked past query row
+          kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
+            for mt = 0, RM - 1 do
+              for nt = 0, NT - 1 do
+                for v in kernel.range(4, {name = "v", type = "upcast"}) do
+                  local col, row = j * BN + nt * 8 + lane % 4 * 2 + v % 2, row0(mt) + lane // 4 + v // 2 * 8
+                  sc[mt][nt][v] = kernel.where(kernel.gt(col, row), -math.huge, sc[mt][nt][v])
+                end
+              end
+            end
+          end)
+        end
+        -- the online softmax, a row at a time: value v of a C fragment is row v/2 of the m-tile's two
+        for mt = 0, RM - 1 do
+          for hr = 0, 1 do
+            local r = 2 * mt + hr
+            local mx = sc[mt][0][2 * hr]
+            for nt = 0, NT - 1 do
+              for e = 0, 1 do
+                if nt > 0 or e > 0 then mx = kernel.max(mx, sc[mt][nt][2 * hr + e]) end
+              end
+            end
+            -- the 4 lanes of a row are lane/4's quad: two butterfly steps
+            mn[r] = mx
+            mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x1))
+            mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x2))
+            mn[r] = kernel.max(m[r], mn[r] * c)
+            -- the repair of the rolling update: h(t, m, m') = t * exp2(m - m')
+            al[r] = kernel.exp2(m[r] - mn[r])
+            m[r] = mn[r]
+            -- P = exp2(S c - m); l takes the thread's part of the row sum (the 4 lanes of a row
+            -- are summed once, at the end)
+            local sum = nil
+            for nt = 0, NT - 1 do
+              for e = 0, 1 do
+                sc[mt][nt][2 * hr + e] = kernel.exp2(sc[mt][nt][2 * hr + e] * c - mn[r])
+                sum = sum and sum + sc[mt][nt][2 * hr + e] or sc[mt][nt][2 * hr + e]
+              end
+            end
+            l[r] = l[r] * al[r] + sum
+          end
+          -- P as float16 A fragments: the C fragments of n-tiles 2i and 2i+1 are, value for
+          -- value, the A fragment of keys 16i..16i+15
+          for i = 0, BN // 16 - 1 do
+            for v = 0, 7 do pa[mt][i][v] = kernel.cast(sc[mt][2 * i + v // 4][v % 4], "float16") end
+          end
+          -- the repair of the output, O * exp2(m - m'), before P V is added
+          for i = 0, ND - 1 do
+            for v in kernel.range(4, {name = "v", type = "upcast"}) do
+              oc[mt][i][v] = oc[mt][i][v] * al[2 * mt + v // 2]
+            end
+          end
+        end
+        -- O += P V: B fragment value v is V[key k, dimension n], one load for the RM m-tiles
+        for kk = 0, BN // 16 - 1 do
+          for i = 0, ND - 1 do
+            for v in kernel.range(4, {name = "v", type = "upcast"}) do
+              vb[v] = sV[{kk * 16 + v // 2 * 8 + lane % 4 * 2 + v % 2, i * 8 + lane // 4}]
+            end
+            for mt = 0, RM - 1 do kernel.mma(MMA, oc[mt][i], pa[mt][kk], vb, oc[mt][i]) end
+          end
+        end
+      end
+      -- causal: the tiles past the diagonal are skipped
+      if causal then kernel.when(kernel.lt(j * BN, qt * BM + BM), tile) else tile() end
+    end
+    -- the row sums over the quad, then O / l as float16
+    for r = 0, 2 * RM - 1 do
+      l[r] = l[r] + kernel.shuffle(l[r], x1)
+      l[r] = l[r] + kernel.shuffle(l[r], x2)
+      l[r] = kernel.recip(l[r])
+    end
+    for mt = 0, RM - 1 do
+      for i = 0, ND - 1 do
+        for v in kernel.range(4, {name = "v", type = "upcast"}) do
+          O[{b, h, row0(mt) + lane // 4 + v // 2 * 8, i * 8 + lane % 4 * 2 + v % 2}] =
+            kernel.cast(oc[mt][i][v] * l[2 * mt + v // 2], "float16")
+        end
+      end
+    end
+  end)
+  return k
+end
+
+-- FLOPs: two products of (S x S x D) each, 2 flops a multiply-add; causal: half the score matrix
+local function flops(B, H, S, D, causal)
+  return 4 * B * H * S * S * D // (causal and 2 or 1)
+end
+
+function M.cases()
+  local out = {}
+  local B, H, S = 4, 16, 4096
+  -- {D, keys a tile, m-tiles a warp, warps a block, causal too}: at D = 128 the output fragments
+  -- of a second m-tile would not fit in the registers. The 8-warp blocks share each tile's copy
+  -- among more warps, but hold more registers a block (fewer blocks an SM to overlap the copies).
+  for _, cfg in ipairs{{64, 64, 2, 4, true}, {128, 64, 1, 4, true}, {64, 64, 1, 8}, {128, 64, 1, 8}} do
+    local D, BN, RM, W = cfg[1], cfg[2], cfg[3], cfg[4]
+    for _, causal in ipairs(cfg[5] and {false, true} or {false}) do
+      local mask = causal and "True" or "False"
+      out[#out + 1] = {
+        name = string.format("prefill_d%d%s%s", D, W == 4 and "" or "_w" .. W, causal and "_causal" or ""),
+        kernel = M.kernel(B, H, S, D, BN, RM, W, causal),
+        inputs = {Q = "randn", K = "randn", V = "randn"},
+        -- PyTorch's SDPA (flash in float16; its math path in float64 for the check)
+        torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
+        -- the unfused peer: the scores materialized, softmax, then the product
+        peers = {unfused = string.format(
+          "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
+          causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
+        flops = flops(B, H, S, D, causal),
+        bytes = 4 * B * H * S * D * 2, tol = 1e-2,
+        note = string.format("B%d H%d S%d D%d%s; %d query rows a block of %d warps, %d keys a tile", B, H, S, D,
+                             causal and " causal" or "", 16 * RM * W, W, BN),
+      }
+    end
+  end
+  return out
+end
+
+if not ... then
+  -- the repair: what s:rolling_update derives for the attention program written as this kernel
+  -- computes it (scores in log2 units, exp2, the output unnormalized until the end), against the
+  -- kernel's t * exp2(m - m') at a few points
+  local q, kk, v = tensor.param("q", {8, 16}), tensor.param("k", {8, 16}), tensor.param("v", {8, 16})
+  local sc = q:matmul(kk:permute(1, 0)) * 0.25
+  local e = (sc - sc:max(1, true)):exp2()
+  for _, t in ipairs{{e:sum(1), "l"}, {e:matmul(v), "o"}} do
+    local s = kernel.lower(t[1], t[2]):schedule()
+    s:rolling_update(t[2], "xmax.j")
+    assert(s:verify{trials = 2})
+    local hs = assert(s:explain():match("h%(t, r, r'%) = ([^\n]+)"), "prefill: no repair in the derivation")
+    local h = assert(load("local t, r, rp = ...; return " .. hs:gsub("r'", "rp"):gsub("exp%(", "math.exp(")))
+    for _, x in ipairs{{1.5, 0.25, 2.0}, {-3.0, -1.0, 4.5}, {0.5, 7.0, 7.0}} do
+      local want = x[1] * 2 ^ (x[2] - x[3])
+      assert(math.abs(h(x[1], x[2], x[3]) - want) <= 1e-5 * math.abs(want), "prefill: the repair differs from h = " .. hs)
+    end
+    print(string.format("rolling update of %s: h(t, r, r') = %s, the kernel's t * exp2(m - m')", t[2], hs))
+  end
+  -- the kernel against the tensor program (float16 inputs, computed in float32) at D = 64 and 128,
+  -- with 64 and 128 rows a block: two query tiles, and causal tiles that cross the diagonal or
+  -- lie past it
+  local B, H, S = 1, 2, 256
+  -- {D, keys a tile, m-tiles a warp, warps a block}
+  local cfgs = {{64, 64, 1, 4}, {64, 64, 2, 4}, {64, 32, 2, 4}, {64, 64, 1, 8}, {128, 64, 1, 4}, {128, 64, 1, 8}}
+  for _, D in ipairs{64, 128} do
+    local function input(seed) return ((tensor.rand({B, H, S, D}, {seed = seed}) - 0.5) * 4):cast("float16") end
+    local qi, ki, vi = input(1), input(2), input(3)
+    for _, causal in ipairs{false, true} do
+      local scores = qi:cast("float32"):matmul(ki:cast("float32"):permute{0, 1, 3, 2}) * (1 / math.sqrt(D))
+      if causal then
+        scores = tensor.arange(S):reshape{S, 1}:lt(tensor.arange(S):reshape{1, S}):where(-math.huge, scores)
+      end
+      local want = scores:softmax(3):matmul(vi:cast("float32")):tolist()
+      for _, cfg in ipairs(cfgs) do
+        if cfg[1] == D then
+          local BN, RM, W = cfg[2], cfg[3], cfg[4]
+          local got = M.kernel(B, H, S, D, BN, RM, W, causal):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+          local num, den = 0, 0
+          for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
+            local d = got[a][b][i][j] - want[a][b][i][j]
+            num, den = num + d * d, den + want[a][b][i][j] ^ 2
+          end end end end
+          local rel = math.sqrt(num / den)
+          assert(rel < 1e-3, "prefill: relative error " .. rel)
+          print(string.format("prefill attention, B%d H%d S%d D%d%s, %d rows a block of %d warps, %d keys a tile: "
+                              .. "within %.1e (relative) of the tensor program", B, H, S, D,
+                              causal and " causal" or "", 16 * RM * W, W, BN, rel))
+        end
+      end
+    end
+  end
+end
+return M
