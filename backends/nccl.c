@@ -369,8 +369,18 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 	        "typedef struct TesselRank {\n  int rank;\n  cudaStream_t stream;\n  ncclComm_t comm;\n"
 	        "  void *t[TESSEL_NTENSORS];\n  void *staging;\n  void *temp[TESSEL_NTEMP + 1];\n} TesselRank;\n\n");
 	emit(b, "%s", dist_runtime);
-	emit(b, "\n/* Enqueue the program on rank R's stream: kernels and collectives in the plan's order. */\n"
-	        "static int\ntessel_rank_run(TesselRank *R)\n{\n");
+	emit(b, "\nenum { TESSEL_NSTEPS = %d };\nstatic const char *const tessel_step_name[] = {", p->ns);
+	for (i = 0; i < p->ns; i++) {
+		const DistStep *s = &p->s[i];
+
+		if (s->kind == DIST_LAUNCH)
+			emit(b, "%s\"%d. launch %s\"", i ? ", " : "", i + 1, s->name);
+		else
+			emit(b, "%s\"%d. %s -> %s: %s\"", i ? ", " : "", i + 1, p->t[s->src].name, p->t[s->dst].name,
+			     axe_coll_name(s->r.coll));
+	}
+	emit(b, "};\n\n/* Enqueue step i (0-based) on rank R's stream. */\n"
+	        "static int\ntessel_rank_step(TesselRank *R, int step)\n{\n  switch (step) {\n");
 	for (i = 0, ntemp = 0; i < p->ns; i++) {
 		const DistStep *s = &p->s[i];
 		const DistTensor *src, *dst;
@@ -378,9 +388,9 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 		char in[64], out[64];
 
 		if (s->kind == DIST_LAUNCH) {
-			emit(b, "  { /* %d. launch %s */\n", i + 1, s->name);
+			emit(b, "  case %d: { /* %d. launch %s */\n", i, i + 1, s->name);
 			launch_args(b, p, s->k, s->bind, i, &ntemp);
-			emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n    TESSEL_CUDA(cudaGetLastError());\n  }\n",
+			emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n    TESSEL_CUDA(cudaGetLastError());\n    return 0;\n  }\n",
 			     U->u[pk[i][0]].name, U->u[pk[i][0]].name);
 			continue;
 		}
@@ -388,7 +398,7 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 		dst = &p->t[s->dst];
 		if (s->r.coll != AXE_COLL_NONE && !(nt = nccl_type(src->dtype)))
 			return err_set(e, "export: %s -> %s: NCCL has no %s", src->name, dst->name, dtype_name(src->dtype));
-		emit(b, "  { /* %d. %s -> %s: %s */\n", i + 1, src->name, dst->name, axe_coll_name(s->r.coll));
+		emit(b, "  case %d: { /* %d. %s -> %s: %s */\n", i, i + 1, src->name, dst->name, axe_coll_name(s->r.coll));
 		snprintf(in, sizeof in, "R->t[%d]", s->src);
 		if (s->r.pack) {
 			call_unit(b, U, pk[i], p->ndev, in, "R->staging");
@@ -434,9 +444,13 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 			call_unit(b, U, up[i], p->ndev, from, out);
 			emit(b, "    TESSEL_CUDA(cudaGetLastError());\n");
 		}
-		emit(b, "  }\n");
+		emit(b, "    return 0;\n  }\n");
 	}
-	emit(b, "  return 0;\n}\n");
+	emit(b, "  default:\n    return -1;\n  }\n}\n\n"
+	        "/* Enqueue the program on rank R's stream: kernels and collectives in the plan's order. */\n"
+	        "static int\ntessel_rank_run(TesselRank *R)\n{\n"
+	        "  for (int i = 0; i < TESSEL_NSTEPS; i++)\n    if (tessel_rank_step(R, i) < 0)\n      return -1;\n"
+	        "  return 0;\n}\n");
 	return 0;
 }
 
@@ -445,7 +459,8 @@ static const char main_cu[] =
 	"**   ./dist check        inputs from data/, one run, every written tensor compared with the\n"
 	"**                       CPU simulation's (data/ref_*), relative to max(|ref|, 1)\n"
 	"**   ./dist time [runs]  inputs filled on the GPUs, the median latency of a run of the whole\n"
-	"**                       program (all GPUs start together; a run ends when the last finishes)\n"
+	"**                       program, then of each step alone (all GPUs start together after a\n"
+	"**                       barrier; a run ends when the last GPU finishes)\n"
 	"*/\n"
 	"#include \"dist.cu\"\n"
 	"#include <pthread.h>\n"
@@ -591,16 +606,18 @@ static const char main_cu[] =
 	"    TESSEL_CUDA(cudaGetLastError());\n"
 	"  }\n"
 	"  TESSEL_CUDA(cudaStreamSynchronize(R->stream));\n"
-	"  for (int it = -5; it < runs; it++) {\n"
-	"    pthread_barrier_wait(&barrier);\n"
-	"    double t0 = now();\n"
-	"    if (tessel_rank_run(R) < 0)\n"
-	"      return -1;\n"
-	"    TESSEL_CUDA(cudaStreamSynchronize(R->stream));\n"
-	"    pthread_barrier_wait(&barrier);\n"
-	"    if (R->rank == 0 && it >= 0)\n"
-	"      times[it] = now() - t0;\n"
-	"  }\n"
+	"  /* the whole program (step -1), then each step alone */\n"
+	"  for (int step = -1; step < TESSEL_NSTEPS; step++)\n"
+	"    for (int it = -5; it < runs; it++) {\n"
+	"      pthread_barrier_wait(&barrier);\n"
+	"      double t0 = now();\n"
+	"      if ((step < 0 ? tessel_rank_run(R) : tessel_rank_step(R, step)) < 0)\n"
+	"        return -1;\n"
+	"      TESSEL_CUDA(cudaStreamSynchronize(R->stream));\n"
+	"      pthread_barrier_wait(&barrier);\n"
+	"      if (R->rank == 0 && it >= 0)\n"
+	"        times[(step + 1) * runs + it] = now() - t0;\n"
+	"    }\n"
 	"  return 0;\n"
 	"}\n"
 	"\n"
@@ -641,7 +658,7 @@ static const char main_cu[] =
 	"    fprintf(stderr, \"dist: ncclCommInitAll: %s\\n\", ncclGetErrorString(nr));\n"
 	"    return 1;\n"
 	"  }\n"
-	"  times = (double *)calloc(runs, sizeof *times);\n"
+	"  times = (double *)calloc((size_t)runs * (TESSEL_NSTEPS + 1), sizeof *times);\n"
 	"  pthread_barrier_init(&barrier, NULL, TESSEL_NDEV);\n"
 	"  for (int r = 0; r < TESSEL_NDEV; r++) {\n"
 	"    T[r].rank = r;\n"
@@ -665,9 +682,13 @@ static const char main_cu[] =
 	"      worst = fmax(worst, T[r].worst);\n"
 	"    printf(\"check: every written tensor on %d GPUs matches the simulation (largest error %.3g)\\n\", TESSEL_NDEV, worst);\n"
 	"  } else {\n"
-	"    std::sort(times, times + runs);\n"
-	"    printf(\"time: median %.4f ms, min %.4f ms over %d runs on %d GPUs\\n\", times[runs / 2] * 1e3, times[0] * 1e3,\n"
-	"           runs, TESSEL_NDEV);\n"
+	"    printf(\"time on %d GPUs, median (min) of %d runs, each step also alone:\\n\", TESSEL_NDEV, runs);\n"
+	"    for (int step = -1; step < TESSEL_NSTEPS; step++) {\n"
+	"      double *t = times + (size_t)(step + 1) * runs;\n"
+	"      std::sort(t, t + runs);\n"
+	"      printf(\"  %-40s %10.4f ms (%.4f)\\n\", step < 0 ? \"the program\" : tessel_step_name[step], t[runs / 2] * 1e3,\n"
+	"             t[0] * 1e3);\n"
+	"    }\n"
 	"  }\n"
 	"  free(times);\n"
 	"  return 0;\n"

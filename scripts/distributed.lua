@@ -6,9 +6,11 @@
 --   1. a GEMM sharded on K, whose partial sums are reduce-scattered over rows (Section 4.2);
 --   2. a tensor-parallel MLP: W1 sharded by columns, W2 by rows, one allreduce (Megatron);
 --   3. an allgather of an activation sharded by columns (a permute out of NCCL's rank order).
--- Run: ./tessel scripts/distributed.lua [dir]   (with dir: each program exported under dir/<name>,
--- ready for `make -C dir/<name> check` on a machine with 2 GPUs and NCCL)
-local n = 2
+-- Run: ./tessel scripts/distributed.lua [dir [n]]   (with dir: each program exported under
+-- dir/<name>, ready for `make -C dir/<name> check` on a machine with n GPUs (default 2) and NCCL)
+local dir, ndev = ...   -- the script's arguments, or what a caller of loadfile passes
+if type(dir) ~= "string" then dir = nil end
+local n = math.tointeger(tonumber(ndev)) or 2
 local mesh = {{"gpuid", n}}
 local function layout(shape, placement) return axe.dtensor(shape, mesh, {placement}) end
 
@@ -96,8 +98,6 @@ do
   programs[#programs + 1] = {name = "allgather", P = P, inputs = {X = X}, out = "Xr", want = X}
 end
 
-local dir = ...   -- the script's first argument, or the directory a caller of loadfile passes
-if type(dir) ~= "string" then dir = nil end
 for _, c in ipairs(programs) do
   print("== " .. c.name)
   print(c.P)

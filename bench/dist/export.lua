@@ -4,9 +4,9 @@
 --                     partial sums reduce-scattered over rows) at a size the simulation runs
 --   gemm_rs_<M>       the same program at benchmark sizes (no simulation: bench/dist/ref.cu checks
 --                     it against cuBLAS + NCCL and times both)
--- Run: ./tessel bench/dist/export.lua [dir] (dir defaults to bench/dist/out).
+-- Run: ./tessel bench/dist/export.lua [dir [n]] (dir defaults to bench/dist/out, n GPUs to 2).
 local dir = arg and arg[1] or "bench/dist/out"
-local n = 2
+local n = math.tointeger(tonumber(arg and arg[2])) or 2
 local gemm = assert(loadfile("scripts/gpu/gemm.lua"))("module")
 
 -- C = A B on n GPUs: A (M, K) sharded on K, B (K, N) on K, C's partial sums reduce-scattered over rows
@@ -24,7 +24,7 @@ local function gemm_rs(M, N, K)
 end
 
 os.execute("mkdir -p '" .. dir .. "'")
-assert(loadfile("scripts/distributed.lua"))(dir .. "/examples")
+assert(loadfile("scripts/distributed.lua"))(dir .. "/examples", n)
 local P = gemm_rs(128, 256, 256)
 assert(P:export(dir .. "/gemm_rs_check", {fast = true}))
 print("exported " .. dir .. "/gemm_rs_check")
