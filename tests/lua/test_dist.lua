@@ -1,0 +1,157 @@
+-- test_dist.lua - distributed programs from Lua: tensors with Axe layouts over gpuid, launches, every
+-- redistribution's collective and its simulation against the tensor program, the plan, the export
+-- (and, where nvcc and NCCL are, that it compiles and links), bad arguments.
+local check, eq, raises, finish = dofile(arg[0]:match("^(.-)[^/]*$") .. "harness.lua")
+
+local function layout(shape, n, p) return axe.dtensor(shape, {{"gpuid", n}}, {p}) end
+
+-- C = A B with one thread an output (float32), 8x8 threads a block
+local function gemm(M, N, K, names)
+  local k = kernel.new{grid = {M // 8, N // 8}, block = {8, 8}}
+  local A = k:input(names[1], "float32", {M, K})
+  local B = k:input(names[2], "float32", {K, N})
+  local C = k:output(names[3], "float32", {M, N})
+  local acc = k:register("acc", "float32", {1})
+  k:stage(names[3], function()
+    local i, j = k.bx * 8 + k.ty, k.by * 8 + k.tx
+    acc[0] = 0
+    for kk in kernel.range(K, {name = "kk", type = "reduce"}) do acc[0] = acc[0] + A[{i, kk}] * B[{kk, j}] end
+    C[{i, j}] = acc[0]
+  end)
+  return k
+end
+
+local function maxdiff(a, b)
+  local x, y, d = a:tolist(), b:tolist(), 0
+  for i = 1, #x do
+    if type(x[i]) == "table" then
+      for j = 1, #x[i] do d = math.max(d, math.abs(x[i][j] - y[i][j])) end
+    else
+      d = math.max(d, math.abs(x[i] - y[i]))
+    end
+  end
+  return d
+end
+
+-- the Section 4.2 program on n devices
+local function gemm_rs(n, M, N, K, out)
+  local P = dist.new{devices = n}
+  P:tensor("A", "float32", {M, K}, layout({M, K}, n, "S(1)"))
+  P:tensor("B", "float32", {K, N}, layout({K, N}, n, "S(0)"))
+  P:tensor("Cp", "float32", {M, N}, layout({M, N}, n, "R"), {partial = true})
+  P:tensor("C", "float32", {M, N}, layout({M, N}, n, out))
+  P:launch(gemm(M, N, K // n, {"A", "B", "C"}), {C = "Cp"})
+  P:redistribute("Cp", "C")
+  return P
+end
+
+check("GEMM sharded on K + reduce_scatter equals A @ B on 2 and 4 devices, rows or columns", function()
+  local A, B = tensor.rand({16, 32}, {seed = 1}) - 0.5, tensor.rand({32, 16}, {seed = 2}) - 0.5
+  local want = A:matmul(B)
+  for _, n in ipairs{2, 4} do
+    for _, out in ipairs{"S(0)", "S(1)", "R"} do
+      local P = gemm_rs(n, 16, 16, 32, out)
+      local got = P:simulate{A = A, B = B}
+      assert(maxdiff(got.C, want) < 1e-5, n .. " devices, " .. out)
+      assert(maxdiff(got.Cp, want) < 1e-5, "the partial sums add up to A @ B")
+      local step = P:step(2)
+      eq(step.kind, out == "R" and "allreduce" or "reduce_scatter", "collective")
+      eq(#step.pack, out == "S(1)" and n or 0, "pack kernels (columns leave NCCL's rank order)")
+    end
+  end
+end)
+
+check("the plan names the collective, the bytes and the local shapes", function()
+  local s = tostring(gemm_rs(2, 16, 16, 32, "S(0)"))
+  assert(s:find("A          float32(16,32) sharded on dim 1, local (16,16) (256 a device), input", 1, true), s)
+  assert(s:find("2. Cp -> C: reduce_scatter, 1.00 KiB in a device", 1, true), s)
+  assert(s:find("1. launch C (1 stage) on every device: A, B -> C=Cp", 1, true), s)
+  eq(#gemm_rs(2, 16, 16, 32, "S(0)"), 2, "#P counts the steps")
+end)
+
+check("allgather, broadcast, reduce and local slices keep the value", function()
+  local X = tensor.rand({8, 16}, {seed = 3})
+  local cases = {
+    {"S(1)", "R", "allgather"}, {"S(0)", "R", "allgather"}, {"R", "S(1)", "none"},
+    {"S(0)", "S(1)", "allgather"},
+  }
+  for _, c in ipairs(cases) do
+    local P = dist.new(2)
+    P:tensor("X", "float32", {8, 16}, layout({8, 16}, 2, c[1]))
+    P:tensor("Y", "float32", {8, 16}, layout({8, 16}, 2, c[2]))
+    P:redistribute("X", "Y")
+    eq(P:step(1).kind, c[3], c[1] .. " -> " .. c[2])
+    assert(maxdiff(P:simulate{X = X}.Y, X) == 0, c[1] .. " -> " .. c[2])
+  end
+  local P = dist.new(2)
+  P:tensor("X", "float32", {8, 16}, "S[(8,16):(16,1)] + 1@gpuid")
+  P:tensor("Y", "float32", {8, 16}, layout({8, 16}, 2, "R"))
+  P:redistribute("X", "Y")
+  eq(P:step(1).kind, "broadcast", "one device to all")
+  assert(maxdiff(P:simulate{X = X}.Y, X) == 0)
+end)
+
+check("a tensor-parallel MLP: column then row sharding, one allreduce", function()
+  local M, D, H = 8, 16, 32
+  local P = dist.new(2)
+  P:tensor("X", "float32", {M, D}, layout({M, D}, 2, "R"))
+  P:tensor("W1", "float32", {D, H}, layout({D, H}, 2, "S(1)"))
+  P:tensor("W2", "float32", {H, D}, layout({H, D}, 2, "S(0)"))
+  P:tensor("Hs", "float32", {M, H}, layout({M, H}, 2, "S(1)"))
+  P:tensor("Yp", "float32", {M, D}, layout({M, D}, 2, "R"), {partial = true})
+  P:tensor("Y", "float32", {M, D}, layout({M, D}, 2, "R"))
+  P:launch(gemm(M, H // 2, D, {"X", "W1", "Hs"}))
+  P:launch(gemm(M, D, H // 2, {"Hs", "W2", "Y"}), {Y = "Yp"})
+  P:redistribute("Yp", "Y")
+  local X, W1, W2 = tensor.rand({M, D}, {seed = 4}), tensor.rand({D, H}, {seed = 5}), tensor.rand({H, D}, {seed = 6})
+  assert(maxdiff(P:simulate{X = X, W1 = W1, W2 = W2}.Y, X:matmul(W1):matmul(W2)) < 1e-4)
+end)
+
+check("refusals name the operation, the tensors and the reason", function()
+  local P = dist.new(2)
+  raises(function() P:tensor("x", "float32", {8, 16}, "S[(8,16):(16,1@lane)]") end,
+         "dist.tensor x", "places elements on lane")
+  raises(function() P:tensor("x", "float32", {8, 16}, "S[(8,2,8):(16,1@gpuid,1)]") end, "not dense")
+  raises(function() P:tensor("x", "float32", {8, 16}, layout({8, 16}, 2, "S(0)"), {partial = true}) end,
+         "a partial tensor", "replicates")
+  P:tensor("S", "float32", {8, 16}, layout({8, 16}, 2, "S(0)"))
+  P:tensor("one", "float32", {8, 16}, "S[(8,16):(16,1)] + 1@gpuid")
+  raises(function() P:tensor("S", "float32", {8, 16}, layout({8, 16}, 2, "R")) end, "S is taken")
+  raises(function() P:redistribute("S", "one") end, "redistribute S -> one", "NCCL does not have")
+  raises(function() P:redistribute("S", "nope") end, "no tensor nope")
+  raises(function() P:launch(gemm(8, 8, 8, {"q", "r", "x"})) end, "kernel buffer q (input) is bound to no tensor")
+  raises(function() P:launch(gemm(8, 8, 8, {"S", "one", "x"}), {S = "S", y = "one"}) end, "the kernel has no buffer y")
+  raises(function() P:launch(gemm(8, 8, 8, {"S", "one", "x"}), {x = "one"}) end,
+         "kernel buffer one holds 64 float32; tensor one stores 128 float32 on each device (local shape (8,16))")
+  raises(function() dist.new(0) end, "dist.new: 0 devices")
+  raises(function() dist.new(2, "lane") end, "lane is not a device axis")
+  raises(function() P:step(9) end, "no step 9")
+end)
+
+check("export writes the program, the data and a Makefile; it builds where nvcc and NCCL are", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  local P = gemm_rs(2, 16, 16, 32, "S(1)")
+  local d, files = P:export(dir .. "/nested/prog")
+  assert(d, files)
+  local names = table.concat(files, " ")
+  for _, f in ipairs{"plan.txt", "dist.cu", "main.cu", "Makefile", "step1_C.cu", "step2_pack_C.cu",
+                     "A_r0.bin", "ref_C_r1.bin"} do
+    assert(names:find(f, 1, true), f .. " missing from " .. names)
+  end
+  local src = assert(io.open(dir .. "/nested/prog/dist.cu")):read("a")
+  assert(src:find("ncclReduceScatter(R->staging, R->t[3], 128, ncclFloat32, ncclSum, R->comm, R->stream)", 1, true))
+  local nvcc = os.execute("command -v nvcc >/dev/null 2>&1 || test -x /usr/local/cuda/bin/nvcc")
+  local nccl = os.execute("test -f /usr/local/cuda/include/nccl.h || test -f /usr/include/nccl.h")
+  if nvcc and nccl then
+    local ok = os.execute("PATH=$PATH:/usr/local/cuda/bin make -s -C '" .. dir .. "/nested/prog' dist >/dev/null 2>&1")
+    assert(ok, "the export does not build with nvcc and NCCL")
+  else
+    io.write("  (nvcc or nccl.h not here: the NCCL build is not checked)\n")
+  end
+  os.execute("rm -rf '" .. dir .. "'")
+  local nd, msg = gemm_rs(2, 16, 16, 32, "S(0)"):export("/proc/no/such/dir")
+  assert(nd == nil and msg:find("cannot make the directory", 1, true), msg)
+end)
+
+finish()
