@@ -170,7 +170,7 @@ install: all
 	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout/layout.h
 	install -m 644 util/buf.h util/limits.h $(DESTDIR)$(PREFIX)/include/tessel/util
 	install -d $(DESTDIR)$(PREFIX)/include/tessel/interp
-	install -m 644 interp/uop.h interp/ops.h interp/kernel.h $(DESTDIR)$(PREFIX)/include/tessel/interp
+	install -m 644 interp/uop.h interp/ops.h interp/kernel.h interp/dist.h $(DESTDIR)$(PREFIX)/include/tessel/interp
 	install -d $(DESTDIR)$(PREFIX)/include/tessel/viz
 	install -m 644 viz/viz.h viz/gv.h $(DESTDIR)$(PREFIX)/include/tessel/viz
 	install -m 644 docs/tessel.1 $(DESTDIR)$(PREFIX)/share/man/man1/tessel.1

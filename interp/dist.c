@@ -452,6 +452,31 @@ human_bytes(char *out, size_t n, int64_t v)
 		snprintf(out, n, "%lld B", (long long)v);
 }
 
+/* text in lines of at most width columns, each after indent, broken at spaces */
+static void
+wrap(Buf *b, const char *text, const char *indent, size_t width)
+{
+	const char *s = text;
+	size_t room = width - strlen(indent);
+
+	while (*s) {
+		size_t n = strlen(s), cut = n;
+
+		if (n > room) {
+			for (cut = room; cut > 0 && s[cut] != ' '; cut--)
+				;
+			if (cut == 0)
+				cut = room;
+		}
+		emit(b, "%s", indent);
+		emitn(b, s, cut);
+		emit(b, "\n");
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+}
+
 void
 dist_plan(Buf *b, const DistProgram *p)
 {
@@ -517,7 +542,8 @@ dist_plan(Buf *b, const DistProgram *p)
 				emit(b, "; %s kernel after", s->r.slice ? "slice" : "unpack");
 			if (s->r.copy)
 				emit(b, "; copy");
-			emit(b, "\n     %s\n", s->r.why);
+			emit(b, "\n");
+			wrap(b, s->r.why, "     ", 96);
 		}
 	}
 }

@@ -194,9 +194,9 @@ d_launch(lua_State *L)
 			lua_pop(L, 1);
 		}
 	}
-	if (dist_launch(x->p, k, bind, &e) < 0)
+	if ((i = dist_launch(x->p, k, bind, &e)) < 0)
 		return err(L, &e);
-	lua_settop(L, 1);
+	lua_pushinteger(L, i + 1);
 	return 1;
 }
 
@@ -206,9 +206,11 @@ d_redistribute(lua_State *L)
 	LDist *x = checkd(L, 1);
 	Err e = { "" };
 
-	if (dist_redistribute(x->p, luaL_checkstring(L, 2), luaL_checkstring(L, 3), &e) < 0)
+	int i;
+
+	if ((i = dist_redistribute(x->p, luaL_checkstring(L, 2), luaL_checkstring(L, 3), &e)) < 0)
 		return err(L, &e);
-	lua_settop(L, 1);
+	lua_pushinteger(L, i + 1);
 	return 1;
 }
 
@@ -220,7 +222,7 @@ d_plan(lua_State *L)
 
 	buf_init(&b);
 	dist_plan(&b, x->p);
-	lua_pushlstring(L, b.s ? b.s : "", b.len);
+	lua_pushlstring(L, b.s ? b.s : "", b.len && b.s[b.len - 1] == '\n' ? b.len - 1 : b.len);
 	buf_free(&b);
 	return 1;
 }
@@ -392,12 +394,12 @@ static const HelpReg meth[] = {
 	  "storage dense, [0, count): NCCL sends whole buffers. partial: every device holds a summand of\n"
 	  "the whole (what a GEMM sharded on K leaves); its layout replicates." },
 	{ "launch", d_launch,
-	  "P:launch(k [, bind]) -> P: every device runs kernel k on its own storage. bind maps kernel\n"
+	  "P:launch(k [, bind]) -> step: every device runs kernel k on its own storage. bind maps kernel\n"
 	  "buffer names to tensor names ({C = \"Cp\"}); a global buffer not named there binds to the tensor\n"
 	  "of its own name. A kernel buffer sees its tensor's local storage row-major, so it must hold\n"
 	  "the tensor's count per device (its local shape). Each tensor is written once." },
 	{ "redistribute", d_redistribute,
-	  "P:redistribute(src, dst) -> P: dst gets src's value in dst's layout, through the NCCL\n"
+	  "P:redistribute(src, dst) -> step: dst gets src's value in dst's layout, through the NCCL\n"
 	  "collective the two layouts need (Section 4.2 of the Axe paper): partial -> sharded is\n"
 	  "reduce_scatter, partial -> replicated allreduce, sharded -> replicated allgather, one device ->\n"
 	  "all broadcast, partial -> one device reduce; replicated -> sharded keeps each shard locally.\n"
