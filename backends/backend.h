@@ -182,7 +182,7 @@ typedef struct BExportOpts {
 } BExportOpts;
 
 /*
-** Write into dir (made if missing; its parent must exist) the kernel's
+** Write into dir (made if missing, with its parents) the kernel's
 ** source in dialect d (c, cuda, opencl), a host program that draws the
 ** inputs as tessel does, runs the kernel, compares its outputs with the
 ** interpreter's (run now, saved as ref_<buffer>.bin) and prints the median

@@ -114,7 +114,10 @@ export_mkdir(const char *dir, Err *e)
 			continue;
 		path[i] = 0;
 		if (mkdir(path, 0777) < 0 && !(errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
-			err_set(e, "export: cannot make the directory %s: %s", path, strerror(errno));
+			if (errno == EEXIST)
+				err_set(e, "export: cannot make the directory %s: %s is not a directory", dir, path);
+			else
+				err_set(e, "export: cannot make the directory %s: %s", path, strerror(errno));
 			return E_IO;
 		}
 		path[i] = dir[i];
