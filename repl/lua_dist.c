@@ -290,7 +290,7 @@ d_export(lua_State *L)
 	DBox *box;
 	Buf files;
 	Err e = { "" };
-	int rc, n = 0;
+	int rc;
 
 	memset(&o, 0, sizeof o);
 	lua_settop(L, 3);
@@ -310,26 +310,7 @@ d_export(lua_State *L)
 	buf_init(&files);
 	o.files = &files;
 	rc = backend_export_dist(x->p, dir, &o, &e);
-	if (rc == -2) {
-		buf_free(&files);
-		lua_pushnil(L);
-		lua_pushstring(L, e.msg);
-		return 2;
-	}
-	if (rc < 0) {
-		buf_free(&files);
-		return err(L, &e);
-	}
-	lua_pushstring(L, dir);
-	lua_newtable(L);
-	for (const char *s = files.s, *nl; s && *s; s = nl + 1) {
-		if (!(nl = strchr(s, '\n')))
-			break;
-		lua_pushlstring(L, s, (size_t)(nl - s));
-		lua_rawseti(L, -2, ++n);
-	}
-	buf_free(&files);
-	return 2;
+	return tessel_export_result(L, rc, dir, &files, &e);
 }
 
 /* P:kernels(step) -> the kernels of a step: {k} for a launch, {pack = {...}, unpack = {...}} per device */

@@ -1848,7 +1848,7 @@ k_export(lua_State *L)
 	RunBox *r;
 	Buf files;
 	Err e = { "" };
-	int i, n = 0, rc;
+	int i, rc;
 
 	memset(&o, 0, sizeof o);
 	lua_settop(L, 4);
@@ -1897,25 +1897,31 @@ k_export(lua_State *L)
 	buf_init(&files);
 	o.files = &files;
 	rc = backend_export(x->k, dl, dir, &o, &e);
-	if (rc == -2) {
-		buf_free(&files);
-		lua_pushnil(L);
-		lua_pushstring(L, e.msg);
-		return 2;
-	}
+	return tessel_export_result(L, rc, dir, &files, &e);
+}
+
+int
+tessel_export_result(lua_State *L, int rc, const char *dir, Buf *files, const Err *e)
+{
+	int n = 0;
+
 	if (rc < 0) {
-		buf_free(&files);
-		return err(L, &e);
+		buf_free(files);
+		if (rc != -2)
+			return luaL_error(L, "%s", e->msg);
+		lua_pushnil(L);
+		lua_pushstring(L, e->msg);
+		return 2;
 	}
 	lua_pushstring(L, dir);
 	lua_newtable(L);
-	for (const char *p = files.s, *nl; p && *p; p = nl + 1) {
+	for (const char *p = files->s, *nl; p && *p; p = nl + 1) {
 		if (!(nl = strchr(p, '\n')))
 			break;
 		lua_pushlstring(L, p, (size_t)(nl - p));
 		lua_rawseti(L, -2, ++n);
 	}
-	buf_free(&files);
+	buf_free(files);
 	return 2;
 }
 

@@ -56,6 +56,12 @@ void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
 struct Kernel *tessel_checkkernel(lua_State *L, int i);
 /* Push a kernel's pseudo-code (print(k); color for show). */
 void tessel_pushkernel_text(lua_State *L, const struct Kernel *k, int color);
+/* An export's result for Lua (k:export, P:export): dir and the files written (a table of
+** names), nil and the message on an environmental failure (rc -2), a raised error otherwise;
+** files is freed. */
+struct Buf;
+struct Err;
+int tessel_export_result(lua_State *L, int rc, const char *dir, struct Buf *files, const struct Err *e);
 /* lua_dist.c: the dist table (distributed programs on NCCL) */
 int luaopen_tessel_dist(lua_State *L);
 /* lua_sched.c: k:schedule(), the Schedule type; registered into the kernel table */
