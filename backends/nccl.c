@@ -128,9 +128,9 @@ cuda_of(const Kernel *k, int fast, const char *what, Err *e)
 }
 
 /*
-** The units of step i: its kernel (launch), or its pack and unpack kernels
-** per device. unit[r] (per device) gets the index of the unit device r
-** launches, -1 for none.
+** The units of step i: its kernel (a launch: pack[0] gets its unit), or its
+** pack and unpack kernels per device (pack[r], unpack[r]: the unit device r
+** launches, -1 for none).
 */
 static int
 step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fast, Err *e)
@@ -193,7 +193,7 @@ step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fa
 
 /* the kernel's buffer pointers: bound tensors, the step's temporaries, NULL for shared and local */
 static void
-launch_args(Buf *b, const DistProgram *p, const Kernel *k, const int *bind, int step, int *ntemp)
+launch_args(Buf *b, const Kernel *k, const int *bind, int *ntemp)
 {
 	int j;
 
@@ -213,8 +213,6 @@ launch_args(Buf *b, const DistProgram *p, const Kernel *k, const int *bind, int 
 	if (!k->nbuf)
 		emit(b, "NULL");
 	emit(b, "};\n");
-	(void)p;
-	(void)step;
 }
 
 static void
@@ -389,7 +387,7 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 
 		if (s->kind == DIST_LAUNCH) {
 			emit(b, "  case %d: { /* %d. launch %s */\n", i, i + 1, s->name);
-			launch_args(b, p, s->k, s->bind, i, &ntemp);
+			launch_args(b, s->k, s->bind, &ntemp);
 			emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n    TESSEL_CUDA(cudaGetLastError());\n    return 0;\n  }\n",
 			     U->u[pk[i][0]].name, U->u[pk[i][0]].name);
 			continue;
