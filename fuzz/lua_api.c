@@ -71,7 +71,7 @@ static int trace;
 static const char prelude[] =
 	"local skip = { ['viz.render'] = true, ['tensor.options'] = true, ['tessel.limits'] = true }\n"
 	"local FN, seen = {}, {}\n"
-	"for _, m in ipairs{'cute', 'axe', 'lego', 'uop', 'tensor', 'kernel', 'viz', 'tessel'} do\n"
+	"for _, m in ipairs{'cute', 'axe', 'lego', 'uop', 'tensor', 'kernel', 'dist', 'viz', 'tessel'} do\n"
 	"  for k, v in pairs(_G[m]) do\n"
 	"    local n = m .. '.' .. k\n"
 	"    if type(v) == 'function' and not skip[n] then FN[#FN + 1] = n end\n"
@@ -147,6 +147,12 @@ static const char prelude[] =
 	"try(18, function() return kernel.lower(P[7]:matmul(P[7]), 'c'):schedule() end)\n"
 	"try(19, function() return tensor.param('y', {8}, 'float16') end)\n"
 	"try(20, function() return cute.tuple('((2,3),4)') end)\n"
+	"try(21, function()\n"
+	"  local d = dist.new(2)\n"
+	"  d:tensor('x', 'float32', {4, 8}, axe.dtensor({4, 8}, {{'gpuid', 2}}, {'S(1)'}))\n"
+	"  d:tensor('y', 'float32', {4, 8}, 'S[(4,8):(8,1)] + R[2:1@gpuid]')\n"
+	"  d:redistribute('x', 'y')\n"
+	"  return d end)\n"
 	"local function methcall(v, k, ...)\n"
 	"  local f = v[k]\n"
 	"  if type(f) ~= 'function' then return f end\n"
@@ -167,7 +173,7 @@ static const char *const tokens[] = {
 	"int32", "bfloat16", "bool", "uint8", "float64", "block.x", "thread.x", "threadIdx.x", "global",
 	"shared", "local", "register", "c", "cuda", "opencl", "triton", "python", "lua", "infix", "bank",
 	"value", "thread", "device", "none", "antidiagonal", "reverse", "morton", "identity", "inv",
-	"apply", "SM80_16x8x16_F32F16F16F32_TN", "SM90_64x8x16_F32F16F16_SS", "GLOBAL", "LOCAL", "REDUCE",
+	"apply", "partial", "x", "y", "SM80_16x8x16_F32F16F16F32_TN", "SM90_64x8x16_F32F16F16_SS", "GLOBAL", "LOCAL", "REDUCE",
 	"UPCAST", "UNROLL", "L", "R", "S(0)", "Shard(1)", "cta", "warpgroup", "#ff0000", "#abc", "i",
 	"j", "x", "out", "%s", "%n", "\n", "\t", "\xff", "\xc3\xa9", "..", "/", "*", "%", "<<", ">>",
 };
@@ -525,7 +531,7 @@ static int
 one(const uint8_t *data, size_t size)
 {
 	Rd r = { data, size };
-	unsigned cursor = 20, steps = 0, n, i, k;
+	unsigned cursor = 21, steps = 0, n, i, k;   /* slots 1 to 21 hold the prelude's values */
 	int base;
 	const char *name;
 

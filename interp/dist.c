@@ -233,9 +233,10 @@ dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e)
 
 		for (j = 0; j < i; j++)
 			if (tb[i] >= 0 && tb[i] == tb[j] && (k->buf[i].role == KB_OUTPUT || k->buf[j].role == KB_OUTPUT)) {
+				err_set(e, "dist.launch: kernel buffers %s and %s are both bound to %s; one of them writes it",
+				        k->buf[j].name, k->buf[i].name, p->t[tb[i]].name);
 				free(tb);
-				return err_set(e, "dist.launch: kernel buffers %s and %s are both bound to %s", k->buf[j].name,
-				               k->buf[i].name, p->t[tb[i]].name);
+				return -1;
 			}
 	}
 	if (!(s = new_step(p, e))) {

@@ -123,6 +123,9 @@ check("refusals name the operation, the tensors and the reason", function()
   raises(function() P:launch(gemm(8, 8, 8, {"S", "one", "x"}), {S = "S", y = "one"}) end, "the kernel has no buffer y")
   raises(function() P:launch(gemm(8, 8, 8, {"S", "one", "x"}), {x = "one"}) end,
          "kernel buffer one holds 64 float32; tensor one stores 128 float32 on each device (local shape (8,16))")
+  P:tensor("Q", "float32", {8, 8}, layout({8, 8}, 2, "R"))
+  raises(function() P:launch(gemm(8, 8, 8, {"Q", "Q2", "Qo"}), {Q2 = "Q", Qo = "Q"}) end,
+         "kernel buffers Q and Qo are both bound to Q; one of them writes it")
   raises(function() dist.new(0) end, "dist.new: 0 devices")
   raises(function() dist.new(2, "lane") end, "lane is not a device axis")
   raises(function() P:step(9) end, "no step 9")
