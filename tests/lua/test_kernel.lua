@@ -177,6 +177,25 @@ check("collective operators: dispatch by layout, values", function()
   end)
 end)
 
+check("vector copies of regions too large to list are proved from the ranges", function()
+  -- 32 blocks x 128 steps x 4096 elements: too many points to enumerate, but the runs of 8
+  -- halves are aligned for every by and kt, which the simplifier proves
+  local k = kernel.new{grid = {32}, block = {256}}
+  local A = k:input("A", "float16", {4096, 4096})
+  local S = k:shared("S", "float16", {128, 32}, "Sw<2,3,3> o 0 o (128,32):(32,1)")
+  k:stage("s", function()
+    for kt in kernel.range(128, {name = "kt", type = "reduce"}) do
+      local impl, why = kernel.copy(S, A:tile({k.bx * 128, kt * 32}, {128, 32}))
+      eq(impl, "vector8")
+      assert(why:find("8-element runs (16 bytes) are consecutive and aligned in both layouts", 1, true), why)
+      -- one element off: not aligned, and too large to list, so scalar with the reason
+      impl, why = kernel.copy(S, A:tile({k.bx * 128, kt * 31 + 1}, {128, 32}))
+      eq(impl, "scalar")
+      assert(why:find("A's region is too large to check", 1, true), why)
+    end
+  end)
+end)
+
 check("a copy between layouts contiguous along different dimensions is staged", function()
   local function conv(impl)
     local k = kernel.new{grid = {2, 2}, block = {256}}
