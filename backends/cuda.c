@@ -351,7 +351,14 @@ cuda_vload(Emit *E, int b, int w, const Ex *off)
 	emit(E->out, "]");
 }
 
+/* a vector copy's move: global buffers are aligned by cudaMalloc, shared arrays declared __align__(16) */
+static const char *
+cuda_vcopy(int n)
+{
+	return n == 4 ? "unsigned" : n == 8 ? "uint2" : n == 16 ? "uint4" : NULL;
+}
+
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
-	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL
+	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL
 };

@@ -259,7 +259,7 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes)
 		if (bytes)
 			*bytes += kb->size * dtype_bytes(kb->dtype);
 		emit(E->out, "  %s%s %s[%lld];  /* %s: ",
-		     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ " : "__local ") : "", E->D->type(kb->dtype),
+		     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ __align__(16) " : "__local ") : "", E->D->type(kb->dtype),
 		     E->bname[b], (long long)kb->size, scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
 		emit(E->out, " */\n");

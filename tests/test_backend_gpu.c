@@ -546,6 +546,39 @@ vector_loads(void)
 	stage("v", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, seq(3, l1, init, l2))));
 }
 
+/*
+** 16-byte copies: a float16 tile global -> swizzled shared (Sw<3,3,3>: the 16-byte chunk XOR the
+** row mod 8) -> global, by kernel_op_copy at cta scope (vector8 on both sides); each copy's
+** 8-iteration loop is one uint4 move. The A tile's start is bx*16 rows: the shared side's run
+** starts at (it*1024 + tx*8) ^ mask, which the emitter proves a multiple of 8.
+*/
+static void
+vector_copies(void)
+{
+	int a = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int b = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int sh = mkbuf("S", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)64);
+	UOp *bx = kernel_var(K, "bx", 4), *tx = kernel_var(K, "tx", 64), *th[3] = { tx }, *bl[3] = { bx }, *ops[3];
+	KScope sc;
+	KDispatch d;
+	KRegion rs, ra, rb;
+	Composed cl;
+
+	if (composed_parse("Sw<3,3,3> o 0 o (16,64):(64,1)", &cl, &E) < 0 || kernel_layout_cute(K, sh, NULL, &cl, &E) < 0)
+		fail_msg("swizzle: %s", E.msg);
+	if (kernel_scope(K, KS_CTA, th, bl, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	rs = region(sh, 2, I(0), (int64_t)16, I(0), (int64_t)64);
+	ra = region(a, 2, mul(bx, I(16)), (int64_t)16, I(0), (int64_t)64);
+	rb = region(b, 2, mul(bx, I(16)), (int64_t)16, I(0), (int64_t)64);
+	ops[0] = ok(kernel_op_copy(K, &sc, &rs, &ra, NULL, &d, &E));
+	assert_string_equal(d.impl, "vector8");
+	ops[1] = kernel_barrier(K);
+	ops[2] = ok(kernel_op_copy(K, &sc, &rb, &rs, NULL, &d, &E));
+	assert_string_equal(d.impl, "vector8");
+	stage("vc", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 3))));
+}
+
 /* a kernel built by hand into K, handed over */
 static Kernel *
 by_hand(void (*fn)(void))
@@ -570,6 +603,7 @@ static Kernel *ex_collectives(void) { return by_hand(collectives); }
 static Kernel *ex_guards(void) { return by_hand(guards); }
 static Kernel *ex_halves(void) { return by_hand(halves); }
 static Kernel *ex_vector_loads(void) { return by_hand(vector_loads); }
+static Kernel *ex_vector_copies(void) { return by_hand(vector_copies); }
 
 static const Example examples[] = {
 	{ "softmax", ex_softmax, NULL },
@@ -582,6 +616,7 @@ static const Example examples[] = {
 	{ "guards", ex_guards, NULL },
 	{ "halves", ex_halves, "buffer A is float16" },
 	{ "vector_loads", ex_vector_loads, NULL },
+	{ "vector_copies", ex_vector_copies, "buffer A is float16" },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -711,6 +746,37 @@ test_vector_loads(void **state)
 	has(cu, "#pragma unroll\n  for (int64_t f = 0; f < 4; f++) {");
 	free(cu);
 	free(cl);
+	kernel_free(k);
+}
+
+static void
+test_vector_copies(void **state)
+{
+	Kernel *k = ex_vector_copies();
+	char *cu = source(k, D_CUDA);
+	TBuf bufs[3];
+	Err e;
+	int i;
+
+	has(cu, "  __shared__ __align__(16) __half S[1024];");
+	has(cu, "    /* v: 8 elements moved as one 16-byte uint4 */\n"
+	        "    *(uint4 *)&S[(it * 512 + tx * 8) ^ (tx / 8 * 8)] = *(const uint4 *)&A[bx * 1024 + it * 512 + tx * 8];\n");
+	has(cu, "    *(uint4 *)&B[bx * 1024 + it * 512 + tx * 8] = *(const uint4 *)&S[(it * 512 + tx * 8) ^ (tx / 8 * 8)];\n");
+	/* the interpreter moves the same values: B (buffer 1) is A */
+	memset(bufs, 0, sizeof bufs);
+	bufs[0].dtype = DT_FLOAT16;
+	bufs[0].ndim = 2;
+	bufs[0].shape[0] = bufs[0].shape[1] = 64;
+	bufs[0].numel = 64 * 64;
+	assert_non_null(bufs[0].data = malloc(64 * 64 * 2));
+	for (i = 0; i < 64 * 64; i++)
+		dtype_store_f(DT_FLOAT16, (unsigned char *)bufs[0].data + 2 * i, (double)(i % 2048) / 8);
+	if (kernel_run(k, NULL, bufs, NULL, &e) < 0)
+		fail_msg("kernel_run: %s", e.msg);
+	assert_memory_equal(bufs[1].data, bufs[0].data, 64 * 64 * 2);
+	for (i = 0; i < 3; i++)
+		tbuf_free(&bufs[i]);
+	free(cu);
 	kernel_free(k);
 }
 
@@ -1203,6 +1269,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_golden_cuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vector_loads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vector_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_under_guard, setup, teardown),
