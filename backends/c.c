@@ -270,7 +270,7 @@ c_stage(Emit *E, EStage *S)
 		               "block's threads one after another, so it takes kernels without barriers, shuffles "
 		               "or MMAs (the interpreter runs this one, and so do the cuda and opencl dialects)", stn,
 		               S->sync->op == OP_BARRIER ? "the barrier" : S->sync->op == OP_SHUFFLE ? "a shuffle"
-		               : "an mma", w);
+		               : S->sync->op == OP_LDMATRIX ? "an ldmatrix" : "an mma", w);
 	}
 	emit(E->out, "\nstatic void\n%s(", E->sname[S->st]);
 	for (b = 0; b < k->nbuf; b++) {

@@ -1743,6 +1743,7 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 		return 0;
 	case OP_BARRIER:
 	case OP_MMA:
+	case OP_LDMATRIX:
 		return E->D->sync(E, S, s, ind);
 	default:
 		return err_set(E->e, "%s: stage %s: %s is not a statement", E->D->name, E->k->stage[S->st].name,
@@ -1831,6 +1832,14 @@ scan_fn(void *aux, const UOp *u)
 		for (b = 0; b < u->nsrc; b++)
 			if (u->src[b]->op == OP_DEFINE && u->src[b]->arg[0] >= 0 && u->src[b]->arg[0] < c->E->k->nbuf)
 				S->use[u->src[b]->arg[0]] |= b == 0 ? 2 : 1;
+		/* fall through */
+	case OP_LDMATRIX:
+		if (u->op == OP_LDMATRIX && u->nsrc == 2) {
+			if (u->src[0]->op == OP_DEFINE && u->src[0]->arg[0] >= 0 && u->src[0]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[0]->arg[0]] |= 2;
+			if (u->src[1]->op == OP_INDEX && (b = (int)u->src[1]->src[0]->arg[0]) >= 0 && b < c->E->k->nbuf)
+				S->use[b] |= 1;
+		}
 		/* fall through */
 	case OP_BARRIER:
 	case OP_SHUFFLE:
