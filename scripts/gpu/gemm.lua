@@ -5,8 +5,8 @@
 -- 64x32 sub-tile: 4 x 4 accumulators of the SM80 m16n8k16 atom (64 floats a thread), kept in
 -- registers across the whole K loop. Per step of 32 along K the block copies its 128x32 slice of
 -- A and 32x128 slice of B into shared memory with 16-byte vectors (kernel.copy: vector8), waits,
--- and each warp runs two 16-wide k-steps: 4 A fragments and 4 B fragments loaded from shared
--- memory, 16 MMAs. The shared tiles are swizzled so that the fragment loads of 8 rows at one
+-- and each warp runs two 16-wide k-steps: 4 A fragments (ldmatrix.x4) and 4 B fragments
+-- (ldmatrix.x2.trans) loaded from shared memory, 16 MMAs. The shared tiles are swizzled so that the fragment loads of 8 rows at one
 -- column hit distinct banks: A's 64-byte rows by Sw<2,3,3> (the 16-byte chunk XOR the row pair),
 -- B's 256-byte rows by Sw<3,3,4> (the chunk XOR the row mod 8). Run it: ./tessel scripts/gpu/gemm.lua
 -- (checks a small case against the tensor program).
@@ -19,11 +19,12 @@ local ATOM = "SM80_16x8x16_F32F16F16F32_TN"
 -- C (16x8): row t//4 + 8*(v//2), column 2*(t%4) + v%2
 
 -- C = A @ B for A (m, kd) and B (kd, n), float16 in and out; opts.bm, bn (block tile), wm, wn
--- (warps along M and N), bk (the K step)
+-- (warps along M and N), bk (the K step), ldmatrix (false: fragments loaded element by element)
 function M.kernel(m, n, kd, opts)
   opts = opts or {}
   local BM, BN, BK = opts.bm or 128, opts.bn or 128, opts.bk or 32
   local WM, WN = opts.wm or 2, opts.wn or 4
+  local ldm = opts.ldmatrix ~= false                    -- fragments by ldmatrix, or element by element
   local TM, TN = BM // WM // 16, BN // WN // 8          -- atoms a warp, along M and N
   assert(m % BM == 0 and n % BN == 0 and kd % BK == 0, "gemm: the tiles must divide the matrices")
   assert(BK % 16 == 0 and TM >= 1 and TN >= 1, "gemm: the warp tiles must hold whole atoms")
@@ -56,14 +57,25 @@ function M.kernel(m, n, kd, opts)
       kernel.copy(Bs, B:tile({kt * BK, k.bx * BN}, {BK, BN}))
       kernel.barrier()
       for ks = 0, BK // 16 - 1 do
-        for i = 0, TM - 1 do
-          for v in kernel.range(8, {name = "v", type = "upcast"}) do
-            af[i][v] = As[{wr + i * 16 + g + v // 2 % 2 * 8, ks * 16 + t * 2 + v % 2 + v // 4 * 8}]
+        if ldm then
+          -- lane l names a row: A's 16x16 tile as 4 matrices (rows +8 for lanes 8-15 and 24-31,
+          -- columns +8 for lanes 16-31); B's 16x8 as 2 matrices, transposed (k rows, n columns)
+          for i = 0, TM - 1 do
+            kernel.ldmatrix(af[i], As, {wr + i * 16 + lane % 8 + lane // 8 % 2 * 8, ks * 16 + lane // 16 * 8})
           end
-        end
-        for j = 0, TN - 1 do
-          for v in kernel.range(4, {name = "v", type = "upcast"}) do
-            bf[j][v] = Bs[{ks * 16 + t * 2 + v % 2 + v // 2 * 8, wc + j * 8 + g}]
+          for j = 0, TN - 1 do
+            kernel.ldmatrix(bf[j], Bs, {ks * 16 + lane % 16, wc + j * 8}, {x = 2, trans = true})
+          end
+        else
+          for i = 0, TM - 1 do
+            for v in kernel.range(8, {name = "v", type = "upcast"}) do
+              af[i][v] = As[{wr + i * 16 + g + v // 2 % 2 * 8, ks * 16 + t * 2 + v % 2 + v // 4 * 8}]
+            end
+          end
+          for j = 0, TN - 1 do
+            for v in kernel.range(4, {name = "v", type = "upcast"}) do
+              bf[j][v] = Bs[{ks * 16 + t * 2 + v % 2 + v // 2 * 8, wc + j * 8 + g}]
+            end
           end
         end
         for i = 0, TM - 1 do
@@ -102,17 +114,22 @@ end
 if not ... then
   -- a small case against the tensor program, through the interpreter
   local m, n, kd = 128, 256, 64
-  local k = M.kernel(m, n, kd)
   local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
   local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
-  local got = k:run{A = a, B = b}:cast("float32"):tolist()
   local want = a:cast("float32"):matmul(b:cast("float32")):tolist()
-  local worst = 0
-  for i = 1, m do for j = 1, n do
-    worst = math.max(worst, math.abs(got[i][j] - want[i][j]) / math.max(1, math.abs(want[i][j])))
-  end end
-  -- the float16 output rounds to 2^-11 relative
-  assert(worst < 1e-3, "gemm: off by " .. worst)
-  print(string.format("gemm %dx%dx%d float16: within %.1e (relative) of the tensor program", m, n, kd, worst))
+  for _, ldm in ipairs{true, false} do
+    local k = M.kernel(m, n, kd, {ldmatrix = ldm})
+    local got = k:run{A = a, B = b}:cast("float32"):tolist()
+    local worst = 0
+    for i = 1, m do for j = 1, n do
+      worst = math.max(worst, math.abs(got[i][j] - want[i][j]) / math.max(1, math.abs(want[i][j])))
+    end end
+    -- the float16 output rounds to 2^-11 relative
+    assert(worst < 1e-3, "gemm: off by " .. worst)
+    local c = k:counts{A = a, B = b}
+    print(string.format("gemm %dx%dx%d float16, fragments by %s: within %.1e (relative) of the tensor "
+                        .. "program; %d shared loads, %d bank conflicts", m, n, kd,
+                        ldm and "ldmatrix" or "element", worst, c.shared_loads, c.bank_conflicts))
+  end
 end
 return M
