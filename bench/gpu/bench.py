@@ -10,7 +10,8 @@ NaN first, against the case's PyTorch expression evaluated in float64 (relative 
 ||out - ref|| / ||ref|| under the case's tolerance, no NaN left); then the kernel and the PyTorch
 expression (in the inputs' own dtype) are timed by triton.testing.do_bench (CUDA events,
 median). The table comes last: times, achieved GB/s (the case's minimum bytes over the time),
-and the ratio PyTorch time / tessel time (above 1: tessel is faster).
+and the ratio PyTorch time / tessel time (above 1: tessel is faster); a case with flops has
+its TFLOP/s and PyTorch's first in its note.
 """
 import ctypes
 import glob
@@ -147,7 +148,10 @@ def main():
             ours, theirs = c.time()
             c.check(3)    # still right after the timed runs
             gb = c.c["bytes"] / 1e6
-            rows.append((name, ours, gb / ours, theirs, gb / theirs, theirs / ours, max(errs), c.c["note"]))
+            note = c.c["note"]
+            if c.c.get("flops"):   # arithmetic-bound cases: TFLOP/s, ours and PyTorch's
+                note = "%.0f / %.0f TFLOP/s; %s" % (c.c["flops"] / ours / 1e9, c.c["flops"] / theirs / 1e9, note)
+            rows.append((name, ours, gb / ours, theirs, gb / theirs, theirs / ours, max(errs), note))
             print("%s: ok (%s)" % (name, resources(d)), flush=True)
         except Exception as e:  # one failing case does not hide the others
             fails += 1
