@@ -270,7 +270,7 @@ c_stage(Emit *E, EStage *S)
 		               "block's threads one after another, so it takes kernels without barriers, shuffles "
 		               "or MMAs (the interpreter runs this one, and so do the cuda and opencl dialects)", stn,
 		               S->sync->op == OP_BARRIER ? "the barrier" : S->sync->op == OP_SHUFFLE ? "a shuffle"
-		               : "an mma", w);
+		               : S->sync->op == OP_LDMATRIX ? "an ldmatrix" : "an mma", w);
 	}
 	emit(E->out, "\nstatic void\n%s(", E->sname[S->st]);
 	for (b = 0; b < k->nbuf; b++) {
@@ -526,5 +526,5 @@ c_tail(Emit *E, Buf *b)
 }
 
 const EmitDialect emit_c = {
-	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL, NULL, 0
+	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL, NULL, 0, NULL, 0
 };

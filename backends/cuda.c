@@ -93,6 +93,14 @@ node(Emit *E, int st, const UOp *u)
 
 	G->half |= u->dtype == DT_FLOAT16;
 	G->bf16 |= u->dtype == DT_BFLOAT16;
+	if (u->op == OP_LDMATRIX) {
+		if (u->nsrc != 2 || u->src[0]->op != OP_DEFINE || u->src[1]->op != OP_INDEX
+		|| kernel_ldmatrix_check(E->k, (int)u->src[0]->arg[0], (int)u->src[1]->src[0]->arg[0], (int)u->arg[0],
+		                         &ie) < 0)
+			return err_set(E->e, "cuda: stage %s: %s", E->k->stage[st].name,
+			               u->nsrc == 2 ? ie.msg : "an ldmatrix without a destination and a row address");
+		return 0;
+	}
 	if (u->op != OP_MMA)
 		return 0;
 	if (mma_buffers(E, u, buf) < 0)
@@ -277,10 +285,76 @@ cuda_mma(Emit *E, EStage *S, const UOp *s, int ind)
 	return 0;
 }
 
+/*
+** An ldmatrix as its PTX instruction: this lane's row address converted to
+** a shared-window address, n 32-bit registers out, each split into the two
+** 16-bit values of the register buffer (low half first, the order the MMA
+** packs them back in). The memory clobber keeps the compiler's own shared
+** accesses on their side of it, as the interpreter orders them.
+*/
+static int
+cuda_ldmatrix(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	const UOp *ix = s->src[1];
+	int d = (int)s->src[0]->arg[0], src = (int)ix->src[0]->arg[0], n = (int)s->arg[0], r;
+	DType t = E->k->buf[d].dtype;
+	const char *nm = E->bname[d];
+	const char *un = t == DT_FLOAT16 ? "__ushort_as_half" : t == DT_BFLOAT16 ? "__ushort_as_bfloat16" : "";
+	int64_t off[8];
+	UOp *o;
+	Ex x;
+
+	for (r = 0; r < 2 * n; r++)
+		if (reg_offset(E, d, r, &off[r]) < 0)
+			return -1;
+	if (!(o = emit_offset(E, src, ix->src + 1)))
+		return -1;
+	buf_init(&x.s);
+	if (emit_value(E, o, &x) < 0) {
+		buf_free(&x.s);
+		return -1;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "{  /* ldmatrix.x%d%s(%s, %s[...]): this lane's row */\n", n, s->arg[1] ? ".trans" : "", nm,
+	     E->bname[src]);
+	emit_indent(E->out, ind + 1);
+	emit(E->out, "unsigned");
+	for (r = 0; r < n; r++)
+		emit(E->out, "%s tessel_r%d", r ? "," : "", r);
+	emit(E->out, ";\n\n");
+	emit_indent(E->out, ind + 1);
+	emit(E->out, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {", n, s->arg[1] ? ".trans" : "");
+	for (r = 0; r < n; r++)
+		emit(E->out, "%s%%%d", r ? ", " : "", r);
+	emit(E->out, "}, [%%%d];\"\n", n);
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ":");
+	for (r = 0; r < n; r++)
+		emit(E->out, "%s \"=r\"(tessel_r%d)", r ? "," : "", r);
+	emit(E->out, "\n");
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ": \"r\"((unsigned)__cvta_generic_to_shared(&%s[", E->bname[src]);
+	emit_operand(E->out, &x, 0);
+	emit(E->out, "]))\n");
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ": \"memory\");\n");
+	buf_free(&x.s);
+	for (r = 0; r < n; r++) {
+		emit_indent(E->out, ind + 1);
+		emit(E->out, "%s[%lld] = %s((unsigned short)(tessel_r%d & 0xffffu));\n", nm, (long long)off[2 * r], un, r);
+		emit_indent(E->out, ind + 1);
+		emit(E->out, "%s[%lld] = %s((unsigned short)(tessel_r%d >> 16));\n", nm, (long long)off[2 * r + 1], un, r);
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "}\n");
+	return 0;
+}
+
 static int
 cuda_sync(Emit *E, EStage *S, const UOp *s, int ind)
 {
-	return s->op == OP_BARRIER ? gpu_barrier(E, S, s, ind) : cuda_mma(E, S, s, ind);
+	return s->op == OP_BARRIER ? gpu_barrier(E, S, s, ind) : s->op == OP_LDMATRIX ? cuda_ldmatrix(E, S, s, ind)
+	     : cuda_mma(E, S, s, ind);
 }
 
 /* ---- the translation unit ---- */
@@ -351,7 +425,14 @@ cuda_vload(Emit *E, int b, int w, const Ex *off)
 	emit(E->out, "]");
 }
 
+/* a vector copy's move: global buffers are aligned by cudaMalloc, shared arrays declared __align__(16) */
+static const char *
+cuda_vcopy(int n)
+{
+	return n == 4 ? "unsigned" : n == 8 ? "uint2" : n == 16 ? "uint4" : NULL;
+}
+
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
-	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL
+	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL
 };

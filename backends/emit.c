@@ -1303,6 +1303,105 @@ vec_scan(VecScan *V, const UOp *u, int depth)
 }
 
 /*
+** The offset off of a vector's element v (v the loop variable, w the
+** width) as base + v with base = 0 mod w, proved by the simplifier: base, or
+** NULL when not proved (e->msg set on an error). A swizzle's XOR keeps the
+** run when its mask is 0 mod w: (a0 + v) ^ m = (a0 ^ m) + v, since a0 and m
+** leave the low log2(w) bits, which v fills, alone.
+*/
+static UOp *
+vec_base(Emit *E, UOp *off, const UOp *v, int w, int depth)
+{
+	UCtx *c = E->k->c;
+	UOp *zero = uop_int(c, 0), *off0, *d, *m;
+	PMap memo;
+	int i, r;
+
+	if (!zero || depth > 8)
+		return NULL;
+	if ((off0 = simplified(E, kernel_substitute(c, off, (UOp *const *)&v, &zero, 1)))
+	&& (d = simplified(E, uop_sub(c, off, off0))) && (m = simplified(E, uop_mod(c, off0, uop_int(c, w))))
+	&& d == v && m->op == OP_CONST && m->arg[0] == 0)
+		return off0;
+	if (off->op != OP_XOR || off->nsrc != 2 || off->vmin < 0)
+		return NULL;
+	for (i = 0; i < 2; i++) {
+		UOp *a = off->src[i], *mask = off->src[1 - i], *a0;
+
+		memset(&memo, 0, sizeof memo);
+		r = mentions(&memo, mask, v, 0);
+		pmap_free(&memo);
+		if (r || mask->vmin < 0 || a->vmin < 0)
+			continue;
+		if (!(m = simplified(E, uop_mod(c, mask, uop_int(c, w)))) || m->op != OP_CONST || m->arg[0] != 0)
+			continue;
+		if ((a0 = vec_base(E, a, v, w, depth + 1)))
+			return uop_alu(c, OP_XOR, a0, mask);
+	}
+	return NULL;
+}
+
+/*
+** A loop of w iterations (UPCAST, UNROLL) whose body is one copy between
+** buffers of one dtype, dst[base_d + v] = src[base_s + v], with w elements
+** 4, 8 or 16 bytes and both bases multiples of w: one move of that width
+** (CUDA's uint4). The bits are the loads' bits, as in the interpreter; only
+** the width changes. 1 written, 0 not taken, -1 an error.
+*/
+static int
+vector_copy(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	const UOp *r = s->src[0], *st, *ld, *v = krange_var(r);
+	int64_t ext = krange_extent(r);
+	UOp *od, *os, *bd, *bs, *roots[2];
+	int b[2], i, bytes, rc = -1;
+	const char *ty;
+	Ex x[2];
+
+	if (!E->D->vcopy || s->nsrc != 2)
+		return 0;
+	st = s->src[1];
+	if (st->op != OP_STORE || st->nsrc != 2 || st->src[0]->op != OP_INDEX || st == E->accstore)
+		return 0;
+	ld = st->src[1];
+	if (ld->op != OP_LOAD || ld->nsrc != 1 || ld->src[0]->op != OP_INDEX)
+		return 0;
+	b[0] = (int)st->src[0]->src[0]->arg[0];
+	b[1] = (int)ld->src[0]->src[0]->arg[0];
+	for (i = 0; i < 2; i++)
+		if (b[i] < 0 || b[i] >= E->k->nbuf || !(E->D->vcscopes & (1u << E->k->buf[b[i]].scope)))
+			return 0;
+	if (E->k->buf[b[0]].dtype != E->k->buf[b[1]].dtype)
+		return 0;
+	bytes = (int)ext * dtype_bytes(E->k->buf[b[0]].dtype);
+	if ((bytes != 4 && bytes != 8 && bytes != 16) || !(ty = E->D->vcopy(bytes)))
+		return 0;
+	if (!(od = index_offset(E, st->src[0])) || !(os = index_offset(E, ld->src[0])))
+		return -1;
+	if (!(bd = vec_base(E, od, v, (int)ext, 0)) || !(bs = vec_base(E, os, v, (int)ext, 0)))
+		return E->e->msg[0] ? -1 : 0;
+	roots[0] = bd;
+	roots[1] = bs;
+	ex_init(&x[0]);
+	ex_init(&x[1]);
+	if (hoist(E, roots, 2, ind) < 0 || value(E, bd, &x[0], 0) < 0 || value(E, bs, &x[1], 0) < 0)
+		goto out;
+	emit_indent(E->out, ind);
+	emit(E->out, "/* %s: %lld elements moved as one %d-byte %s */\n", v->name, (long long)ext, bytes, ty);
+	emit_indent(E->out, ind);
+	emit(E->out, "*(%s *)&%s[", ty, E->bname[b[0]]);
+	emit_operand(E->out, &x[0], 0);
+	emit(E->out, "] = *(const %s *)&%s[", ty, E->bname[b[1]]);
+	emit_operand(E->out, &x[1], 0);
+	emit(E->out, "];\n");
+	rc = 1;
+out:
+	unhoist(E);
+	ex_free(x, 2);
+	return rc;
+}
+
+/*
 ** A loop of w = 2 or 4 iterations that the GPU unrolls anyway (UPCAST,
 ** UNROLL) reads float32 runs x[base + v], v its variable, base a multiple of
 ** w: each run is loaded once before the body as one 8- or 16-byte access
@@ -1322,7 +1421,11 @@ emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind)
 	AxisType t = krange_type(r);
 	int i, j, rc = -1;
 
-	if (!E->D->vload || krange_hw(r) != HW_NONE || (t != AX_UPCAST && t != AX_UNROLL) || (ext != 2 && ext != 4))
+	if (krange_hw(r) != HW_NONE || (t != AX_UPCAST && t != AX_UNROLL))
+		return 0;
+	if ((i = vector_copy(E, S, s, ind)) != 0)
+		return i;
+	if (!E->D->vload || (ext != 2 && ext != 4))
 		return 0;
 	for (i = 1; i < s->nsrc; i++)
 		if (s->src[i]->op != OP_STORE || s->src[i]->nsrc < 2 || s->src[i]->src[0]->op != OP_INDEX)
@@ -1640,6 +1743,7 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 		return 0;
 	case OP_BARRIER:
 	case OP_MMA:
+	case OP_LDMATRIX:
 		return E->D->sync(E, S, s, ind);
 	default:
 		return err_set(E->e, "%s: stage %s: %s is not a statement", E->D->name, E->k->stage[S->st].name,
@@ -1728,6 +1832,14 @@ scan_fn(void *aux, const UOp *u)
 		for (b = 0; b < u->nsrc; b++)
 			if (u->src[b]->op == OP_DEFINE && u->src[b]->arg[0] >= 0 && u->src[b]->arg[0] < c->E->k->nbuf)
 				S->use[u->src[b]->arg[0]] |= b == 0 ? 2 : 1;
+		/* fall through */
+	case OP_LDMATRIX:
+		if (u->op == OP_LDMATRIX && u->nsrc == 2) {
+			if (u->src[0]->op == OP_DEFINE && u->src[0]->arg[0] >= 0 && u->src[0]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[0]->arg[0]] |= 2;
+			if (u->src[1]->op == OP_INDEX && (b = (int)u->src[1]->src[0]->arg[0]) >= 0 && b < c->E->k->nbuf)
+				S->use[b] |= 1;
+		}
 		/* fall through */
 	case OP_BARRIER:
 	case OP_SHUFFLE:

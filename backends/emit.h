@@ -107,6 +107,10 @@ typedef struct EmitDialect {
 	** the buffer scopes it takes (1 << AS_GLOBAL, ...). */
 	void (*vload)(Emit *E, int b, int w, const Ex *off);
 	unsigned vscopes;
+	/* The type that moves n = 4, 8 or 16 bytes at once (a vector copy,
+	** emit_vector_loop), or NULL; vcscopes: the buffer scopes it takes. */
+	const char *(*vcopy)(int n);
+	unsigned vcscopes;
 } EmitDialect;
 
 struct Emit {
@@ -166,8 +170,9 @@ int emit_each_node(Emit *E, int st, int (*fn)(Emit *E, int st, const UOp *u, voi
 
 /* emit.c */
 int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);
-/* The loop s (UPCAST or UNROLL, 2 or 4 iterations) written as vector loads
-** and its body once per iteration, when that applies (emit.c says when):
+/* The loop s (UPCAST or UNROLL) written as one vector copy, or (2 or 4
+** iterations) as vector loads and its body once per iteration, when that
+** applies (emit.c says when):
 ** 1 written, 0 not taken (the caller writes the loop), -1 an error. */
 int emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind);
 /* s inside a C comment: a star followed by a slash is written with a space between. */

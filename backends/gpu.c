@@ -85,7 +85,9 @@ gpu_ctype(DType t, const char *half, const char *bf16)
 static unsigned
 own_bits(const UOp *u)
 {
-	return u->op == OP_BARRIER ? S_BARRIER : u->op == OP_SHUFFLE ? S_SHUFFLE : u->op == OP_MMA ? S_MMA : 0;
+	/* an ldmatrix gathers a whole warp as an MMA does */
+	return u->op == OP_BARRIER ? S_BARRIER : u->op == OP_SHUFFLE ? S_SHUFFLE
+	     : u->op == OP_MMA || u->op == OP_LDMATRIX ? S_MMA : 0;
 }
 
 static unsigned
@@ -259,7 +261,7 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes)
 		if (bytes)
 			*bytes += kb->size * dtype_bytes(kb->dtype);
 		emit(E->out, "  %s%s %s[%lld];  /* %s: ",
-		     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ " : "__local ") : "", E->D->type(kb->dtype),
+		     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ __align__(16) " : "__local ") : "", E->D->type(kb->dtype),
 		     E->bname[b], (long long)kb->size, scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
 		emit(E->out, " */\n");
@@ -296,7 +298,7 @@ gpu_stage(Emit *E, EStage *S)
 		return oom(E);
 	bits = bits_of(G, S->body);
 	if ((bits & S_MMA) && nthr % WARP)
-		return err_set(E->e, "%s: stage %s: blocks of %lld threads; an MMA runs on whole warps (a multiple "
+		return err_set(E->e, "%s: stage %s: blocks of %lld threads; an MMA or ldmatrix runs on whole warps (a multiple "
 		               "of 32 threads), as the interpreter requires", name, stn, (long long)nthr);
 	G->nthr = nthr;
 	G->shuffles = (bits & S_SHUFFLE) != 0;
@@ -383,11 +385,12 @@ refuse_guarded(Emit *E, EStage *S, const UOp *loop, const UOp *at, int64_t dim)
 	               "%lld %s): the %s past it would skip the %s, which is undefined on a GPU (the "
 	               "interpreter stops there too); keep %ss out of guards, under loops as long as their axis",
 	               E->D->name, E->k->stage[S->st].name, at->op == OP_BARRIER ? "the barrier" : at->op == OP_MMA
-	               ? "the mma" : "the shuffle", w, krange_var(r)->name, hwaxis_name(krange_hw(r)),
+	               ? "the mma" : at->op == OP_LDMATRIX ? "the ldmatrix" : "the shuffle", w, krange_var(r)->name, hwaxis_name(krange_hw(r)),
 	               (long long)krange_extent(r), (long long)dim,
 	               hwaxis_is_block(krange_hw(r)) ? "blocks" : "threads",
 	               at->op == OP_BARRIER ? "threads" : "lanes of a warp",
-	               at->op == OP_BARRIER ? "barrier" : at->op == OP_MMA ? "mma" : "shuffle",
+	               at->op == OP_BARRIER ? "barrier" : at->op == OP_MMA ? "mma" : at->op == OP_LDMATRIX
+	               ? "ldmatrix" : "shuffle",
 	               at->op == OP_BARRIER ? "barrier" : "warp operation");
 }
 

@@ -71,6 +71,9 @@ node(Emit *E, int st, const UOp *u)
 	if (u->op == OP_MMA)
 		return err_set(E->e, "opencl: stage %s: an mma (%s); OpenCL C has no tensor-core instructions: export "
 		               "to cuda, or use kernel.gemm's fma", stn, u->name ? u->name : "?");
+	if (u->op == OP_LDMATRIX)
+		return err_set(E->e, "opencl: stage %s: an ldmatrix; OpenCL C has no warp-collective loads: export to "
+		               "cuda, or load the fragment element by element", stn);
 	if (u->dtype == DT_FLOAT16 || u->dtype == DT_BFLOAT16)
 		return err_set(E->e, "opencl: stage %s: a %s value; the OpenCL backend has float32 and float64 only "
 		               "(cl_khr_fp16 is optional, bfloat16 absent)", stn, dtype_name((DType)u->dtype));
@@ -158,5 +161,5 @@ opencl_vload(Emit *E, int b, int w, const Ex *off)
 
 const EmitDialect emit_opencl = {
 	"opencl", D_C, reserved, ctype, opencl_check, gpu_stage, opencl_head, opencl_tail, gpu_loop, opencl_sync,
-	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL
+	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0
 };

@@ -665,6 +665,61 @@ kernel_mma(Kernel *k, const char *atom, int d, int a, int b, int c, Err *e)
 	return u;
 }
 
+static int
+is16(DType t)
+{
+	return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_INT16 || t == DT_UINT16;
+}
+
+int
+kernel_ldmatrix_check(const Kernel *k, int d, int s, int n, Err *e)
+{
+	const KBuf *db, *sb;
+	int64_t numel = 1;
+	int j;
+
+	if (n != 1 && n != 2 && n != 4)
+		return err_set(e, "ldmatrix: x%d; ldmatrix loads 1, 2 or 4 matrices (x1, x2, x4)", n);
+	if (d < 0 || d >= k->nbuf || s < 0 || s >= k->nbuf)
+		return err_set(e, "ldmatrix: no buffer %d", d < 0 || d >= k->nbuf ? d : s);
+	db = &k->buf[d];
+	sb = &k->buf[s];
+	if (sb->scope != AS_LOCAL)
+		return err_set(e, "ldmatrix: the source %s is a %s buffer; ldmatrix reads shared memory", sb->name,
+		               kscope_name(sb->scope));
+	if (!is16(sb->dtype))
+		return err_set(e, "ldmatrix: the source %s is %s; ldmatrix moves 16-bit elements (b16)", sb->name,
+		               dtype_name(sb->dtype));
+	if (db->scope != AS_REG)
+		return err_set(e, "ldmatrix: the destination %s is a %s buffer; ldmatrix writes registers (local)",
+		               db->name, kscope_name(db->scope));
+	if (db->dtype != sb->dtype)
+		return err_set(e, "ldmatrix: the destination %s is %s, the source %s is %s", db->name,
+		               dtype_name(db->dtype), sb->name, dtype_name(sb->dtype));
+	for (j = 0; j < db->ndim; j++)
+		numel *= db->shape[j];
+	if (numel != 2 * n)
+		return err_set(e, "ldmatrix: the destination %s holds %lld elements; x%d gives a lane %d", db->name,
+		               (long long)numel, n, 2 * n);
+	return 0;
+}
+
+UOp *
+kernel_ldmatrix(Kernel *k, int d, UOp *index, int n, int trans, Err *e)
+{
+	UOp *src[2], *u;
+
+	if (!index || index->op != OP_INDEX || index->nsrc < 1 || index->src[0]->op != OP_DEFINE)
+		return err_set(e, "ldmatrix: the row address is not an element of a buffer"), NULL;
+	if (kernel_ldmatrix_check(k, d, (int)index->src[0]->arg[0], n, e) < 0)
+		return NULL;
+	src[0] = k->buf[d].def;
+	src[1] = index;
+	if (!(u = uop_new(k->c, OP_LDMATRIX, DT_VOID, src, 2, n, trans != 0, NULL, NULL, 0)))
+		err_set(e, "ldmatrix: out of memory");
+	return u;
+}
+
 int
 kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e)
 {

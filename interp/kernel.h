@@ -180,6 +180,21 @@ UOp *kernel_mma(Kernel *k, const char *atom, int d, int a, int b, int c, Err *e)
 struct MmaAtom;
 int kernel_mma_atom(const Kernel *k, const char *atom, const int *buf, struct MmaAtom *out,
                     int *tf32, Err *e);
+/* LDMATRIX: the warp's ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16, n
+** = 1, 2 or 4 8x8 matrices of 16-bit elements. Lane 8j + r (j < n, r < 8)
+** supplies row r of matrix j: index names an element of a shared buffer,
+** and the row is the 8 elements at its physical offset and the 7 after it
+** (16 bytes, the offset a multiple of 8); the other lanes' indices are not
+** read. Lane t receives elements 2j and 2j+1 of d (a register buffer of 2n
+** elements, of the shared buffer's 16-bit dtype) from matrix j: (row t/4,
+** columns 2(t%4) and 2(t%4)+1), or with trans (rows 2(t%4) and 2(t%4)+1,
+** column t/4). This is the m16n8k16 fragment order: x4 of a 16x16 tile of A
+** stored row-major, x2 with trans of a 16x8 tile of B stored k-major. The
+** statement, or NULL with e saying why. */
+UOp *kernel_ldmatrix(Kernel *k, int d, UOp *index, int n, int trans, Err *e);
+/* kernel_ldmatrix's checks of a statement's buffers d (registers) and s
+** (shared), shared by the verifier, the interpreter and the emitters. */
+int kernel_ldmatrix_check(const Kernel *k, int d, int s, int n, Err *e);
 int kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e);
 /* Accessors of loop nodes. */
 static inline UOp *krange_var(const UOp *r) { return r->src[0]; }
@@ -309,6 +324,7 @@ typedef struct KCounts {
 	int64_t barriers;                      /* barriers passed (per block) */
 	int64_t shuffles;                      /* warp-level shuffles */
 	int64_t mmas;                          /* warp-level MMAs (ops += 2MNK each) */
+	int64_t ldmatrices;                    /* warp-level ldmatrix (shared_loads += one per 8x8 matrix) */
 	int64_t blocks, threads;               /* launched */
 } KCounts;
 typedef struct KRunOpts {

@@ -262,7 +262,7 @@ expr(Ck *c, const UOp *u, int depth)
 	case OP_LOAD:
 		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
-	case OP_INDEX: case OP_MMA:
+	case OP_INDEX: case OP_MMA: case OP_LDMATRIX:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
 		if (c->divergent)
@@ -418,6 +418,22 @@ stmt(Ck *c, const UOp *s, int depth)
 		c->written[buf[0]] = 1;
 		return 0;
 	}
+	case OP_LDMATRIX: {
+		const UOp *d = s->nsrc == 2 ? s->src[0] : NULL, *ix = s->nsrc == 2 ? s->src[1] : NULL;
+		Err ee;
+
+		if (c->divergent)
+			return fail(c, "an ldmatrix under thread-divergent control flow (%s): lanes that skip it "
+			            "leave their warp waiting", c->why);
+		if (!d || d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= c->k->nbuf || c->k->buf[d->arg[0]].def != d)
+			return fail(c, "an ldmatrix whose destination is not a buffer of this kernel");
+		if (access(c, ix, NULL, 0) < 0)
+			return -1;
+		if (kernel_ldmatrix_check(c->k, (int)d->arg[0], (int)ix->src[0]->arg[0], (int)s->arg[0], &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		c->written[d->arg[0]] = 1;
+		return 0;
+	}
 	case OP_STORE: {
 		const UOp *ix = s->src[0];
 		const KBuf *b;
@@ -470,6 +486,11 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 
 		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
 			w[d->arg[0]] = 1;
+		return;
+	}
+	if (s->op == OP_LDMATRIX && s->nsrc == 2) {
+		if (s->src[0]->op == OP_DEFINE && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < n)
+			w[s->src[0]->arg[0]] = 1;
 		return;
 	}
 	if (s->op == OP_MMA && s->nsrc == 4) {

@@ -270,6 +270,38 @@ fail:
 }
 
 /*
+** The runs of vector_ok proved symbolically, for regions too large to list:
+** the element at digits (d0, ..., j*w + v), every digit a variable over its
+** extent, lies at offset o(v) with o(v) - o(0) = v and o(0) = 0 mod w, as
+** the simplifier shows from the ranges of the digits and of the variables of
+** the start. 1 proved, 0 not, -1 an error.
+*/
+static int
+vector_proved(Kernel *k, const KRegion *r, const Sq *q, int64_t w, Err *e)
+{
+	UOp *dig[T_MAXDIM], *idx[T_MAXDIM], *v, *zero, *off, *off0, *d, *m;
+	char name[32];
+	int i;
+
+	for (i = 0; i < q->n; i++) {
+		snprintf(name, sizeof name, "tessel_vd%d", i);
+		if (!(dig[i] = kernel_var(k, name, i == q->n - 1 ? q->ext[i] / w : q->ext[i])))
+			return err_set(e, "kernel: out of memory");
+	}
+	if (!(v = kernel_var(k, "tessel_vv", w)) || !(zero = uop_int(k->c, 0)))
+		return err_set(e, "kernel: out of memory");
+	dig[q->n - 1] = uop_add(k->c, uop_mul(k->c, dig[q->n - 1], uop_int(k->c, w)), v);
+	coords(k, r, q, dig, idx);
+	if (!(off = kernel_offset(k, r->buf, idx)))
+		return err_set(e, "kernel: out of memory");
+	off0 = kernel_substitute(k->c, off, &v, &zero, 1);
+	if (uop_simplify(k->c, uop_sub(k->c, off, off0), &d, e) < 0
+	|| uop_simplify(k->c, uop_mod(k->c, off0, uop_int(k->c, w)), &m, e) < 0)
+		return -1;
+	return d == v && m->op == OP_CONST && m->arg[0] == 0;
+}
+
+/*
 ** Whether region r is made of runs of w elements along its innermost
 ** squeezed dimension that are consecutive and w-aligned in memory, at every
 ** element and every value of the variables its start depends on. On failure,
@@ -287,8 +319,12 @@ vector_ok(Kernel *k, const KRegion *r, const Sq *q, int64_t w, char *why, size_t
 		         (long long)(q->n ? q->ext[q->n - 1] : 1), name, (long long)w);
 		return 0;
 	}
-	if (!(off = region_offsets(k, r, q, &pts, why, nwhy, e)))
+	if (!(off = region_offsets(k, r, q, &pts, why, nwhy, e))) {
+		/* too many points to list: a proof from the ranges may still hold */
+		if (pts == 0 && (rc = vector_proved(k, r, q, w, e)) != 0)
+			return rc;
 		return pts < 0 ? -1 : 0;
+	}
 	for (p = 0; p < pts && rc == 1; p++)
 		for (o = off + p * q->total, el = 0; el < q->total && rc == 1; el += w) {
 			if (o[el] % w) {

@@ -419,6 +419,18 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 			emit(p->b, "%s%s", i ? ", " : "", s->src[i]->name ? s->src[i]->name : "?");
 		emit(p->b, ")\n");
 		break;
+	case OP_LDMATRIX:
+		/* ldmatrix.x4.trans(b0, Bs[...]): the destination, then this lane's row address */
+		indent(p, ind);
+		if (s->nsrc != 2) {
+			emit(p->b, "<ldmatrix>\n");
+			break;
+		}
+		emit(p->b, "ldmatrix.x%lld%s(%s, ", (long long)s->arg[0], s->arg[1] ? ".trans" : "",
+		     s->src[0]->name ? s->src[0]->name : "?");
+		access(p->b, s->src[1], 0);
+		emit(p->b, ")\n");
+		break;
 	default:
 		indent(p, ind);
 		emit(p->b, "<%s>\n", uop_info[s->op].name);
@@ -539,6 +551,9 @@ list(Lst *l, const UOp *u, int depth)
 		break;
 	case OP_MMA:
 		emit(l->b, " %s", u->name ? u->name : "?");
+		break;
+	case OP_LDMATRIX:
+		emit(l->b, " x%lld%s", (long long)u->arg[0], u->arg[1] ? " trans" : "");
 		break;
 	default:
 		break;

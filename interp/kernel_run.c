@@ -54,7 +54,7 @@ typedef union Val {
 
 enum {
 	/* control */
-	I_EXIT, I_BAR, I_SHFL, I_MMA, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
 	/* memory */
 	I_LOAD, I_STORE,
 	/* conversions */
@@ -101,6 +101,18 @@ typedef struct MmaProg {
 	int64_t off[4][MMA_MAXV];
 } MmaProg;
 
+/*
+** One LDMATRIX statement: its buffers, x1/x2/x4, .trans, and the physical
+** offsets of the destination's 2n values. Its instruction (I_LDSM) has the
+** lane's row address in slot a, the statement's number in b, the source
+** buffer in imm and the access record in c (bounds, races and messages, as
+** a load by that lane).
+*/
+typedef struct LdsmProg {
+	int dst, src, n, trans;
+	int64_t off[8];
+} LdsmProg;
+
 typedef struct Prog {
 	const char *name;
 	Ins *code;
@@ -116,6 +128,8 @@ typedef struct Prog {
 	int nbar, nshfl;
 	MmaProg *mma;
 	int nmma, capmma;
+	LdsmProg *ldsm;
+	int nldsm, capldsm;
 	int64_t grid[3], blk[3];
 	int res;                  /* layout programs: the slot of the offset */
 } Prog;
@@ -822,6 +836,43 @@ cmma(Comp *C, const UOp *s)
 	return emit_ins(C, I_MMA, 0, 0, -1, -1, -1, -1, p->nmma++) < 0 ? -1 : 0;
 }
 
+/* An LDMATRIX: its buffers checked (kernel_ldmatrix_check), the lane's row address compiled. */
+static int
+cldsm(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	const Kernel *k = C->k;
+	const UOp *d = s->nsrc == 2 ? s->src[0] : NULL, *ix = s->nsrc == 2 ? s->src[1] : NULL;
+	LdsmProg *L;
+	int at, a, src, v;
+	char m[sizeof C->e->msg];
+
+	if (!d || d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= k->nbuf || k->buf[d->arg[0]].def != d
+	|| ix->op != OP_INDEX)
+		return err_set(C->e, "ldmatrix: stage %s: an ldmatrix without a register buffer and a row address",
+		               p->name);
+	if ((src = index_buf(C, ix)) < 0)
+		return -1;
+	if (kernel_ldmatrix_check(k, (int)d->arg[0], src, (int)s->arg[0], C->e) < 0) {
+		snprintf(m, sizeof m, "%s", C->e->msg + 10);
+		return err_set(C->e, "ldmatrix: stage %s: %s", p->name, m);
+	}
+	if (grow((void **)&p->ldsm, &p->capldsm, p->nldsm + 1, sizeof *p->ldsm) < 0)
+		return oom(C);
+	L = &p->ldsm[p->nldsm];
+	L->dst = (int)d->arg[0];
+	L->src = src;
+	L->n = (int)s->arg[0];
+	L->trans = s->arg[1] != 0;
+	for (v = 0; v < 2 * L->n; v++)
+		if (reg_offset(C, L->dst, v, &L->off[v]) < 0)
+			return -1;
+	map_clear(&C->memo);
+	if ((at = cexpr(C, ix, 0)) == -1 || (a = aux_new(C, src, ix, 0)) < 0)
+		return -1;
+	return emit_ins(C, I_LDSM, 0, 0, -1, at, p->nldsm++, a, src) < 0 ? -1 : 0;
+}
+
 static int
 cstmt(Comp *C, const UOp *s, int depth)
 {
@@ -850,6 +901,11 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return emit_ins(C, I_BAR, 0, 0, -1, -1, -1, -1, p->nbar++) < 0 ? -1 : 0;
 	case OP_MMA:
 		return cmma(C, s);
+	case OP_LDMATRIX:
+		if (cldsm(C, s) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
 	case OP_IF:
 		if (s->nsrc < 1)
 			return err_set(C->e, "kernel.run: stage %s: an if without a condition", p->name);
@@ -907,7 +963,7 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return 0;
 	}
 	default:
-		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma)",
+		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma, ldmatrix)",
 		               p->name, uop_info[s->op].name);
 	}
 }
@@ -936,7 +992,7 @@ patch_consts(Prog *p)
 		if (p->code[i].op != I_JZ && p->code[i].op != I_LOOP && p->code[i].op != I_GUARD)
 			FIX(p->code[i].b);
 		if (p->code[i].op != I_LOAD && p->code[i].op != I_STORE && p->code[i].op != I_XDIV
-		&& p->code[i].op != I_XMOD)
+		&& p->code[i].op != I_XMOD && p->code[i].op != I_LDSM)
 			FIX(p->code[i].c);
 	}
 	for (i = 0; i < p->naux; i++) {
@@ -960,6 +1016,7 @@ prog_free(Prog *p)
 	free(p->lvar);
 	free(p->lslot);
 	free(p->mma);
+	free(p->ldsm);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1146,7 +1203,8 @@ where(const Run *r, const Thr *th, const Ins *in, char *out, size_t n)
 	at = snprintf(out, n, "stage %s, block (%lld,%lld,%lld), thread (%lld,%lld,%lld)", P->name,
 	              (long long)r->bc[0], (long long)r->bc[1], (long long)r->bc[2],
 	              (long long)th->tc[0], (long long)th->tc[1], (long long)th->tc[2]);
-	if (in && (in->op == I_LOAD || in->op == I_STORE || in->op == I_XDIV || in->op == I_XMOD)) {
+	if (in && (in->op == I_LOAD || in->op == I_STORE || in->op == I_XDIV || in->op == I_XMOD
+	|| in->op == I_LDSM)) {
 		const MemAux *a = &P->aux[in->c];
 
 		for (i = 0; i < a->nloop && at < n; i++)
@@ -1180,10 +1238,10 @@ fail_oob(Run *r, Thr *th, const Ins *in, int64_t off, int dim)
 	element(r, th, in, el, sizeof el);
 	if (dim >= 0)
 		return err_set(r->e, "out of bounds: %s: %s %s (physical offset %lld): coordinate %d is "
-		               "outside [0, %lld)", w, in->op == I_LOAD ? "load" : "store", el, (long long)off,
+		               "outside [0, %lld)", w, in->op == I_STORE ? "store" : "load", el, (long long)off,
 		               dim, (long long)kb->shape[dim]);
 	return err_set(r->e, "out of bounds: %s: %s %s: physical offset %lld is outside the storage "
-	               "[0, %lld)", w, in->op == I_LOAD ? "load" : "store", el, (long long)off,
+	               "[0, %lld)", w, in->op == I_STORE ? "store" : "load", el, (long long)off,
 	               (long long)B->size);
 }
 
@@ -1206,7 +1264,7 @@ fail_race(Run *r, Thr *th, const Ins *in, int64_t off, const Acc *p, int pwrite)
 	coords(p->thread, r->blk, pt);
 	coords(p->block, r->grid, pb);
 	return err_set(r->e, "race: %s: %s %s (offset %lld, %s memory) while thread (%lld,%lld,%lld) "
-	               "of block (%lld,%lld,%lld) %s it %s", w, in->op == I_LOAD ? "reads" : "writes",
+	               "of block (%lld,%lld,%lld) %s it %s", w, in->op == I_STORE ? "writes" : "reads",
 	               el, (long long)off, B->scope == AS_LOCAL ? "shared" : "global",
 	               (long long)pt[0], (long long)pt[1], (long long)pt[2],
 	               (long long)pb[0], (long long)pb[1], (long long)pb[2],
@@ -1460,7 +1518,7 @@ exec(Run *r, const Prog *P, Thr *th)
 			r->left = left;
 			r->ops += ops;
 			return W_BAR;
-		case I_SHFL: case I_MMA:
+		case I_SHFL: case I_MMA: case I_LDSM:
 			th->pc = pc - 1;
 			r->left = left;
 			r->ops += ops;
@@ -1758,6 +1816,8 @@ stop_desc(const Prog *P, const Thr *t, char *out, size_t n)
 		snprintf(out, n, "waits at barrier #%d", t->bar);
 	else if (in->op == I_SHFL)
 		snprintf(out, n, "waits at shuffle #%lld", (long long)in->imm);
+	else if (in->op == I_LDSM)
+		snprintf(out, n, "waits at ldmatrix #%d", in->b);
 	else
 		snprintf(out, n, "waits at mma #%lld (%s)", (long long)in->imm, P->mma[in->imm].name);
 }
@@ -1772,9 +1832,11 @@ fail_warp(Run *r, int w, const Thr *l, int a, int b)
 	where_warp(r, w, wh, sizeof wh);
 	stop_desc(P, &l[a], da, sizeof da);
 	stop_desc(P, &l[b], db, sizeof db);
+	const char *op = P->code[l[a].pc].op == I_SHFL ? "shuffle" : P->code[l[a].pc].op == I_LDSM ? "ldmatrix"
+	               : "mma";
+
 	return err_set(r->e, "%s: %s: lane %d %s while lane %d %s (every lane of a warp must reach the "
-	               "same %s)", P->code[l[a].pc].op == I_SHFL ? "shuffle" : "mma", wh, a, da, b, db,
-	               P->code[l[a].pc].op == I_SHFL ? "shuffle" : "mma");
+	               "same %s)", op, wh, a, da, b, db, op);
 }
 
 /* SHUFFLE over the nl lanes of warp w: each reads its source lane's value. */
@@ -1902,6 +1964,84 @@ mma(Run *r, int w, Thr *l, const Ins *in)
 }
 
 /*
+** LDMATRIX over warp w (whole: run_stage refuses blocks of partial warps):
+** lane 8j + r names row r of matrix j, 8 elements from its offset; each
+** lane t takes (row t/4, columns 2(t%4), 2(t%4)+1) of every matrix, or
+** transposed (rows 2(t%4), 2(t%4)+1, column t/4). Every element read is
+** checked as that lane's load (bounds, uninitialized, races); the bits are
+** moved as they are. Counts: one shared request per matrix, its wavefronts
+** from the banks of its 8 rows of 16 bytes.
+*/
+static int
+ldsm(Run *r, int w, Thr *l, const Ins *in)
+{
+	const LdsmProg *L = &r->P->ldsm[in->b];
+	RBuf *S = &r->rb[L->src], *D = &r->rb[L->dst];
+	int64_t base[32];
+	int j, row, c, t, h;
+
+	for (j = 0; j < L->n; j++)
+		for (row = 0; row < 8; row++) {
+			Thr *th = &l[8 * j + row];
+			int64_t off = th->v[in->a].i;
+
+			if (off % 8 != 0 || off < 0 || off > S->size - 8) {
+				char wh[256];
+
+				where(r, th, in, wh, sizeof wh);
+				return err_set(r->e, "ldmatrix: %s: lane %d names row %d of matrix %d at offset %lld of %s; "
+				               "a row is 8 elements (16 bytes) from an offset that is a multiple of 8, inside "
+				               "the buffer's %lld", wh, 8 * j + row, row, j, (long long)off,
+				               r->k->buf[L->src].name, (long long)S->size);
+			}
+			if (r->checks)
+				for (c = 0; c < 8; c++)
+					if (check(r, th, in, off + c, 0) < 0)
+						return -1;
+			base[8 * j + row] = off;
+		}
+	for (t = 0; t < WARP; t++)
+		for (j = 0; j < L->n; j++)
+			for (h = 0; h < 2; h++) {
+				int rr = L->trans ? 2 * (t % 4) + h : t / 4, cc = L->trans ? t / 4 : 2 * (t % 4) + h;
+				int64_t o = L->off[2 * j + h];
+
+				memcpy(D->p + l[t].tid * D->tstride + o * D->bytes, S->p + (base[8 * j + rr] + cc) * S->bytes,
+				       (size_t)S->bytes);
+				if (D->init)
+					D->init[(int64_t)l[t].tid * D->size + o] = 1;
+			}
+	if (r->cnt) {
+		r->cnt->ldmatrices++;
+		for (j = 0; j < L->n; j++) {
+			int64_t words[32], nw = 0, wf = 1, q, a, b;
+
+			for (row = 0; row < 8; row++)
+				for (q = 0; q < 4; q++)
+					words[nw++] = base[8 * j + row] * S->bytes / 4 + q;
+			/* the most distinct words in one bank */
+			for (a = 0; a < nw; a++) {
+				int64_t cnt = 0;
+
+				for (b = 0; b < nw; b++)
+					if (words[b] % 32 == words[a] % 32) {
+						for (q = 0; q < b && words[q] != words[b]; q++)
+							;
+						cnt += q == b;
+					}
+				if (cnt > wf)
+					wf = cnt;
+			}
+			r->cnt->shared_loads++;
+			r->cnt->shared_accesses += wf;
+			r->cnt->bank_conflicts += wf - 1;
+		}
+	}
+	(void)w;
+	return 0;
+}
+
+/*
 ** After a round: every warp whose lanes wait at a warp op exchanges, and its
 ** lanes may run on. Returns the number of warps that did, or -1. A warp with
 ** some lanes at a warp op and others elsewhere is an error: every thread ran
@@ -1926,7 +2066,8 @@ warps(Run *r, Thr *th, int nthr)
 			if (l[i].done || l[i].wait != W_WARP || l[i].pc != l[first].pc)
 				return fail_warp(r, w, l, first, i);
 		in = &P->code[l[first].pc];
-		if ((in->op == I_SHFL ? shuffle(r, w, l, nl, in) : mma(r, w, l, in)) < 0)
+		if ((in->op == I_SHFL ? shuffle(r, w, l, nl, in) : in->op == I_LDSM ? ldsm(r, w, l, in)
+		     : mma(r, w, l, in)) < 0)
 			return -1;
 		for (i = 0; i < nl; i++) {
 			l[i].wait = W_RUN;
@@ -1989,9 +2130,10 @@ run_stage(Run *r, const Prog *P, int si)
 		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, what)))
 			goto out;
 	}
-	if (P->nmma && nthr % WARP) {
-		err_set(r->e, "mma: stage %s: blocks of %lld threads; an MMA runs on whole warps (a multiple "
-		        "of %d threads)", P->name, (long long)nthr, WARP);
+	if ((P->nmma || P->nldsm) && nthr % WARP) {
+		err_set(r->e, "%s: stage %s: blocks of %lld threads; an %s runs on whole warps (a multiple "
+		        "of %d threads)", P->nmma ? "mma" : "ldmatrix", P->name, (long long)nthr,
+		        P->nmma ? "MMA" : "ldmatrix", WARP);
 		goto out;
 	}
 	if (r->cnt) {
@@ -2042,7 +2184,7 @@ run_stage(Run *r, const Prog *P, int si)
 				}
 				if (r->counting)
 					flush(r);
-			} while (P->nshfl + P->nmma && (gathered = warps(r, th, (int)nthr)) > 0);
+			} while (P->nshfl + P->nmma + P->nldsm && (gathered = warps(r, th, (int)nthr)) > 0);
 			if (gathered < 0)
 				goto out;
 			if (r->pending == AS_LOCAL) {

@@ -97,7 +97,12 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 ** SHUFFLE src (value, lane): the value `value` has in lane `lane` (0..31) of
 **         the same warp (__shfl_sync with a full mask); dtype the value's
 ** MMA     src (D, A, B, C): DEFINEs of register buffers; D = A B + C by a
-**         CuTe MMA atom over the warp; name the atom's name; dtype void */
+**         CuTe MMA atom over the warp; name the atom's name; dtype void
+** LDMATRIX src (D, index): ldmatrix.sync.aligned.m8n8.x{arg[0]}[.trans]
+**         (arg[1] 1: .trans) over the warp: lane 8j + r names, by index into
+**         a 16-bit shared buffer, the first of the 8 consecutive elements of
+**         row r of matrix j; each lane receives 2 elements of each matrix
+**         into the register buffer D (kernel_ldmatrix); dtype void */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -105,3 +110,4 @@ O(BARRIER, "barrier", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(DEFINE, "define", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(SHUFFLE, "shuffle", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(MMA,   "mma",   4, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(LDMATRIX, "ldmatrix", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

@@ -880,6 +880,49 @@ l_mma(lua_State *L)
 	return 0;
 }
 
+/* kernel.ldmatrix(D, S, {i, j} [, {x = 4, trans = false}]): the warp's ldmatrix, this lane's row at S[i, j] */
+static int
+l_ldmatrix(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.ldmatrix");
+	LBuf *d = luaL_checkudata(L, 1, KBUFFER);
+	lua_Integer n = 4;
+	int trans = 0, ki;
+	Err e = { "" };
+	UOp *ix, *u;
+
+	luaL_checkudata(L, 2, KBUFFER);
+	luaL_checkany(L, 3);
+	if (lua_type(L, 4) == LUA_TTABLE) {
+		if (lua_getfield(L, 4, "x") != LUA_TNIL) {
+			int isnum;
+
+			n = lua_tointegerx(L, -1, &isnum);
+			if (!isnum)
+				return luaL_error(L, "kernel.ldmatrix: x is %s, not 1, 2 or 4", luaL_typename(L, -1));
+		}
+		lua_getfield(L, 4, "trans");
+		trans = lua_toboolean(L, -1);
+		lua_pop(L, 2);
+	} else if (!lua_isnoneornil(L, 4))
+		return luaL_argerror(L, 4, "a table {x = 1 | 2 | 4, trans = boolean} expected");
+	if (n != 1 && n != 2 && n != 4)
+		return luaL_error(L, "kernel.ldmatrix: x%I; ldmatrix loads 1, 2 or 4 matrices", n);
+	if (owner(L, 1) != x)
+		return luaL_error(L, "kernel.ldmatrix: the destination belongs to another kernel than the stage "
+		                  "being recorded");
+	lua_pop(L, 1);
+	if (owner(L, 2) != x)
+		return luaL_error(L, "kernel.ldmatrix: the source belongs to another kernel than the stage "
+		                  "being recorded");
+	ki = lua_gettop(L);
+	ix = access(L, 2, 3, ki, "kernel.ldmatrix");
+	if (!(u = kernel_ldmatrix(x->k, d->b, ix, (int)n, trans, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
 /* ---- collective operators ---- */
 
 typedef struct LRegion {
@@ -1743,7 +1786,7 @@ k_counts(lua_State *L)
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
 	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(shuffles); F(mmas); F(blocks); F(threads);
+	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(blocks); F(threads);
 #undef F
 	return 1;
 }
@@ -1993,6 +2036,12 @@ static const HelpReg kfuncs[] = {
 	  "kernel.mma(atom, D, A, B, C): D = A B + C by a CuTe MMA atom over the warp\n"
 	  "(cute.mma_atoms() lists them; SM70/SM80 atoms). D, A, B, C are register buffers of\n"
 	  "the atom's values per thread; lane t's A register v holds A[m, k], m + k*M = A(t, v)" },
+	{ "ldmatrix", l_ldmatrix,
+	  "kernel.ldmatrix(D, S, {i, j} [, {x = 4, trans = false}]): the warp's ldmatrix of x 8x8\n"
+	  "matrices of 16-bit elements from the shared buffer S into the register buffer D (2x values\n"
+	  "a lane). Lane 8m + r names row r of matrix m: the 8 elements from S[i, j]'s offset (a\n"
+	  "multiple of 8). Lane t gets elements 2m, 2m+1 of D from matrix m: row t//4, columns\n"
+	  "2(t%4), 2(t%4)+1 (trans: rows 2(t%4), 2(t%4)+1, column t//4), the m16n8k16 fragments" },
 	{ "exp", l_exp, "kernel.exp(x): e^x (exp2(x * log2 e), as tensor programs write it)" },
 	{ "exp2", l_exp2, "kernel.exp2(x): 2^x" },
 	{ "log", l_log, "kernel.log(x): the natural logarithm (log2(x) * ln 2)" },
@@ -2065,7 +2114,7 @@ static const HelpReg kmeths[] = {
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
-	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, blocks,\n"
+	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "tile_ir", k_tile_ir,

@@ -546,6 +546,82 @@ vector_loads(void)
 	stage("v", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, seq(3, l1, init, l2))));
 }
 
+/*
+** 16-byte copies: a float16 tile global -> swizzled shared (Sw<3,3,3>: the 16-byte chunk XOR the
+** row mod 8) -> global, by kernel_op_copy at cta scope (vector8 on both sides); each copy's
+** 8-iteration loop is one uint4 move. The A tile's start is bx*16 rows: the shared side's run
+** starts at (it*1024 + tx*8) ^ mask, which the emitter proves a multiple of 8.
+*/
+static void
+vector_copies(void)
+{
+	int a = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int b = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int sh = mkbuf("S", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)64);
+	UOp *bx = kernel_var(K, "bx", 4), *tx = kernel_var(K, "tx", 64), *th[3] = { tx }, *bl[3] = { bx }, *ops[3];
+	KScope sc;
+	KDispatch d;
+	KRegion rs, ra, rb;
+	Composed cl;
+
+	if (composed_parse("Sw<3,3,3> o 0 o (16,64):(64,1)", &cl, &E) < 0 || kernel_layout_cute(K, sh, NULL, &cl, &E) < 0)
+		fail_msg("swizzle: %s", E.msg);
+	if (kernel_scope(K, KS_CTA, th, bl, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	rs = region(sh, 2, I(0), (int64_t)16, I(0), (int64_t)64);
+	ra = region(a, 2, mul(bx, I(16)), (int64_t)16, I(0), (int64_t)64);
+	rb = region(b, 2, mul(bx, I(16)), (int64_t)16, I(0), (int64_t)64);
+	ops[0] = ok(kernel_op_copy(K, &sc, &rs, &ra, NULL, &d, &E));
+	assert_string_equal(d.impl, "vector8");
+	ops[1] = kernel_barrier(K);
+	ops[2] = ok(kernel_op_copy(K, &sc, &rb, &rs, NULL, &d, &E));
+	assert_string_equal(d.impl, "vector8");
+	stage("vc", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 3))));
+}
+
+/*
+** ldmatrix into an MMA: a 16x16 float16 tile of A and a k-major 16x8 tile of B staged in a
+** swizzled shared buffer (Sw<1,3,3>: the 8 rows of each matrix in distinct banks) by 16-byte
+** copies, then an x4 of A and an x2.trans of B into the m16n8k16 fragments, one MMA, D out.
+*/
+static void
+ldsm_mma(void)
+{
+	int a = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)16, (int64_t)16);
+	int b = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)16, (int64_t)8);
+	int d = mkbuf("D", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)32, (int64_t)4);
+	int sa = mkbuf("SA", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)16);
+	int sb = mkbuf("SB", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)8);
+	int ar = mkbuf("a_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)8);
+	int br = mkbuf("b_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	int cr = mkbuf("c_r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)4);
+	UOp *lane = kernel_var(K, "lane", 32), *th[3] = { lane }, *v = kernel_var(K, "v", 4), *w = kernel_var(K, "w", 4);
+	UOp *ops[8], *row;
+	KScope sc;
+	KDispatch dd;
+	KRegion rsa, ra, rsb, rb;
+	Composed cl;
+
+	if (composed_parse("Sw<1,3,3> o 0 o (16,16):(16,1)", &cl, &E) < 0 || kernel_layout_cute(K, sa, NULL, &cl, &E) < 0)
+		fail_msg("swizzle: %s", E.msg);
+	if (kernel_scope(K, KS_WARP, th, NULL, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	rsa = region(sa, 2, I(0), (int64_t)16, I(0), (int64_t)16);
+	ra = region(a, 2, I(0), (int64_t)16, I(0), (int64_t)16);
+	rsb = region(sb, 2, I(0), (int64_t)16, I(0), (int64_t)8);
+	rb = region(b, 2, I(0), (int64_t)16, I(0), (int64_t)8);
+	ops[0] = ok(kernel_op_copy(K, &sc, &rsa, &ra, NULL, &dd, &E));
+	ops[1] = ok(kernel_op_copy(K, &sc, &rsb, &rb, NULL, &dd, &E));
+	ops[2] = kernel_barrier(K);
+	row = add(uop_mod(K->c, lane, I(8)), mul(uop_mod(K->c, uop_idiv(K->c, lane, I(8)), I(2)), I(8)));
+	ops[3] = ok(kernel_ldmatrix(K, ar, at(sa, 2, row, mul(uop_idiv(K->c, lane, I(16)), I(8))), 4, 0, &E));
+	ops[4] = ok(kernel_ldmatrix(K, br, at(sb, 2, uop_mod(K->c, lane, I(16)), I(0)), 2, 1, &E));
+	ops[5] = loop(v, HW_NONE, 1, st(at(cr, 1, v), fc(DT_FLOAT32, 0)));
+	ops[6] = ok(kernel_mma(K, "SM80_16x8x16_F32F16F16F32_TN", cr, ar, br, cr, &E));
+	ops[7] = loop(w, HW_NONE, 1, st(at(d, 2, lane, w), ld(at(cr, 1, w))));
+	stage("lm", loop(lane, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 8)));
+}
+
 /* a kernel built by hand into K, handed over */
 static Kernel *
 by_hand(void (*fn)(void))
@@ -570,6 +646,8 @@ static Kernel *ex_collectives(void) { return by_hand(collectives); }
 static Kernel *ex_guards(void) { return by_hand(guards); }
 static Kernel *ex_halves(void) { return by_hand(halves); }
 static Kernel *ex_vector_loads(void) { return by_hand(vector_loads); }
+static Kernel *ex_vector_copies(void) { return by_hand(vector_copies); }
+static Kernel *ex_ldsm_mma(void) { return by_hand(ldsm_mma); }
 
 static const Example examples[] = {
 	{ "softmax", ex_softmax, NULL },
@@ -582,6 +660,8 @@ static const Example examples[] = {
 	{ "guards", ex_guards, NULL },
 	{ "halves", ex_halves, "buffer A is float16" },
 	{ "vector_loads", ex_vector_loads, NULL },
+	{ "vector_copies", ex_vector_copies, "buffer A is float16" },
+	{ "ldsm_mma", ex_ldsm_mma, "buffer A is float16" },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -711,6 +791,55 @@ test_vector_loads(void **state)
 	has(cu, "#pragma unroll\n  for (int64_t f = 0; f < 4; f++) {");
 	free(cu);
 	free(cl);
+	kernel_free(k);
+}
+
+static void
+test_vector_copies(void **state)
+{
+	Kernel *k = ex_vector_copies();
+	char *cu = source(k, D_CUDA);
+	TBuf bufs[3];
+	Err e;
+	int i;
+
+	has(cu, "  __shared__ __align__(16) __half S[1024];");
+	has(cu, "    /* v: 8 elements moved as one 16-byte uint4 */\n"
+	        "    *(uint4 *)&S[(it * 512 + tx * 8) ^ (tx / 8 * 8)] = *(const uint4 *)&A[bx * 1024 + it * 512 + tx * 8];\n");
+	has(cu, "    *(uint4 *)&B[bx * 1024 + it * 512 + tx * 8] = *(const uint4 *)&S[(it * 512 + tx * 8) ^ (tx / 8 * 8)];\n");
+	/* the interpreter moves the same values: B (buffer 1) is A */
+	memset(bufs, 0, sizeof bufs);
+	bufs[0].dtype = DT_FLOAT16;
+	bufs[0].ndim = 2;
+	bufs[0].shape[0] = bufs[0].shape[1] = 64;
+	bufs[0].numel = 64 * 64;
+	assert_non_null(bufs[0].data = malloc(64 * 64 * 2));
+	for (i = 0; i < 64 * 64; i++)
+		dtype_store_f(DT_FLOAT16, (unsigned char *)bufs[0].data + 2 * i, (double)(i % 2048) / 8);
+	if (kernel_run(k, NULL, bufs, NULL, &e) < 0)
+		fail_msg("kernel_run: %s", e.msg);
+	assert_memory_equal(bufs[1].data, bufs[0].data, 64 * 64 * 2);
+	for (i = 0; i < 3; i++)
+		tbuf_free(&bufs[i]);
+	free(cu);
+	kernel_free(k);
+}
+
+static void
+test_ldmatrix(void **state)
+{
+	Kernel *k = ex_ldsm_mma();
+	char *cu = source(k, D_CUDA);
+
+	has(cu, "  {  /* ldmatrix.x4(a_r, SA[...]): this lane's row */\n"
+	        "    unsigned tessel_r0, tessel_r1, tessel_r2, tessel_r3;\n\n"
+	        "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
+	        "        : \"=r\"(tessel_r0), \"=r\"(tessel_r1), \"=r\"(tessel_r2), \"=r\"(tessel_r3)\n"
+	        "        : \"r\"((unsigned)__cvta_generic_to_shared(&SA[");
+	has(cu, "    a_r[0] = __ushort_as_half((unsigned short)(tessel_r0 & 0xffffu));\n"
+	        "    a_r[1] = __ushort_as_half((unsigned short)(tessel_r0 >> 16));\n");
+	has(cu, "asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\"");
+	free(cu);
 	kernel_free(k);
 }
 
@@ -1203,6 +1332,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_golden_cuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vector_loads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vector_copies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_under_guard, setup, teardown),

@@ -1102,6 +1102,144 @@ test_mma_m16n8k16(void **state)
 }
 
 /*
+** ldmatrix over one warp: a 16x16 float16 tile X (X[r, c] = 16r + c) copied
+** to shared memory S by lane 0 alone (its stores are whole requests of one
+** lane: no bank conflicts), then an x4 of the whole tile into a_r (the
+** m16n8k16 A fragment) and an x2.trans of columns 8..15 into b_r (the B
+** fragment of a k-major 16x8 tile). off: a column offset of the x4's rows
+** (1 is misaligned); fill 0 leaves S unwritten; guard puts the x4 under an if
+** on the lane.
+*/
+static void
+ldsm_kernel(const char *layout, int off, int fill, int guard)
+{
+	int X = mkbuf("X", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)16, (int64_t)16);
+	int OA = mkbuf("OA", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)32, (int64_t)8);
+	int OB = mkbuf("OB", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)32, (int64_t)4);
+	int S = mkbuf("S", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)16);
+	int ar = mkbuf("a_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)8);
+	int br = mkbuf("b_r", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	UOp *lane = var("lane", 32), *e = var("e", 256), *va = var("va", 8), *vb = var("vb", 4), *la, *lb, *r, *c;
+	Composed cl;
+
+	if (layout && (composed_parse(layout, &cl, &E) < 0 || kernel_layout_cute(K, S, NULL, &cl, &E) < 0))
+		fail_msg("layout %s: %s", layout, E.msg);
+	r = ix(OP_IDIV, e, I(16));
+	c = ix(OP_MOD, e, I(16));
+	la = kernel_ldmatrix(K, ar, at(S, 2, add(ix(OP_MOD, lane, I(8)), mul(ix(OP_MOD, ix(OP_IDIV, lane, I(8)), I(2)), I(8))),
+	                     add(mul(ix(OP_IDIV, lane, I(16)), I(8)), I(off))), 4, 0, &E);
+	if (!la)
+		fail_msg("kernel_ldmatrix: %s", E.msg);
+	lb = kernel_ldmatrix(K, br, at(S, 2, ix(OP_MOD, lane, I(16)), I(8)), 2, 1, &E);
+	if (!lb)
+		fail_msg("kernel_ldmatrix: %s", E.msg);
+	stage("ldsm", loop(lane, HW_THREAD_X, 6,
+	      fill ? when(kernel_alu(K, OP_CMPEQ, DT_BOOL, (UOp *[]){ lane, I(0) }, 2), 1,
+	                  loop(e, HW_NONE, 1, st(at(S, 2, r, c), ld(at(X, 2, r, c)))))
+	           : kernel_if(K, kernel_const(K, DT_BOOL, 1), NULL, 0),
+	      kernel_barrier(K),
+	      guard ? when(kernel_alu(K, OP_CMPLT, DT_BOOL, (UOp *[]){ lane, I(16) }, 2), 1, la) : la,
+	      lb,
+	      loop(va, HW_NONE, 1, st(at(OA, 2, lane, va), ld(at(ar, 1, va)))),
+	      loop(vb, HW_NONE, 1, st(at(OB, 2, lane, vb), ld(at(br, 1, vb))))));
+}
+
+static void
+test_ldmatrix(void **state)
+{
+	static const char *const layouts[2] = { NULL, "Sw<1,3,3> o 0 o (16,16):(16,1)" };
+	double vx[256];
+	TBuf bufs[6] = { { 0 } };
+	KCounts cnt;
+	Buf b;
+	int i, t, v, l;
+
+	for (i = 0; i < 256; i++)
+		vx[i] = i;
+	for (l = 0; l < 2; l++) {
+		if (l) {
+			kernel_free(K);
+			K = kernel_new();
+		}
+		ldsm_kernel(layouts[l], 0, 1, 0);
+		check_ok();
+		input(&bufs[0], 0, vx);
+		run_ok(bufs, &(KRunOpts){ .checks = 1, .counts = 1 }, &cnt);
+		/* lane t's A fragment: (row t/4 + 8(v/2%2), column 2(t%4) + v%2 + 8(v/4)); its B
+		** fragment: (k 2(t%4) + v%2 + 8(v/2), n 8 + t/4), both through any layout of S */
+		for (t = 0; t < 32; t++) {
+			for (v = 0; v < 8; v++) {
+				double want = 16 * (t / 4 + 8 * (v / 2 % 2)) + 2 * (t % 4) + v % 2 + 8 * (v / 4);
+				double got = dtype_load_f(DT_FLOAT16, (unsigned char *)bufs[1].data + 2 * (t * 8 + v));
+
+				if (got != want)
+					fail_msg("%s: lane %d a_r[%d] = %g, want %g", layouts[l] ? layouts[l] : "row-major", t, v,
+					         got, want);
+			}
+			for (v = 0; v < 4; v++) {
+				double want = 16 * (2 * (t % 4) + v % 2 + 8 * (v / 2)) + 8 + t / 4;
+				double got = dtype_load_f(DT_FLOAT16, (unsigned char *)bufs[2].data + 2 * (t * 4 + v));
+
+				if (got != want)
+					fail_msg("%s: lane %d b_r[%d] = %g, want %g", layouts[l] ? layouts[l] : "row-major", t, v,
+					         got, want);
+			}
+		}
+		/* 6 matrices of 8 rows: row-major rows 32 bytes apart pair up in the banks (2-way), the
+		** swizzle spreads them */
+		assert_int_equal(cnt.ldmatrices, 2);
+		assert_int_equal(cnt.shared_loads, 6);
+		assert_int_equal(cnt.bank_conflicts, l ? 0 : 6);
+		freebufs(bufs, 6);
+	}
+	buf_init(&b);
+	kernel_print(&b, K, 0);
+	if (!strstr(b.s, "ldmatrix.x4(a_r, S[lane%8 + lane//8%2*8, lane//16*8])\n")
+	|| !strstr(b.s, "ldmatrix.x2.trans(b_r, S[lane%16, 8])\n"))
+		fail_msg("print: %s", b.s);
+	buf_free(&b);
+
+	/* a row one element past a 16-byte boundary */
+	kernel_free(K);
+	K = kernel_new();
+	ldsm_kernel(NULL, 1, 1, 0);
+	input(&bufs[0], 0, vx);
+	run_fail(bufs, NULL, "ldmatrix:");
+	has("lane 0 names row 0 of matrix 0 at offset 1 of S");
+	freebufs(bufs, 6);
+	/* nothing wrote S */
+	kernel_free(K);
+	K = kernel_new();
+	ldsm_kernel(NULL, 0, 0, 0);
+	input(&bufs[0], 0, vx);
+	run_fail(bufs, NULL, "uninitialized:");
+	has("load of S[0, 0]");
+	freebufs(bufs, 6);
+	/* under an if on the lane: the verifier refuses it */
+	kernel_free(K);
+	K = kernel_new();
+	ldsm_kernel(NULL, 0, 1, 1);
+	assert_int_equal(kernel_check(K, NULL, &E), -1);
+	has("an ldmatrix under thread-divergent control flow");
+	/* the builder's refusals */
+	{
+		int g = mkbuf("G", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 1, (int64_t)64);
+		int s32 = mkbuf("S32", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)64);
+		int r4 = mkbuf("r4", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+		int s = kernel_find_buffer(K, "S");
+
+		assert_null(kernel_ldmatrix(K, r4, at(s, 2, I(0), I(0)), 4, 0, &E));
+		has("the destination r4 holds 4 elements; x4 gives a lane 8");
+		assert_null(kernel_ldmatrix(K, r4, at(g, 1, I(0)), 2, 0, &E));
+		has("the source G is a global buffer; ldmatrix reads shared memory");
+		assert_null(kernel_ldmatrix(K, r4, at(s32, 1, I(0)), 2, 0, &E));
+		has("the source S32 is float32; ldmatrix moves 16-bit elements");
+		assert_null(kernel_ldmatrix(K, r4, at(s, 2, I(0), I(0)), 3, 0, &E));
+		has("x3; ldmatrix loads 1, 2 or 4 matrices");
+	}
+}
+
+/*
 ** SM70's m8n8k4 runs as four quadpairs per warp (thr_id (4,2):(1,16)): lane L
 ** is logical thread L%4 + 4*(L/16) of quadpair (L/4)%4, and each quadpair
 ** multiplies its own tiles.
@@ -1638,6 +1776,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shuffle_down, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shuffle_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mma_m16n8k16, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mma_quadpair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mma_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

@@ -73,6 +73,14 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 	case OP_BARRIER:
 		n = node(t, "barrier()", 0xe0e0e0, "box");
 		break;
+	case OP_LDMATRIX:
+		emit(&b, "ldmatrix.x%lld%s(%s, ", (long long)u->arg[0], u->arg[1] ? ".trans" : "",
+		     u->nsrc == 2 && u->src[0]->name ? u->src[0]->name : "?");
+		if (u->nsrc == 2)
+			kernel_print_expr(&b, t->k, u->src[1]);
+		emit(&b, ")");
+		n = node(t, b.s ? b.s : "", 0xd1c4e9, "box");
+		break;
 	case OP_MMA: {
 		int i;
 

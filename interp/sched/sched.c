@@ -533,6 +533,9 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	case OP_MMA:
 		w->bad = "an mma";
 		return 0;
+	case OP_LDMATRIX:
+		w->bad = "an ldmatrix";
+		return 0;
 	default:
 		w->bad = "an unknown statement";
 		return 0;
@@ -1037,6 +1040,13 @@ touches(const UOp *u, const UOp *def, int store, PMap *seen, int depth)
 		for (i = 0; i < u->nsrc; i++)
 			if (u->src[i] == def && (store == 2 || (store == 1) == (i == 0)))
 				return 1;
+	/* an ldmatrix writes its destination and reads the row its index names */
+	if (u->op == OP_LDMATRIX && u->nsrc == 2) {
+		if (u->src[0] == def && store >= 1)
+			return 1;
+		if (u->src[1]->src[0] == def && (store == 0 || store == 2))
+			return 1;
+	}
 	for (i = 0; i < u->nsrc; i++)
 		if (touches(u->src[i], def, store, seen, depth + 1))
 			return 1;
@@ -1150,6 +1160,8 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 		return "a barrier";
 	if (s->op == OP_MMA)
 		return "an mma";
+	if (s->op == OP_LDMATRIX)
+		return "an ldmatrix";
 	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
 		*loop = s;
 		return "a reduction loop";

@@ -786,6 +786,14 @@ stmt(Tr *t, const UOp *s, int ind, int depth)
 			emit(t->b, "%s%s", i ? ", " : "", s->src[i]->name ? s->src[i]->name : "?");
 		emit(t->b, ")\n");
 		break;
+	case OP_LDMATRIX:
+		indent(t, ind);
+		emit(t->b, "ldmatrix.x%lld%s(%s, ", (long long)s->arg[0], s->arg[1] ? ".trans" : "",
+		     s->nsrc == 2 && s->src[0]->name ? s->src[0]->name : "?");
+		if (s->nsrc == 2)
+			kernel_print_expr(t->b, t->k, s->src[1]);
+		emit(t->b, ")\n");
+		break;
 	default:
 		indent(t, ind);
 		emit(t->b, "<%s>\n", uop_info[s->op].name);

@@ -38,7 +38,7 @@ tessel_imod(int64_t a, int64_t b)
 __global__ void __launch_bounds__(64)
 g(const float *__restrict__ X, float *__restrict__ Y, int64_t *__restrict__ N)
 {
-  __shared__ float T[64];  /* shared, one per block: row-major */
+  __shared__ __align__(16) float T[64];  /* shared, one per block: row-major */
   const int64_t bx = blockIdx.x;  /* block.x */
   {
     const int64_t t = threadIdx.x;  /* thread.x */

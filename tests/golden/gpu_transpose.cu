@@ -15,7 +15,7 @@
 __global__ void __launch_bounds__(1024)
 transpose(const float *__restrict__ A, float *__restrict__ B)
 {
-  __shared__ float tile[1055];  /* shared, one per block: (32,32):(33,1) */
+  __shared__ __align__(16) float tile[1055];  /* shared, one per block: (32,32):(33,1) */
   const int64_t bx = blockIdx.x;  /* block.x */
   const int64_t by = blockIdx.y;  /* block.y */
   const int64_t tx = threadIdx.x;  /* thread.x */

@@ -21,7 +21,7 @@ end
 check("k:source: cuda and opencl, a scheduled kernel too", function()
   local cu = transpose():source("cuda")
   has(cu, "__global__ void __launch_bounds__(1024)\ntranspose(const float *__restrict__ A, float *__restrict__ B)")
-  has(cu, "  __shared__ float tile[1055];")
+  has(cu, "  __shared__ __align__(16) float tile[1055];")
   has(cu, "  __syncthreads();\n")
   has(cu, "transpose<<<dim3(2, 2, 1), dim3(32, 32, 1), 0, tessel_stream>>>")
   local cl = transpose():source("opencl")

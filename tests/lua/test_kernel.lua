@@ -177,6 +177,25 @@ check("collective operators: dispatch by layout, values", function()
   end)
 end)
 
+check("vector copies of regions too large to list are proved from the ranges", function()
+  -- 32 blocks x 128 steps x 4096 elements: too many points to enumerate, but the runs of 8
+  -- halves are aligned for every by and kt, which the simplifier proves
+  local k = kernel.new{grid = {32}, block = {256}}
+  local A = k:input("A", "float16", {4096, 4096})
+  local S = k:shared("S", "float16", {128, 32}, "Sw<2,3,3> o 0 o (128,32):(32,1)")
+  k:stage("s", function()
+    for kt in kernel.range(128, {name = "kt", type = "reduce"}) do
+      local impl, why = kernel.copy(S, A:tile({k.bx * 128, kt * 32}, {128, 32}))
+      eq(impl, "vector8")
+      assert(why:find("8-element runs (16 bytes) are consecutive and aligned in both layouts", 1, true), why)
+      -- one element off: not aligned, and too large to list, so scalar with the reason
+      impl, why = kernel.copy(S, A:tile({k.bx * 128, kt * 31 + 1}, {128, 32}))
+      eq(impl, "scalar")
+      assert(why:find("A's region is too large to check", 1, true), why)
+    end
+  end)
+end)
+
 check("a copy between layouts contiguous along different dimensions is staged", function()
   local function conv(impl)
     local k = kernel.new{grid = {2, 2}, block = {256}}
@@ -298,13 +317,64 @@ check("warp ops: a shuffle all-reduce over two warps, an m16n8k16 mma, their err
   raises(function() kernel.shuffle(1, 2.5) end, "no kernel value among the arguments")
 end)
 
+check("ldmatrix: fragments from a swizzled shared tile into an mma, counts, errors", function()
+  local m = kernel.new{block = {32}}
+  local A = m:input("A", "float16", {16, 16})
+  local B = m:input("B", "float16", {16, 8})
+  local O = m:output("O", "float32", {16, 8})
+  local SA = m:shared("SA", "float16", {16, 16}, "Sw<1,3,3> o 0 o (16,16):(16,1)")
+  local SB = m:shared("SB", "float16", {16, 8})
+  local a = m:register("a", "float16", {8})
+  local b = m:register("b", "float16", {4})
+  local c = m:register("c", "float32", {4})
+  m:stage("mm", function()
+    local lane = m.tx
+    kernel.copy(SA, A, {scope = "warp"})
+    kernel.copy(SB, B, {scope = "warp"})
+    kernel.barrier()
+    kernel.ldmatrix(a, SA, {lane % 8 + lane // 8 % 2 * 8, lane // 16 * 8})
+    kernel.ldmatrix(b, SB, {lane % 16, 0}, {x = 2, trans = true})
+    for v in kernel.range(4) do c[v] = 0 end
+    kernel.mma("SM80_16x8x16_F32F16F16F32_TN", c, a, b, c)
+    for v in kernel.range(4) do O[{lane // 4 + v // 2 * 8, lane % 4 * 2 + v % 2}] = c[v] end
+  end)
+  assert(tostring(m):find("ldmatrix.x4(a, SA[tx%16, tx//16*8])", 1, true), tostring(m))
+  assert(tostring(m):find("ldmatrix.x2.trans(b, SB[tx%16, 0])", 1, true), tostring(m))
+  assert(m:check())
+  local ta = tensor.rand({16, 16}, {seed = 7}):cast("float16")
+  local tb = tensor.rand({16, 8}, {seed = 8}):cast("float16")
+  near(m:run{A = ta, B = tb}:tolist(), ta:cast("float32"):matmul(tb:cast("float32")):tolist(), 1e-6)
+  local cnt = m:counts{A = ta, B = tb}
+  eq(cnt.ldmatrices, 2, "ldmatrices")
+  eq(cnt.mmas, 1, "mmas")
+  assert(m:source("cuda"):find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", 1, true))
+  raises(function() m:stage("bad", function() kernel.ldmatrix(b, SA, {0, 0}) end) end,
+         "the destination b holds 4 elements; x4 gives a lane 8")
+  raises(function() m:stage("bad", function() kernel.ldmatrix(a, SA, {0, 0}, {x = 3}) end) end, "x3")
+  raises(function() m:stage("bad", function() kernel.ldmatrix(a, A, {0, 0}) end) end, "ldmatrix reads shared memory")
+  raises(function() m:stage("bad", function() kernel.ldmatrix(a, SA, {0, 0}, 5) end) end, "table")
+  -- a misaligned row is caught when it runs
+  local bad = kernel.new{block = {32}}
+  local S2 = bad:shared("S", "float16", {16, 16})
+  local r2 = bad:register("r", "float16", {8})
+  local O2 = bad:output("O", "float16", {32, 8})
+  bad:stage("s", function()
+    kernel.fill(S2, 1, {scope = "warp"})
+    kernel.barrier()
+    kernel.ldmatrix(r2, S2, {bad.tx % 16, 1})
+    for v in kernel.range(8) do O2[{bad.tx, v}] = r2[v] end
+  end)
+  raises(function() bad:run() end, "ldmatrix:", "at offset 1 of S")
+end)
+
 check("pictures, listings and help", function()
   local k = transpose("(32,32):(33,1)")
   assert(k:uops():find("define   float32  tile shared", 1, true), k:uops())
   assert(k:buffers():find("tile  temp    shared  float32   (32, 32)          (32,32):(33,1)", 1, true), k:buffers())
   local dot = viz.dot(k)
   assert(dot:find("for tx in range(32)", 1, true) and dot:find("barrier()", 1, true), dot)
-  for _, f in ipairs{"lower", "new", "range", "when", "barrier", "shuffle", "mma", "copy", "fill", "reduce", "gemm"} do
+  for _, f in ipairs{"lower", "new", "range", "when", "barrier", "shuffle", "mma", "ldmatrix", "copy", "fill", "reduce",
+                     "gemm"} do
     assert(kernel[f], f)
   end
   for _, m in ipairs{"run", "check", "counts", "uops", "stage", "input", "shared"} do

@@ -1,0 +1,141 @@
+-- scripts/gpu/gemm.lua - a float16 GEMM C = A @ B (A (M,K), B (K,N) row-major, float32 accumulation,
+-- C float16 as torch returns it) on the tensor cores through mma.sync, written with kernel.new.
+--
+-- A block of 8 warps computes a 128x128 tile of C. The warps stand 2 x 4 over it, each owning a
+-- 64x32 sub-tile: 4 x 4 accumulators of the SM80 m16n8k16 atom (64 floats a thread), kept in
+-- registers across the whole K loop. Per step of 32 along K the block copies its 128x32 slice of
+-- A and 32x128 slice of B into shared memory with 16-byte vectors (kernel.copy: vector8), waits,
+-- and each warp runs two 16-wide k-steps: 4 A fragments (ldmatrix.x4) and 4 B fragments
+-- (ldmatrix.x2.trans) loaded from shared memory, 16 MMAs. The shared tiles are swizzled so that the fragment loads of 8 rows at one
+-- column hit distinct banks: A's 64-byte rows by Sw<2,3,3> (the 16-byte chunk XOR the row pair),
+-- B's 256-byte rows by Sw<3,3,4> (the chunk XOR the row mod 8). Run it: ./tessel scripts/gpu/gemm.lua
+-- (checks a small case against the tensor program).
+local M = {}
+
+local ATOM = "SM80_16x8x16_F32F16F16F32_TN"
+-- lane t, value v of the m16n8k16 fragments (CuTe's TV layouts of the atom):
+-- A (16x16): row t//4 + 8*(v//2%2), column 2*(t%4) + v%2 + 8*(v//4)
+-- B (16x8, stored k x n): row (k) 2*(t%4) + v%2 + 8*(v//2), column (n) t//4
+-- C (16x8): row t//4 + 8*(v//2), column 2*(t%4) + v%2
+
+-- C = A @ B for A (m, kd) and B (kd, n), float16 in and out; opts.bm, bn (block tile), wm, wn
+-- (warps along M and N), bk (the K step), ldmatrix (false: fragments loaded element by element)
+function M.kernel(m, n, kd, opts)
+  opts = opts or {}
+  local BM, BN, BK = opts.bm or 128, opts.bn or 128, opts.bk or 32
+  local WM, WN = opts.wm or 2, opts.wn or 4
+  local ldm = opts.ldmatrix ~= false                    -- fragments by ldmatrix, or element by element
+  local TM, TN = BM // WM // 16, BN // WN // 8          -- atoms a warp, along M and N
+  assert(m % BM == 0 and n % BN == 0 and kd % BK == 0, "gemm: the tiles must divide the matrices")
+  assert(BK % 16 == 0 and TM >= 1 and TN >= 1, "gemm: the warp tiles must hold whole atoms")
+  local k = kernel.new{grid = {n // BN, m // BM}, block = {32 * WM * WN}}
+  local A = k:input("A", "float16", {m, kd})
+  local B = k:input("B", "float16", {kd, n})
+  local C = k:output("C", "float16", {m, n})
+  -- A's rows are BK/8 16-byte chunks: XOR the chunk with the row's position among the 8 rows
+  -- that share the 8 bank groups (Sw<2,3,3> for 64-byte rows, Sw<3,3,3> for 128-byte rows)
+  local ab = BK >= 64 and 3 or 2
+  local As = k:shared("As", "float16", {BM, BK},
+                      opts.a_layout or string.format("Sw<%d,3,%d> o 0 o (%d,%d):(%d,1)", ab, 6 - ab, BM, BK, BK))
+  local Bs = k:shared("Bs", "float16", {BK, BN},
+                      opts.b_layout or string.format("Sw<3,3,4> o 0 o (%d,%d):(%d,1)", BK, BN, BN))
+  local acc, af, bf = {}, {}, {}
+  for i = 0, TM - 1 do
+    af[i] = k:register("a" .. i, "float16", {8})
+    acc[i] = {}
+    for j = 0, TN - 1 do acc[i][j] = k:register(string.format("c%d_%d", i, j), "float32", {4}) end
+  end
+  for j = 0, TN - 1 do bf[j] = k:register("b" .. j, "float16", {4}) end
+  k:stage("gemm", function()
+    local warp, lane = k.tx // 32, k.tx % 32
+    local wr, wc = warp // WN * (BM // WM), warp % WN * (BN // WN)   -- the warp's sub-tile
+    local g, t = lane // 4, lane % 4
+    for i = 0, TM - 1 do
+      for j = 0, TN - 1 do
+        for v in kernel.range(4, {name = "v", type = "upcast"}) do acc[i][j][v] = 0 end
+      end
+    end
+    for kt in kernel.range(kd // BK, {name = "kt", type = "reduce"}) do
+      kernel.copy(As, A:tile({k.by * BM, kt * BK}, {BM, BK}))
+      kernel.copy(Bs, B:tile({kt * BK, k.bx * BN}, {BK, BN}))
+      kernel.barrier()
+      for ks = 0, BK // 16 - 1 do
+        if ldm then
+          -- lane l names a row: A's 16x16 tile as 4 matrices (rows +8 for lanes 8-15 and 24-31,
+          -- columns +8 for lanes 16-31); B's 16x8 as 2 matrices, transposed (k rows, n columns)
+          for i = 0, TM - 1 do
+            kernel.ldmatrix(af[i], As, {wr + i * 16 + lane % 8 + lane // 8 % 2 * 8, ks * 16 + lane // 16 * 8})
+          end
+          for j = 0, TN - 1 do
+            kernel.ldmatrix(bf[j], Bs, {ks * 16 + lane % 16, wc + j * 8}, {x = 2, trans = true})
+          end
+        else
+          for i = 0, TM - 1 do
+            for v in kernel.range(8, {name = "v", type = "upcast"}) do
+              af[i][v] = As[{wr + i * 16 + g + v // 2 % 2 * 8, ks * 16 + t * 2 + v % 2 + v // 4 * 8}]
+            end
+          end
+          for j = 0, TN - 1 do
+            for v in kernel.range(4, {name = "v", type = "upcast"}) do
+              bf[j][v] = Bs[{ks * 16 + t * 2 + v % 2 + v // 2 * 8, wc + j * 8 + g}]
+            end
+          end
+        end
+        for i = 0, TM - 1 do
+          for j = 0, TN - 1 do kernel.mma(ATOM, acc[i][j], af[i], bf[j], acc[i][j]) end
+        end
+      end
+      kernel.barrier()
+    end
+    for i = 0, TM - 1 do
+      for j = 0, TN - 1 do
+        for v in kernel.range(4, {name = "v", type = "upcast"}) do
+          C[{k.by * BM + wr + i * 16 + g + v // 2 * 8, k.bx * BN + wc + j * 8 + t * 2 + v % 2}] =
+            kernel.cast(acc[i][j][v], "float16")
+        end
+      end
+    end
+  end)
+  return k
+end
+
+function M.cases()
+  local out = {}
+  -- {size, K step}: a K step of 64 halves the barriers and the exposed load latency a flop
+  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}} do
+    local s, bk = c[1], c[2]
+    out[#out + 1] = {
+      name = string.format("gemm_f16_%d_k%d", s, bk), kernel = M.kernel(s, s, s, {bk = bk}),
+      inputs = {A = "randn", B = "randn"}, torch = "x[0] @ x[1]",
+      flops = 2 * s * s * s, bytes = 3 * s * s * 2,
+      -- float16 output: its rounding alone is about 2^-12 relative (L2); K = 4096 sums in float32
+      tol = 2e-3,
+      note = string.format("128x128x%d tiles, 8 warps of 64x32, ldmatrix + mma.sync m16n8k16", bk),
+    }
+  end
+  return out
+end
+
+if not ... then
+  -- a small case against the tensor program, through the interpreter
+  local m, n, kd = 128, 256, 64
+  local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
+  local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
+  local want = a:cast("float32"):matmul(b:cast("float32")):tolist()
+  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}} do
+    local ldm, bk = v[1], v[2]
+    local k = M.kernel(m, n, kd, {ldmatrix = ldm, bk = bk})
+    local got = k:run{A = a, B = b}:cast("float32"):tolist()
+    local worst = 0
+    for i = 1, m do for j = 1, n do
+      worst = math.max(worst, math.abs(got[i][j] - want[i][j]) / math.max(1, math.abs(want[i][j])))
+    end end
+    -- the float16 output rounds to 2^-11 relative
+    assert(worst < 1e-3, "gemm: off by " .. worst)
+    local c = k:counts{A = a, B = b}
+    print(string.format("gemm %dx%dx%d float16, K step %d, fragments by %s: within %.1e (relative) of the "
+                        .. "tensor program; %d shared loads", m, n, kd, bk, ldm and "ldmatrix" or "element",
+                        worst, c.shared_loads))
+  end
+end
+return M
