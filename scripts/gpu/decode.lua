@@ -12,11 +12,14 @@
 -- ./tessel scripts/gpu/decode.lua (checks a small case against the tensor program).
 local M = {}
 
--- H heads, S keys, D = 128 dimensions, NS slices of S / NS keys; float32; scale 1/sqrt(D)
-function M.kernel(H, S, NS)
+-- H heads, S keys, D = 128 dimensions, NS slices of S / NS keys; float32; scale 1/sqrt(D);
+-- U keys a warp takes at once (default 1): U independent dot products and shuffle chains, one
+-- rescale for all U (the rolling update's repair applied once per U keys)
+function M.kernel(H, S, NS, U)
   local D, W = 128, 4
   local L = S // NS
-  assert(S % NS == 0 and L % W == 0, "decode: the slices must split S evenly among 4 warps")
+  U = U or 1
+  assert(S % NS == 0 and L % (W * U) == 0, "decode: the slices must split S evenly among 4 warps, U keys at a time")
   local k = kernel.new{grid = {NS, H}, block = {32 * W}}
   local Q = k:input("Q", "float32", {H, D})
   local K = k:input("K", "float32", {H, S, D})
@@ -32,7 +35,8 @@ function M.kernel(H, S, NS)
   local acc = k:register("acc", "float32", {4})
   local m = k:register("m", "float32", {1})
   local l = k:register("l", "float32", {1})
-  local sc = k:register("sc", "float32", {1})
+  local sc = k:register("sc", "float32", {U})
+  local pu = k:register("p", "float32", {U})
   local mn = k:register("mn", "float32", {1})
   local scale = 1 / math.sqrt(D)
   k:stage("partial", function()
@@ -44,20 +48,49 @@ function M.kernel(H, S, NS)
     end
     m[0] = -math.huge
     l[0] = 0
-    for j in kernel.range(L // W, {name = "j", type = "reduce"}) do
-      local s = sl * L + j * W + w
-      sc[0] = 0
-      for e in kernel.range(4, {name = "e1", type = "unroll"}) do
-        sc[0] = sc[0] + q[e] * K[{h, s, lane * 4 + e}]
+    if U > 1 then
+      for j in kernel.range(L // (W * U), {name = "j", type = "reduce"}) do
+        for u in kernel.range(U, {name = "u0", type = "unroll"}) do
+          sc[u] = 0
+          for e in kernel.range(4, {name = "e1", type = "unroll"}) do
+            sc[u] = sc[u] + q[e] * K[{h, sl * L + (j * U + u) * W + w, lane * 4 + e}]
+          end
+        end
+        for _, d in ipairs{16, 8, 4, 2, 1} do
+          for u in kernel.range(U, {name = "u" .. d, type = "unroll"}) do
+            sc[u] = sc[u] + kernel.shuffle(sc[u], (lane + d) % 32)
+          end
+        end
+        mn[0] = m[0]
+        for u in kernel.range(U, {name = "u6", type = "unroll"}) do mn[0] = kernel.max(mn[0], sc[u]) end
+        local alpha = kernel.exp(m[0] - mn[0])
+        l[0] = l[0] * alpha
+        for e in kernel.range(4, {name = "e2", type = "unroll"}) do acc[e] = acc[e] * alpha end
+        for u in kernel.range(U, {name = "u7", type = "unroll"}) do
+          pu[u] = kernel.exp(sc[u] - mn[0])
+          l[0] = l[0] + pu[u]
+          for e in kernel.range(4, {name = "e4", type = "unroll"}) do
+            acc[e] = acc[e] + pu[u] * V[{h, sl * L + (j * U + u) * W + w, lane * 4 + e}]
+          end
+        end
+        m[0] = mn[0]
       end
-      for _, d in ipairs{16, 8, 4, 2, 1} do sc[0] = sc[0] + kernel.shuffle(sc[0], (lane + d) % 32) end
-      mn[0] = kernel.max(m[0], sc[0])
-      local alpha, p = kernel.exp(m[0] - mn[0]), kernel.exp(sc[0] - mn[0])
-      l[0] = l[0] * alpha + p
-      for e in kernel.range(4, {name = "e2", type = "unroll"}) do
-        acc[e] = acc[e] * alpha + p * V[{h, s, lane * 4 + e}]
+    else
+      for j in kernel.range(L // W, {name = "j", type = "reduce"}) do
+        local s = sl * L + j * W + w
+        sc[0] = 0
+        for e in kernel.range(4, {name = "e1", type = "unroll"}) do
+          sc[0] = sc[0] + q[e] * K[{h, s, lane * 4 + e}]
+        end
+        for _, d in ipairs{16, 8, 4, 2, 1} do sc[0] = sc[0] + kernel.shuffle(sc[0], (lane + d) % 32) end
+        mn[0] = kernel.max(m[0], sc[0])
+        local alpha, p = kernel.exp(m[0] - mn[0]), kernel.exp(sc[0] - mn[0])
+        l[0] = l[0] * alpha + p
+        for e in kernel.range(4, {name = "e2", type = "unroll"}) do
+          acc[e] = acc[e] * alpha + p * V[{h, s, lane * 4 + e}]
+        end
+        m[0] = mn[0]
       end
-      m[0] = mn[0]
     end
     kernel.when(kernel.eq(lane, 0), function()
       SM[w] = m[0]
@@ -102,15 +135,19 @@ end
 function M.cases()
   local out = {}
   -- {S, keys a slice}: more, shorter slices where the cache is short, to fill the SMs
-  for _, sl in ipairs{{8192, 512}, {8192, 128}, {32768, 512}, {32768, 256}, {131072, 512}} do
-    local H, S = 32, sl[1]
+  -- a third entry: U keys a warp at once
+  for _, sl in ipairs{{8192, 512}, {8192, 128}, {32768, 512}, {32768, 256}, {131072, 512},
+                      {8192, 512, 2}, {8192, 256, 2}, {8192, 512, 4}, {32768, 512, 2}} do
+    local H, S, U = 32, sl[1], sl[3] or 1
     local NS = S // sl[2]
     out[#out + 1] = {
-      name = string.format("decode_h%d_s%d_l%d", H, S, sl[2]), kernel = M.kernel(H, S, NS),
+      name = string.format("decode_h%d_s%d_l%d%s", H, S, sl[2], U > 1 and "_u" .. U or ""),
+      kernel = M.kernel(H, S, NS, U),
       inputs = {Q = "randn", K = "randn", V = "randn"},
       torch = "torch.nn.functional.scaled_dot_product_attention(x[0][None, :, None, :], x[1][None], x[2][None])[0, :, 0, :]",
       bytes = 2 * H * S * 128 * 4 + 2 * H * 128 * 4, tol = 1e-5,
-      note = string.format("%d slices of %d keys; K and V float32", NS, sl[2]),
+      note = string.format("%d slices of %d keys%s; K and V float32", NS, sl[2],
+                           U > 1 and string.format(", %d keys a warp at once", U) or ""),
     }
   end
   return out
@@ -118,15 +155,18 @@ end
 
 if not ... then
   local H, S, D = 2, 256, 128
-  local k = M.kernel(H, S, 4)
-  local q, kk, v = tensor.rand({H, D}, {seed = 1}), tensor.rand({H, S, D}, {seed = 2}), tensor.rand({H, S, D}, {seed = 3})
-  local got = k:run{Q = q, K = kk, V = v}:tolist()
-  -- the tensor program: softmax(q k^T / sqrt(D)) v, a head at a time
-  local qs = q:reshape{H, 1, D} * (1 / math.sqrt(D))
-  local want = (qs:matmul(kk:permute{0, 2, 1})):softmax(2):matmul(v):reshape{H, D}:tolist()
-  local worst = 0
-  for i = 1, H do for j = 1, D do worst = math.max(worst, math.abs(got[i][j] - want[i][j])) end end
-  assert(worst < 1e-5, "decode: off by " .. worst)
-  print(string.format("decode attention, 2 heads, 256 keys in 4 slices: within %.1e of the tensor program", worst))
+  for _, U in ipairs{1, 2, 4} do
+    local k = M.kernel(H, S, 4, U)
+    local q, kk, v = tensor.rand({H, D}, {seed = 1}), tensor.rand({H, S, D}, {seed = 2}), tensor.rand({H, S, D}, {seed = 3})
+    local got = k:run{Q = q, K = kk, V = v}:tolist()
+    -- the tensor program: softmax(q k^T / sqrt(D)) v, a head at a time
+    local qs = q:reshape{H, 1, D} * (1 / math.sqrt(D))
+    local want = (qs:matmul(kk:permute{0, 2, 1})):softmax(2):matmul(v):reshape{H, D}:tolist()
+    local worst = 0
+    for i = 1, H do for j = 1, D do worst = math.max(worst, math.abs(got[i][j] - want[i][j])) end end
+    assert(worst < 1e-5, "decode: off by " .. worst)
+    print(string.format("decode attention, 2 heads, 256 keys in 4 slices, %d key%s a warp at once: within %.1e "
+                        .. "of the tensor program", U, U > 1 and "s" or "", worst))
+  end
 end
 return M
