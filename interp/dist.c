@@ -414,6 +414,25 @@ dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e)
 	return p->ns++;
 }
 
+/* dist_redistribute, where the layouts must call for collective want (the tensor spec's verbs). */
+int
+dist_collective(DistProgram *p, AxeColl want, const char *src, const char *dst, Err *e)
+{
+	int a = dist_find(p, src ? src : ""), b = dist_find(p, dst ? dst : "");
+	AxeRedist r;
+	Err tmp;
+
+	if (a >= 0 && b >= 0 && axe_redistribute(&p->t[a].dist, p->t[a].partial, &p->t[b].dist, &r, &tmp) == 0 &&
+	    r.coll != want) {
+		char why[sizeof r.why];
+
+		snprintf(why, sizeof why, "%s", r.why);
+		return err_set(e, "%s: %s -> %s is %s by their layouts, not %s: %s", axe_coll_name(want), src, dst,
+		               r.coll == AXE_COLL_NONE ? "no collective" : axe_coll_name(r.coll), axe_coll_name(want), why);
+	}
+	return dist_redistribute(p, src, dst, e);
+}
+
 /* ---- the plan ---- */
 
 int64_t

@@ -75,6 +75,8 @@ int dist_find(const DistProgram *p, const char *name);
 ** written yet. Returns the step's number or -1. */
 int dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e);
 int dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e);
+/* The same, named as the tensor spec names it: refused unless the layouts call for want. */
+int dist_collective(DistProgram *p, AxeColl want, const char *src, const char *dst, Err *e);
 /* The plan: devices, every tensor's kind and local shape, every step with its
 ** collective, the reason, and the bytes each device sends. */
 void dist_plan(Buf *b, const DistProgram *p);

@@ -214,6 +214,26 @@ d_redistribute(lua_State *L)
 	return 1;
 }
 
+/* P:allreduce(src, dst) and the other verbs: the collective named, checked against the layouts */
+static int
+d_collective(lua_State *L, AxeColl c)
+{
+	LDist *x = checkd(L, 1);
+	Err e = { "" };
+	int i;
+
+	if ((i = dist_collective(x->p, c, luaL_checkstring(L, 2), luaL_checkstring(L, 3), &e)) < 0)
+		return err(L, &e);
+	lua_pushinteger(L, i + 1);
+	return 1;
+}
+
+static int d_allreduce(lua_State *L) { return d_collective(L, AXE_COLL_ALLREDUCE); }
+static int d_reduce_scatter(lua_State *L) { return d_collective(L, AXE_COLL_REDUCE_SCATTER); }
+static int d_allgather(lua_State *L) { return d_collective(L, AXE_COLL_ALLGATHER); }
+static int d_broadcast(lua_State *L) { return d_collective(L, AXE_COLL_BROADCAST); }
+static int d_reduce(lua_State *L) { return d_collective(L, AXE_COLL_REDUCE); }
+
 static int
 d_plan(lua_State *L)
 {
@@ -386,6 +406,18 @@ static const HelpReg meth[] = {
 	  "all broadcast, partial -> one device reduce; replicated -> sharded keeps each shard locally.\n"
 	  "Pack and unpack kernels move elements into and out of NCCL's rank-major order where the layouts\n"
 	  "differ from it. A gather to one device and send/recv are refused with the reason." },
+	{ "allreduce", d_allreduce,
+	  "P:allreduce(src, dst) -> step: P:redistribute(src, dst), refused unless the layouts call for an\n"
+	  "allreduce (src partial, dst replicated). P:reduce_scatter, P:allgather, P:broadcast and\n"
+	  "P:reduce are the same for the other collectives: the tensor spec's verbs, checked by Axe." },
+	{ "reduce_scatter", d_reduce_scatter,
+	  "P:reduce_scatter(src, dst) -> step: src partial, dst sharded (see P:allreduce)." },
+	{ "allgather", d_allgather,
+	  "P:allgather(src, dst) -> step: src sharded, dst replicated or sharded otherwise (see P:allreduce)." },
+	{ "broadcast", d_broadcast,
+	  "P:broadcast(src, dst) -> step: src on one device, dst on all (see P:allreduce)." },
+	{ "reduce", d_reduce,
+	  "P:reduce(src, dst) -> step: src partial, dst on one device (see P:allreduce)." },
 	{ "plan", d_plan,
 	  "P:plan() -> string: the devices, every tensor (kind, local shape, layout) and every step with\n"
 	  "its collective, the bytes a device sends and why (also tostring(P))." },

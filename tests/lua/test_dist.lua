@@ -107,6 +107,44 @@ check("a tensor-parallel MLP: column then row sharding, one allreduce", function
   assert(maxdiff(P:simulate{X = X, W1 = W1, W2 = W2}.Y, X:matmul(W1):matmul(W2)) < 1e-4)
 end)
 
+-- device r's storage of X (s elements) copied into the partial tensor Xp: device r's summand is
+-- the spec's shard r
+local function shard_to_partial(P, s)
+  local k = kernel.new{grid = {1}, block = {s}}
+  local X = k:input("X", "float32", {s})
+  local Y = k:output("Xp", "float32", {s})
+  k:stage("Xp", function() Y[{k.tx}] = X[{k.tx}] end)
+  return P:launch(k)
+end
+
+check("the spec's collectives (tensor.reduce_scatter, allreduce, allgather) agree with dist's", function()
+  for _, n in ipairs{2, 4} do
+    local s = 8
+    local D = {}
+    for i = 1, n do D[i] = "CPU:" .. (i - 1) end
+    local T = tensor.scatter(tensor.rand({n * s}, {seed = 7}) - 0.5, D)   -- device r holds shard r
+    local function program(verb, out)
+      local P = dist.new(n)
+      P:tensor("X", "float32", {n * s}, layout({n * s}, n, "S(0)"))
+      P:tensor("Xp", "float32", {s}, layout({s}, n, "R"), {partial = true})
+      P:tensor("Y", "float32", {verb == "allgather" and n * s or s}, out)
+      if verb == "allgather" then
+        P[verb](P, "X", "Y")
+      else
+        shard_to_partial(P, s)
+        P[verb](P, "Xp", "Y")
+      end
+      return P:simulate{X = T:copy("CPU")}.Y
+    end
+    local rs = program("reduce_scatter", layout({s}, n, "S(0)"))
+    assert(maxdiff(rs, tensor.reduce_scatter(T):copy("CPU")) < 1e-6, n .. " devices: reduce_scatter")
+    local ar = program("allreduce", layout({s}, n, "R"))
+    assert(maxdiff(ar, tensor.allreduce(T):copy("CPU")) < 1e-6, n .. " devices: allreduce")
+    local ag = program("allgather", layout({n * s}, n, "R"))
+    assert(maxdiff(ag, tensor.allgather(T):copy("CPU")) < 1e-6, n .. " devices: allgather")
+  end
+end)
+
 check("refusals name the operation, the tensors and the reason", function()
   local P = dist.new(2)
   raises(function() P:tensor("x", "float32", {8, 16}, "S[(8,16):(16,1@lane)]") end,
@@ -126,6 +164,9 @@ check("refusals name the operation, the tensors and the reason", function()
   P:tensor("Q", "float32", {8, 8}, layout({8, 8}, 2, "R"))
   raises(function() P:launch(gemm(8, 8, 8, {"Q", "Q2", "Qo"}), {Q2 = "Q", Qo = "Q"}) end,
          "kernel buffers Q and Qo are both bound to Q; one of them writes it")
+  P:tensor("R2", "float32", {8, 16}, layout({8, 16}, 2, "R"))
+  raises(function() P:allreduce("S", "R2") end,
+         "allreduce: S -> R2 is allgather by their layouts, not allreduce: each device holds a shard")
   raises(function() dist.new(0) end, "dist.new: 0 devices")
   raises(function() dist.new(2, "lane") end, "lane is not a device axis")
   raises(function() P:step(9) end, "no step 9")
