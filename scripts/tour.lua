@@ -145,6 +145,32 @@ print(s)
 print(s:explain())
 say('s:verify{trials = 1}')
 print("-- more: scripts/attention.lua, scripts/flash_decoding.lua, docs/fusion.md, s:tile_ir()")
+
+title("Several GPUs: Axe layouts over gpuid choose the NCCL collective (a GEMM sharded on K)")
+mesh = {{"gpuid", 2}}
+P = dist.new(2)
+P:tensor("A", "float32", {32, 64}, axe.dtensor({32, 64}, mesh, {"S(1)"}))
+P:tensor("B", "float32", {64, 32}, axe.dtensor({64, 32}, mesh, {"S(0)"}))
+P:tensor("Cp", "float32", {32, 32}, axe.dtensor({32, 32}, mesh, {"R"}), {partial = true})
+P:tensor("C", "float32", {32, 32}, axe.dtensor({32, 32}, mesh, {"S(0)"}))
+k = kernel.new{grid = {2, 2}, block = {16, 16}}
+A, B, C = k:input("A", "float32", {32, 32}), k:input("B", "float32", {32, 32}), k:output("C", "float32", {32, 32})
+acc = k:register("acc", "float32", {1})
+k:stage("gemm", function()
+  local i, j = k.bx * 16 + k.ty, k.by * 16 + k.tx
+  acc[0] = 0
+  for kk in kernel.range(32, {name = "kk", type = "reduce"}) do acc[0] = acc[0] + A[{i, kk}] * B[{kk, j}] end
+  C[{i, j}] = acc[0]
+end)
+P:launch(k, {C = "Cp"})
+P:redistribute("Cp", "C")
+print(P)
+at, bt = tensor.rand({32, 64}, {seed = 1}), tensor.rand({64, 32}, {seed = 2})
+got, want = P:simulate{A = at, B = bt}.C:tolist(), at:matmul(bt):tolist()
+worst = 0
+for i = 1, 32 do for j = 1, 32 do worst = math.max(worst, math.abs(got[i][j] - want[i][j])) end end
+print(("simulated on 2 devices: C is A @ B within %.1e"):format(worst))
+print("-- more: scripts/distributed.lua, P:export(dir) (CUDA + NCCL), docs/distributed.md")
 print()
 print("More: scripts/cute_basics.lua, scripts/uop_tour.lua, scripts/pictures.lua (Graphviz")
 print("pictures of all of the above), docs/*.md, and help() in the REPL.")
