@@ -5,11 +5,12 @@
 -- A block of W warps takes 16 * RM * W query rows of one (b, h), RM m-tiles of 16 rows a warp
 -- (the K and V fragments loaded from shared memory serve all of them). The warp's Q fragments (the
 -- A operand of SM80_16x8x16_F32F16F16F32_TN) are loaded once and stay in registers. The loop runs
--- over tiles of BN keys: the cta copies the K and V tiles into shared memory (kernel.copy; rows
--- padded so that the fragment loads are free of bank conflicts), then each warp computes its
+-- over tiles of BN keys: the cta copies the K and V tiles into shared memory (kernel.copy: 16-byte
+-- moves; rows padded so that the ldmatrix loads of the K fragments, and the ldmatrix.trans loads
+-- of the V fragments, are free of bank conflicts), then each warp computes its
 -- scores S = Q K^T by MMAs into float32 fragments, folds them into the running softmax state of
 -- its rows, and adds P V into its output fragments by MMAs. The output is divided by the softmax
--- sum once, at the end, and stored as float16. docs/gpu-notes.md (version 6) has the numbers.
+-- sum once, at the end, and stored as float16. docs/gpu-notes.md (versions 6 and 7) has the numbers.
 --
 -- The loop is Neptune's rolling update of the attention program (docs/fusion.md): the row max m
 -- is the reduce predecessor, and the sum l and the output O are the targets fused under its loop.
@@ -33,10 +34,9 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
   local K = k:input("K", "float16", {B, H, S, D})
   local V = k:input("V", "float16", {B, H, S, D})
   local O = k:output("O", "float16", {B, H, S, D})
-  -- a tile row is D halves padded by 8 (16 bytes): the 8 rows a fragment load touches (K: rows
-  -- lane/4, V: rows 2*(lane%4) + 8i) start 4 banks apart, so the loads are free of bank conflicts,
-  -- and the offsets stay affine (a swizzle's xor hides from nvcc that a fragment's two halves of
-  -- K are one aligned 32-bit word)
+  -- a tile row is D halves padded by 8 (16 bytes): the 8 rows of 16 bytes an ldmatrix matrix
+  -- reads start 4 banks apart, in 8 distinct bank groups, so the fragment loads are free of bank
+  -- conflicts; rows stay 16-byte aligned for the copies' uint4 stores
   local pad = string.format("(%d,%d):(%d,1)", BN, D, D + 8)
   local sK = k:shared("sK", "float16", {BN, D}, pad)
   local sV = k:shared("sV", "float16", {BN, D}, pad)
@@ -50,8 +50,16 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
     for i = 0, BN // 16 - 1 do pa[mt][i] = k:register(string.format("pa%d_%d", mt, i), "float16", {8}) end
     for i = 0, ND - 1 do oc[mt][i] = k:register(string.format("oc%d_%d", mt, i), "float32", {4}) end
   end
-  local kb = k:register("kb", "float16", {4})
-  local vb = k:register("vb", "float16", {4})
+  -- an ldmatrix.x4 fills 8 halves: two B fragments, split into the buffers the MMAs take (the
+  -- moves are register renames to nvcc)
+  local kb, kb0, kb1 = k:register("kb", "float16", {8}), k:register("kb0", "float16", {4}), k:register("kb1", "float16", {4})
+  local vb, vb0, vb1 = k:register("vb", "float16", {8}), k:register("vb0", "float16", {4}), k:register("vb1", "float16", {4})
+  local function split(x, lo, hi)
+    for v in kernel.range(4, {name = "v", type = "upcast"}) do
+      lo[v] = x[v]
+      hi[v] = x[v + 4]
+    end
+  end
   -- the softmax state of the thread's rows: 2 an m-tile (lane/4 and lane/4 + 8 of its 16)
   local m = k:register("m", "float32", {2 * RM})
   local l = k:register("l", "float32", {2 * RM})
@@ -96,11 +104,16 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
           end
         end
         for kd = 0, D // 16 - 1 do
-          for nt = 0, NT - 1 do
-            for v in kernel.range(4, {name = "v", type = "upcast"}) do
-              kb[v] = sK[{nt * 8 + lane // 4, kd * 16 + v // 2 * 8 + lane % 4 * 2 + v % 2}]
+          for np = 0, NT // 2 - 1 do
+            -- ldmatrix.x4: lanes 0-15 name the 16 halves of keys 16np..16np+7 (dimension halves
+            -- 0-7 and 8-15 of the k-step), lanes 16-31 those of the next 8 keys; the two B
+            -- fragments of n-tiles 2np and 2np+1
+            kernel.ldmatrix(kb, sK, {np * 16 + lane // 16 * 8 + lane % 8, kd * 16 + lane // 8 % 2 * 8})
+            split(kb, kb0, kb1)
+            for mt = 0, RM - 1 do
+              kernel.mma(MMA, sc[mt][2 * np], qa[mt][kd], kb0, sc[mt][2 * np])
+              kernel.mma(MMA, sc[mt][2 * np + 1], qa[mt][kd], kb1, sc[mt][2 * np + 1])
             end
-            for mt = 0, RM - 1 do kernel.mma(MMA, sc[mt][nt], qa[mt][kd], kb, sc[mt][nt]) end
           end
         end
         if causal then
@@ -159,11 +172,15 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
         end
         -- O += P V: B fragment value v is V[key k, dimension n], one load for the RM m-tiles
         for kk = 0, BN // 16 - 1 do
-          for i = 0, ND - 1 do
-            for v in kernel.range(4, {name = "v", type = "upcast"}) do
-              vb[v] = sV[{kk * 16 + v // 2 * 8 + lane % 4 * 2 + v % 2, i * 8 + lane // 4}]
+          for ip = 0, ND // 2 - 1 do
+            -- ldmatrix.x4.trans: lane l names key 16kk + l%16 at dimensions 16ip + 8(l/16): the
+            -- transposed 8x8 matrices are the B fragments of n-tiles 2ip (lanes 0-15) and 2ip+1
+            kernel.ldmatrix(vb, sV, {kk * 16 + lane % 16, ip * 16 + lane // 16 * 8}, {trans = true})
+            split(vb, vb0, vb1)
+            for mt = 0, RM - 1 do
+              kernel.mma(MMA, oc[mt][2 * ip], pa[mt][kk], vb0, oc[mt][2 * ip])
+              kernel.mma(MMA, oc[mt][2 * ip + 1], pa[mt][kk], vb1, oc[mt][2 * ip + 1])
             end
-            for mt = 0, RM - 1 do kernel.mma(MMA, oc[mt][i], pa[mt][kk], vb, oc[mt][i]) end
           end
         end
       end
@@ -274,6 +291,18 @@ if not ... then
         end
       end
     end
+  end
+  -- the fragment loads free of bank conflicts: each 8x8 matrix of an ldmatrix is one shared load
+  -- of one wavefront (its 8 rows of 16 bytes in distinct bank groups); the only other shared
+  -- accesses are the copies' 16-byte stores, 4 wavefronts each (the minimum for 512 bytes)
+  for _, cfg in ipairs(cfgs) do
+    local D, BN, RM, W = table.unpack(cfg)
+    local c = M.kernel(1, 1, 128, D, BN, RM, W, false):counts()
+    local load_wavefronts = c.shared_accesses - 4 * c.shared_stores
+    assert(c.shared_loads == 4 * c.ldmatrices and load_wavefronts == c.shared_loads,
+           string.format("prefill: %d ldmatrix wavefronts for %d matrices", load_wavefronts, c.shared_loads))
+    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile: %d ldmatrix.x4 a warp and tile, "
+                        .. "no bank conflict", D, 16 * RM * W, W, BN, c.ldmatrices // (c.blocks * W * (128 // BN))))
   end
 end
 return M
