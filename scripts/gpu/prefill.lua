@@ -23,8 +23,14 @@ local M = {}
 local LOG2E = 1.4426950408889634
 
 -- B batches, H heads, S queries and keys, D dimensions; BN keys a tile; RM m-tiles of 16 query
--- rows a warp, W warps a block (a block takes 16 * RM * W rows); causal or not
-function M.kernel(B, H, S, D, BN, RM, W, causal)
+-- rows a warp, W warps a block (a block takes 16 * RM * W rows); causal or not. opts.q = "shared":
+-- Q's tile is copied into shared memory once and its fragments are loaded by ldmatrix.x4 at each
+-- k-step of every key tile (FlashAttention-2's way), which frees the D/2 registers a thread and
+-- m-tile that Q's fragments hold; the tiles are then swizzled, not padded (a block's static
+-- shared memory is 48 KB at most)
+function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
+  opts = opts or {}
+  local qs = opts.q == "shared"
   local BM = 16 * RM * W
   assert(D % 16 == 0 and BN % 16 == 0 and S % BM == 0 and S % BN == 0,
          "prefill: D and BN must be multiples of 16, S of BN and of 16 * RM * W")
@@ -37,15 +43,23 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
   -- a tile row is D halves padded by 8 (16 bytes): the 8 rows of 16 bytes an ldmatrix matrix
   -- reads start 4 banks apart, in 8 distinct bank groups, so the fragment loads are free of bank
   -- conflicts; rows stay 16-byte aligned for the copies' uint4 stores
-  local pad = string.format("(%d,%d):(%d,1)", BN, D, D + 8)
-  local sK = k:shared("sK", "float16", {BN, D}, pad)
-  local sV = k:shared("sV", "float16", {BN, D}, pad)
+  -- Swizzled instead (opts.q = "shared"): the 16-byte chunk of a row XOR the row mod 8,
+  -- Sw<3,3,log2(D)-3>, puts the 8 rows of a matrix in 8 distinct bank groups without padding.
+  local function tile_layout(rows)
+    if opts.swizzle then
+      return string.format("Sw<3,3,%d> o 0 o (%d,%d):(%d,1)", math.floor(math.log(D, 2) + 0.5) - 3, rows, D, D)
+    end
+    return string.format("(%d,%d):(%d,1)", rows, D, D + 8)
+  end
+  local sK = k:shared("sK", "float16", {BN, D}, tile_layout(BN))
+  local sV = k:shared("sV", "float16", {BN, D}, tile_layout(BN))
+  local sQ = qs and k:shared("sQ", "float16", {BM, D}, tile_layout(BM))
   -- fragments, a register buffer each (an MMA takes whole buffers), per m-tile mt: Q by 16
   -- dimensions (A), the scores by 8 keys (C), P by 16 keys (A), the output by 8 dimensions (C/D)
   local qa, sc, pa, oc = {}, {}, {}, {}
   for mt = 0, RM - 1 do
     qa[mt], sc[mt], pa[mt], oc[mt] = {}, {}, {}, {}
-    for i = 0, D // 16 - 1 do qa[mt][i] = k:register(string.format("qa%d_%d", mt, i), "float16", {8}) end
+    for i = 0, (qs and 0 or D // 16 - 1) do qa[mt][i] = k:register(string.format("qa%d_%d", mt, i), "float16", {8}) end
     for i = 0, NT - 1 do sc[mt][i] = k:register(string.format("sc%d_%d", mt, i), "float32", {4}) end
     for i = 0, BN // 16 - 1 do pa[mt][i] = k:register(string.format("pa%d_%d", mt, i), "float16", {8}) end
     for i = 0, ND - 1 do oc[mt][i] = k:register(string.format("oc%d_%d", mt, i), "float32", {4}) end
@@ -76,9 +90,11 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
     local function row0(mt) return qt * BM + (w * RM + mt) * 16 end
     -- the other lanes of the thread's quad, lane ^ 1 and lane ^ 2 (kernel values have no xor)
     local x1, x2 = lane + 1 - lane % 2 * 2, lane + 2 - lane // 2 % 2 * 4
-    -- Q's A fragments, straight from global memory (read once a block)
+    -- Q's A fragments, straight from global memory (read once a block), or Q's tile into shared
+    -- memory (the loop's barrier orders it before the first fragment load)
+    if qs then kernel.copy(sQ, Q:tile({b, h, qt * BM, 0}, {1, 1, BM, D})) end
     for mt = 0, RM - 1 do
-      for kd = 0, D // 16 - 1 do
+      for kd = 0, (qs and -1 or D // 16 - 1) do
         for v in kernel.range(8, {name = "v", type = "upcast"}) do
           qa[mt][kd][v] = Q[{b, h, row0(mt) + lane // 4 + v // 2 % 2 * 8, kd * 16 + v // 4 * 8 + lane % 4 * 2 + v % 2}]
         end
@@ -104,6 +120,17 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
           end
         end
         for kd = 0, D // 16 - 1 do
+          -- Q's fragments of the k-step, from shared memory: lane l names row l%16, column 8(l/16)
+          -- of the m-tile's 16x16 block (the A fragment's four 8x8 matrices)
+          local qf = {}
+          for mt = 0, RM - 1 do
+            if qs then
+              kernel.ldmatrix(qa[mt][0], sQ, {(w * RM + mt) * 16 + lane % 16, kd * 16 + lane // 16 * 8})
+              qf[mt] = qa[mt][0]
+            else
+              qf[mt] = qa[mt][kd]
+            end
+          end
           for np = 0, NT // 2 - 1 do
             -- ldmatrix.x4: lanes 0-15 name the 16 halves of keys 16np..16np+7 (dimension halves
             -- 0-7 and 8-15 of the k-step), lanes 16-31 those of the next 8 keys; the two B
@@ -111,8 +138,8 @@ function M.kernel(B, H, S, D, BN, RM, W, causal)
             kernel.ldmatrix(kb, sK, {np * 16 + lane // 16 * 8 + lane % 8, kd * 16 + lane // 8 % 2 * 8})
             split(kb, kb0, kb1)
             for mt = 0, RM - 1 do
-              kernel.mma(MMA, sc[mt][2 * np], qa[mt][kd], kb0, sc[mt][2 * np])
-              kernel.mma(MMA, sc[mt][2 * np + 1], qa[mt][kd], kb1, sc[mt][2 * np + 1])
+              kernel.mma(MMA, sc[mt][2 * np], qf[mt], kb0, sc[mt][2 * np])
+              kernel.mma(MMA, sc[mt][2 * np + 1], qf[mt], kb1, sc[mt][2 * np + 1])
             end
           end
         end
@@ -213,16 +240,22 @@ end
 function M.cases()
   local out = {}
   local B, H, S = 4, 16, 4096
-  -- {D, keys a tile, m-tiles a warp, warps a block, causal too}: at D = 128 the output fragments
-  -- of a second m-tile would not fit in the registers. The 8-warp blocks share each tile's copy
-  -- among more warps, but hold more registers a block (fewer blocks an SM to overlap the copies).
-  for _, cfg in ipairs{{64, 64, 2, 4, true}, {128, 64, 1, 4, true}, {64, 64, 1, 8}, {128, 64, 1, 8}} do
-    local D, BN, RM, W = cfg[1], cfg[2], cfg[3], cfg[4]
-    for _, causal in ipairs(cfg[5] and {false, true} or {false}) do
+  -- {name, D, keys a tile, m-tiles a warp, warps a block, causal too, Q's fragments from}. The
+  -- first four shapes are version 6's (prefill_d64_w8 takes Q from shared memory: with Q in
+  -- registers ptxas spills 8 bytes at its 128 registers). The _qs variants trade Q's registers
+  -- (and a smaller key tile, to stay within 48 KB of static shared memory) for more blocks an SM
+  -- (ptxas -v: registers, then blocks of 64K registers): d64_qs 156 (3 blocks), d128_qs 128 (4),
+  -- d128_w8_qs 115 (2 of 8 warps), d128_m2_qs 211 (2, but K and V fragments serve 2 m-tiles).
+  for _, cfg in ipairs{{"d64", 64, 64, 2, 4, true}, {"d128", 128, 64, 1, 4, true},
+                       {"d64_w8", 64, 64, 1, 8, false, "shared"}, {"d128_w8", 128, 64, 1, 8},
+                       {"d64_qs", 64, 32, 2, 4, true, "shared"}, {"d128_qs", 128, 32, 1, 4, true, "shared"},
+                       {"d128_w8_qs", 128, 16, 1, 8, false, "shared"}, {"d128_m2_qs", 128, 16, 2, 4, false, "shared"}} do
+    local D, BN, RM, W, q = cfg[2], cfg[3], cfg[4], cfg[5], cfg[7] or "registers"
+    for _, causal in ipairs(cfg[6] and {false, true} or {false}) do
       local mask = causal and "True" or "False"
       out[#out + 1] = {
-        name = string.format("prefill_d%d%s%s", D, W == 4 and "" or "_w" .. W, causal and "_causal" or ""),
-        kernel = M.kernel(B, H, S, D, BN, RM, W, causal),
+        name = "prefill_" .. cfg[1] .. (causal and "_causal" or ""),
+        kernel = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q}),
         inputs = {Q = "randn", K = "randn", V = "randn"},
         -- PyTorch's SDPA (flash in float16; its math path in float64 for the check)
         torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
@@ -232,8 +265,8 @@ function M.cases()
           causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
         flops = flops(B, H, S, D, causal),
         bytes = 4 * B * H * S * D * 2, tol = 1e-2,
-        note = string.format("B%d H%d S%d D%d%s; %d query rows a block of %d warps, %d keys a tile", B, H, S, D,
-                             causal and " causal" or "", 16 * RM * W, W, BN),
+        note = string.format("B%d H%d S%d D%d%s; %d query rows a block of %d warps, %d keys a tile, Q from %s; "
+                             .. "ldmatrix", B, H, S, D, causal and " causal" or "", 16 * RM * W, W, BN, q),
       }
     end
   end
@@ -263,8 +296,10 @@ if not ... then
   -- with 64 and 128 rows a block: two query tiles, and causal tiles that cross the diagonal or
   -- lie past it
   local B, H, S = 1, 2, 256
-  -- {D, keys a tile, m-tiles a warp, warps a block}
-  local cfgs = {{64, 64, 1, 4}, {64, 64, 2, 4}, {64, 32, 2, 4}, {64, 64, 1, 8}, {128, 64, 1, 4}, {128, 64, 1, 8}}
+  -- {D, keys a tile, m-tiles a warp, warps a block, where Q's fragments come from}
+  local cfgs = {{64, 64, 1, 4}, {64, 64, 2, 4}, {64, 32, 2, 4}, {64, 64, 1, 8}, {128, 64, 1, 4}, {128, 64, 1, 8},
+                {64, 64, 1, 8, "shared"}, {64, 32, 2, 4, "shared"}, {128, 32, 1, 4, "shared"}, {128, 16, 1, 8, "shared"},
+                {128, 16, 2, 4, "shared"}}
   for _, D in ipairs{64, 128} do
     local function input(seed) return ((tensor.rand({B, H, S, D}, {seed = seed}) - 0.5) * 4):cast("float16") end
     local qi, ki, vi = input(1), input(2), input(3)
@@ -276,8 +311,8 @@ if not ... then
       local want = scores:softmax(3):matmul(vi:cast("float32")):tolist()
       for _, cfg in ipairs(cfgs) do
         if cfg[1] == D then
-          local BN, RM, W = cfg[2], cfg[3], cfg[4]
-          local got = M.kernel(B, H, S, D, BN, RM, W, causal):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+          local BN, RM, W, q = cfg[2], cfg[3], cfg[4], cfg[5] or "registers"
+          local got = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q}):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
           local num, den = 0, 0
           for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
             local d = got[a][b][i][j] - want[a][b][i][j]
@@ -285,9 +320,9 @@ if not ... then
           end end end end
           local rel = math.sqrt(num / den)
           assert(rel < 1e-3, "prefill: relative error " .. rel)
-          print(string.format("prefill attention, B%d H%d S%d D%d%s, %d rows a block of %d warps, %d keys a tile: "
-                              .. "within %.1e (relative) of the tensor program", B, H, S, D,
-                              causal and " causal" or "", 16 * RM * W, W, BN, rel))
+          print(string.format("prefill attention, B%d H%d S%d D%d%s, %d rows a block of %d warps, %d keys a tile, "
+                              .. "Q from %s: within %.1e (relative) of the tensor program", B, H, S, D,
+                              causal and " causal" or "", 16 * RM * W, W, BN, q, rel))
         end
       end
     end
@@ -296,13 +331,13 @@ if not ... then
   -- of one wavefront (its 8 rows of 16 bytes in distinct bank groups); the only other shared
   -- accesses are the copies' 16-byte stores, 4 wavefronts each (the minimum for 512 bytes)
   for _, cfg in ipairs(cfgs) do
-    local D, BN, RM, W = table.unpack(cfg)
-    local c = M.kernel(1, 1, 128, D, BN, RM, W, false):counts()
+    local D, BN, RM, W, q = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5] or "registers"
+    local c = M.kernel(1, 1, 128, D, BN, RM, W, false, {q = q}):counts()
     local load_wavefronts = c.shared_accesses - 4 * c.shared_stores
     assert(c.shared_loads == 4 * c.ldmatrices and load_wavefronts == c.shared_loads,
            string.format("prefill: %d ldmatrix wavefronts for %d matrices", load_wavefronts, c.shared_loads))
-    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile: %d ldmatrix.x4 a warp and tile, "
-                        .. "no bank conflict", D, 16 * RM * W, W, BN, c.ldmatrices // (c.blocks * W * (128 // BN))))
+    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile, Q from %s: %d ldmatrix.x4 a warp "
+                        .. "and tile, no bank conflict", D, 16 * RM * W, W, BN, q, c.ldmatrices // (c.blocks * W * (128 // BN))))
   end
 end
 return M
