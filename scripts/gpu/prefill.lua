@@ -26,8 +26,8 @@ local LOG2E = 1.4426950408889634
 -- rows a warp, W warps a block (a block takes 16 * RM * W rows); causal or not. opts.q = "shared":
 -- Q's tile is copied into shared memory once and its fragments are loaded by ldmatrix.x4 at each
 -- k-step of every key tile (FlashAttention-2's way), which frees the D/2 registers a thread and
--- m-tile that Q's fragments hold; the tiles are then swizzled, not padded (a block's static
--- shared memory is 48 KB at most)
+-- m-tile that Q's fragments hold (a block's static shared memory is 48 KB at most: at D = 128 the
+-- key tile shrinks to make room). opts.swizzle: the shared tiles swizzled instead of padded.
 function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
   opts = opts or {}
   local qs = opts.q == "shared"
@@ -43,8 +43,10 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
   -- a tile row is D halves padded by 8 (16 bytes): the 8 rows of 16 bytes an ldmatrix matrix
   -- reads start 4 banks apart, in 8 distinct bank groups, so the fragment loads are free of bank
   -- conflicts; rows stay 16-byte aligned for the copies' uint4 stores
-  -- Swizzled instead (opts.q = "shared"): the 16-byte chunk of a row XOR the row mod 8,
-  -- Sw<3,3,log2(D)-3>, puts the 8 rows of a matrix in 8 distinct bank groups without padding.
+  -- Swizzled instead (opts.swizzle): the 16-byte chunk of a row XOR the row mod 8, Sw<3,3,log2(D)-3>,
+  -- puts the 8 rows of a matrix in 8 distinct bank groups without padding, but the xor makes each
+  -- k-step's row address a register of its own where padding has one base and constant offsets
+  -- (ptxas: 244 registers against 128 for the D = 128 Q-from-shared kernel)
   local function tile_layout(rows)
     if opts.swizzle then
       return string.format("Sw<3,3,%d> o 0 o (%d,%d):(%d,1)", math.floor(math.log(D, 2) + 0.5) - 3, rows, D, D)
@@ -296,10 +298,10 @@ if not ... then
   -- with 64 and 128 rows a block: two query tiles, and causal tiles that cross the diagonal or
   -- lie past it
   local B, H, S = 1, 2, 256
-  -- {D, keys a tile, m-tiles a warp, warps a block, where Q's fragments come from}
+  -- {D, keys a tile, m-tiles a warp, warps a block, where Q's fragments come from, swizzled tiles}
   local cfgs = {{64, 64, 1, 4}, {64, 64, 2, 4}, {64, 32, 2, 4}, {64, 64, 1, 8}, {128, 64, 1, 4}, {128, 64, 1, 8},
                 {64, 64, 1, 8, "shared"}, {64, 32, 2, 4, "shared"}, {128, 32, 1, 4, "shared"}, {128, 16, 1, 8, "shared"},
-                {128, 16, 2, 4, "shared"}}
+                {128, 16, 2, 4, "shared"}, {64, 32, 2, 4, "shared", true}}
   for _, D in ipairs{64, 128} do
     local function input(seed) return ((tensor.rand({B, H, S, D}, {seed = seed}) - 0.5) * 4):cast("float16") end
     local qi, ki, vi = input(1), input(2), input(3)
@@ -312,7 +314,7 @@ if not ... then
       for _, cfg in ipairs(cfgs) do
         if cfg[1] == D then
           local BN, RM, W, q = cfg[2], cfg[3], cfg[4], cfg[5] or "registers"
-          local got = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q}):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+          local got = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q, swizzle = cfg[6]}):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
           local num, den = 0, 0
           for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
             local d = got[a][b][i][j] - want[a][b][i][j]
@@ -321,8 +323,8 @@ if not ... then
           local rel = math.sqrt(num / den)
           assert(rel < 1e-3, "prefill: relative error " .. rel)
           print(string.format("prefill attention, B%d H%d S%d D%d%s, %d rows a block of %d warps, %d keys a tile, "
-                              .. "Q from %s: within %.1e (relative) of the tensor program", B, H, S, D,
-                              causal and " causal" or "", 16 * RM * W, W, BN, q, rel))
+                              .. "Q from %s%s: within %.1e (relative) of the tensor program", B, H, S, D,
+                              causal and " causal" or "", 16 * RM * W, W, BN, q, cfg[6] and ", swizzled" or "", rel))
         end
       end
     end
@@ -332,12 +334,13 @@ if not ... then
   -- accesses are the copies' 16-byte stores, 4 wavefronts each (the minimum for 512 bytes)
   for _, cfg in ipairs(cfgs) do
     local D, BN, RM, W, q = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5] or "registers"
-    local c = M.kernel(1, 1, 128, D, BN, RM, W, false, {q = q}):counts()
+    local c = M.kernel(1, 1, 128, D, BN, RM, W, false, {q = q, swizzle = cfg[6]}):counts()
     local load_wavefronts = c.shared_accesses - 4 * c.shared_stores
     assert(c.shared_loads == 4 * c.ldmatrices and load_wavefronts == c.shared_loads,
            string.format("prefill: %d ldmatrix wavefronts for %d matrices", load_wavefronts, c.shared_loads))
-    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile, Q from %s: %d ldmatrix.x4 a warp "
-                        .. "and tile, no bank conflict", D, 16 * RM * W, W, BN, q, c.ldmatrices // (c.blocks * W * (128 // BN))))
+    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile, Q from %s%s: %d ldmatrix.x4 a "
+                        .. "warp and tile, no bank conflict", D, 16 * RM * W, W, BN, q, cfg[6] and ", swizzled" or "",
+                        c.ldmatrices // (c.blocks * W * (128 // BN))))
   end
 end
 return M
