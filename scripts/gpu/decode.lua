@@ -137,7 +137,8 @@ function M.cases()
   -- {S, keys a slice}: more, shorter slices where the cache is short, to fill the SMs
   -- a third entry: U keys a warp at once
   for _, sl in ipairs{{8192, 512}, {8192, 128}, {32768, 512}, {32768, 256}, {131072, 512},
-                      {8192, 512, 2}, {8192, 256, 2}, {8192, 512, 4}, {32768, 512, 2}} do
+                      {8192, 512, 2}, {8192, 256, 2}, {8192, 512, 4}, {32768, 512, 2}, {8192, 256, 4},
+                      {8192, 128, 4}, {8192, 256, 8}} do
     local H, S, U = 32, sl[1], sl[3] or 1
     local NS = S // sl[2]
     out[#out + 1] = {
