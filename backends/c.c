@@ -526,5 +526,6 @@ c_tail(Emit *E, Buf *b)
 }
 
 const EmitDialect emit_c = {
-	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL, NULL, 0, NULL, 0
+	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL, NULL, 0, NULL, 0,
+	NULL
 };

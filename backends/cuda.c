@@ -350,6 +350,69 @@ cuda_ldmatrix(Emit *E, EStage *S, const UOp *s, int ind)
 	return 0;
 }
 
+/*
+** cp.async as inline PTX: the destination converted to a shared-window
+** address as for ldmatrix, the source a generic pointer (global memory's
+** generic and global addresses coincide, as CUTLASS's SM80_CP_ASYNC
+** assumes); .cg (L2 only) for 16 bytes, .ca for 4 and 8. The memory
+** clobbers keep the compiler's own shared accesses on their side of the
+** commit and the wait, as the interpreter orders them.
+*/
+static int
+cuda_async(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	const UOp *dx, *sx;
+	int db, sb, bytes, i;
+	UOp *o[2];
+	Ex x[2];
+
+	emit_indent(E->out, ind);
+	if (s->op == OP_CP_COMMIT) {
+		emit(E->out, "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n");
+		return 0;
+	}
+	if (s->op == OP_CP_WAIT) {
+		emit(E->out, "asm volatile(\"cp.async.wait_group %lld;\\n\" ::: \"memory\");\n", (long long)s->arg[0]);
+		return 0;
+	}
+	if (s->nsrc != 2 || s->src[0]->op != OP_INDEX || s->src[1]->op != OP_INDEX)
+		return err_set(E->e, "cuda: stage %s: a cp_async without a destination and a source element",
+		               E->k->stage[S->st].name);
+	dx = s->src[0];
+	sx = s->src[1];
+	db = (int)dx->src[0]->arg[0];
+	sb = (int)sx->src[0]->arg[0];
+	{
+		Err ie;
+
+		if (kernel_cp_async_check(E->k, db, sb, (int)s->arg[0], &ie) < 0)
+			return err_set(E->e, "cuda: stage %s: %s", E->k->stage[S->st].name, ie.msg);
+	}
+	bytes = (int)s->arg[0] * dtype_bytes(E->k->buf[db].dtype);
+	if (!(o[0] = emit_offset(E, db, dx->src + 1)) || !(o[1] = emit_offset(E, sb, sx->src + 1)))
+		return -1;
+	for (i = 0; i < 2; i++)
+		buf_init(&x[i].s);
+	if (emit_value(E, o[0], &x[0]) < 0 || emit_value(E, o[1], &x[1]) < 0) {
+		buf_free(&x[0].s);
+		buf_free(&x[1].s);
+		return -1;
+	}
+	emit(E->out, "asm volatile(\"cp.async.%s.shared.global [%%0], [%%1], %d;\\n\"\n", bytes == 16 ? "cg" : "ca",
+	     bytes);
+	emit_indent(E->out, ind + 2);
+	emit(E->out, ":: \"r\"((unsigned)__cvta_generic_to_shared(&%s[", E->bname[db]);
+	emit_operand(E->out, &x[0], 0);
+	emit(E->out, "])), \"l\"(&%s[", E->bname[sb]);
+	emit_operand(E->out, &x[1], 0);
+	emit(E->out, "])\n");
+	emit_indent(E->out, ind + 2);
+	emit(E->out, ": \"memory\");\n");
+	buf_free(&x[0].s);
+	buf_free(&x[1].s);
+	return 0;
+}
+
 static int
 cuda_sync(Emit *E, EStage *S, const UOp *s, int ind)
 {
@@ -434,5 +497,6 @@ cuda_vcopy(int n)
 
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
-	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL
+	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL,
+	cuda_async
 };

@@ -1745,6 +1745,15 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 	case OP_MMA:
 	case OP_LDMATRIX:
 		return E->D->sync(E, S, s, ind);
+	case OP_CP_ASYNC:
+	case OP_CP_COMMIT:
+	case OP_CP_WAIT:
+		if (!E->D->async)
+			return err_set(E->e, "%s: stage %s: a %s; asynchronous global-to-shared copies are sm_80's "
+			               "cp.async, which only the cuda dialect writes (copy with another impl, without "
+			               "kernel.cp_async_commit and kernel.cp_async_wait, for this one)", E->D->name,
+			               E->k->stage[S->st].name, uop_info[s->op].name);
+		return E->D->async(E, S, s, ind);
 	default:
 		return err_set(E->e, "%s: stage %s: %s is not a statement", E->D->name, E->k->stage[S->st].name,
 		               uop_info[s->op].name);
@@ -1845,6 +1854,12 @@ scan_fn(void *aux, const UOp *u)
 	case OP_SHUFFLE:
 		if (!S->sync)
 			S->sync = u;
+		break;
+	case OP_CP_ASYNC:
+		for (b = 0; b < 2 && u->nsrc == 2; b++)
+			if (u->src[b]->op == OP_INDEX && u->src[b]->src[0]->op == OP_DEFINE
+			&& u->src[b]->src[0]->arg[0] >= 0 && u->src[b]->src[0]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[b]->src[0]->arg[0]] |= b == 0 ? 2 : 1;
 		break;
 	case OP_RANGE: {
 		HwAxis hw = krange_hw(u);

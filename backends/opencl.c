@@ -161,5 +161,5 @@ opencl_vload(Emit *E, int b, int w, const Ex *off)
 
 const EmitDialect emit_opencl = {
 	"opencl", D_C, reserved, ctype, opencl_check, gpu_stage, opencl_head, opencl_tail, gpu_loop, opencl_sync,
-	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0
+	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0, NULL
 };

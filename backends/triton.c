@@ -194,6 +194,11 @@ check_fn(Emit *E, int st, const UOp *u)
 	case OP_LDMATRIX:
 		return refuse(E, st, u, "an ldmatrix is warp-level; Triton loads tiles with tl.load and places "
 		              "fragments itself: the ldmatrix");
+	case OP_CP_ASYNC:
+	case OP_CP_COMMIT:
+	case OP_CP_WAIT:
+		return refuse(E, st, u, "a cp.async is a thread's asynchronous copy; Triton pipelines its loads "
+		              "itself (num_stages): the cp_async");
 	case OP_SHUFFLE:
 		return refuse(E, st, u, "a warp shuffle has no Triton form (a program has no lanes); reduce a tile "
 		              "with tl.sum instead: the shuffle");
@@ -1507,7 +1512,7 @@ triton_check(Emit *E)
 
 static const EmitDialect emit_triton = {
 	"triton", D_TRITON, reserved, ttype, triton_check, stage, head, tail, no_loop, no_loop, 0, NULL, NULL,
-	NULL, 0, NULL, 0
+	NULL, 0, NULL, 0, NULL
 };
 
 int

@@ -721,6 +721,67 @@ kernel_ldmatrix(Kernel *k, int d, UOp *index, int n, int trans, Err *e)
 }
 
 int
+kernel_cp_async_check(const Kernel *k, int d, int s, int n, Err *e)
+{
+	const KBuf *db, *sb;
+	int64_t bytes;
+
+	if (d < 0 || d >= k->nbuf || s < 0 || s >= k->nbuf)
+		return err_set(e, "cp_async: no buffer %d", d < 0 || d >= k->nbuf ? d : s);
+	db = &k->buf[d];
+	sb = &k->buf[s];
+	if (db->scope != AS_LOCAL)
+		return err_set(e, "cp_async: the destination %s is a %s buffer; cp.async writes shared memory",
+		               db->name, kscope_name(db->scope));
+	if (sb->scope != AS_GLOBAL)
+		return err_set(e, "cp_async: the source %s is a %s buffer; cp.async reads global memory", sb->name,
+		               kscope_name(sb->scope));
+	if (db->dtype != sb->dtype)
+		return err_set(e, "cp_async: the destination %s is %s, the source %s is %s", db->name,
+		               dtype_name(db->dtype), sb->name, dtype_name(sb->dtype));
+	bytes = (int64_t)n * dtype_bytes(db->dtype);
+	if (n < 1 || (bytes != 4 && bytes != 8 && bytes != 16))
+		return err_set(e, "cp_async: %d elements of %s are %lld bytes; cp.async moves 4, 8 or 16", n,
+		               dtype_name(db->dtype), (long long)bytes);
+	return 0;
+}
+
+UOp *
+kernel_cp_async(Kernel *k, UOp *dst, UOp *src, int n, Err *e)
+{
+	UOp *s[2], *u;
+
+	if (!dst || dst->op != OP_INDEX || dst->nsrc < 1 || dst->src[0]->op != OP_DEFINE
+	|| !src || src->op != OP_INDEX || src->nsrc < 1 || src->src[0]->op != OP_DEFINE)
+		return err_set(e, "cp_async: the destination and the source must be elements of buffers"), NULL;
+	if (kernel_cp_async_check(k, (int)dst->src[0]->arg[0], (int)src->src[0]->arg[0], n, e) < 0)
+		return NULL;
+	s[0] = dst;
+	s[1] = src;
+	if (!(u = uop_new(k->c, OP_CP_ASYNC, DT_VOID, s, 2, n, 0, NULL, NULL, 0)))
+		err_set(e, "cp_async: out of memory");
+	return u;
+}
+
+UOp *
+kernel_cp_commit(Kernel *k)
+{
+	return uop_new(k->c, OP_CP_COMMIT, DT_VOID, NULL, 0, 0, 0, NULL, NULL, 0);
+}
+
+UOp *
+kernel_cp_wait(Kernel *k, int n, Err *e)
+{
+	UOp *u;
+
+	if (n < 0 || n > 63)
+		return err_set(e, "cp_async_wait: %d groups; wait_group takes 0 to 63", n), NULL;
+	if (!(u = uop_new(k->c, OP_CP_WAIT, DT_VOID, NULL, 0, n, 0, NULL, NULL, 0)))
+		err_set(e, "cp_async_wait: out of memory");
+	return u;
+}
+
+int
 kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e)
 {
 	KStage *s;

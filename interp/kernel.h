@@ -195,6 +195,21 @@ UOp *kernel_ldmatrix(Kernel *k, int d, UOp *index, int n, int trans, Err *e);
 /* kernel_ldmatrix's checks of a statement's buffers d (registers) and s
 ** (shared), shared by the verifier, the interpreter and the emitters. */
 int kernel_ldmatrix_check(const Kernel *k, int d, int s, int n, Err *e);
+/* CP_ASYNC: one thread's cp.async.{ca,cg}.shared.global of n elements (4, 8
+** or 16 bytes; cg for 16) from the element src (a global buffer) names and
+** the n - 1 after it in storage to the element dst (a shared buffer of the
+** same dtype) names and the n - 1 after it; both offsets multiples of n. It
+** belongs to the group the thread's next CP_COMMIT closes and lands at the
+** CP_WAIT that retires that group: the destination must not be touched in
+** between (the interpreter reports it). kernel.copy's cp_async
+** implementation proves the runs; built by hand, the interpreter checks
+** the alignment as it runs. The statement, or NULL with e saying why. */
+UOp *kernel_cp_async(Kernel *k, UOp *dst, UOp *src, int n, Err *e);
+/* kernel_cp_async's checks of the buffers d (shared) and s (global). */
+int kernel_cp_async_check(const Kernel *k, int d, int s, int n, Err *e);
+/* CP_COMMIT and CP_WAIT(n), n in [0, 63]: the thread's groups of copies. */
+UOp *kernel_cp_commit(Kernel *k);
+UOp *kernel_cp_wait(Kernel *k, int n, Err *e);
 int kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e);
 /* Accessors of loop nodes. */
 static inline UOp *krange_var(const UOp *r) { return r->src[0]; }
@@ -325,6 +340,7 @@ typedef struct KCounts {
 	int64_t shuffles;                      /* warp-level shuffles */
 	int64_t mmas;                          /* warp-level MMAs (ops += 2MNK each) */
 	int64_t ldmatrices;                    /* warp-level ldmatrix (shared_loads += one per 8x8 matrix) */
+	int64_t cp_asyncs;                     /* cp.async per thread (each also a global load and a shared store per element) */
 	int64_t blocks, threads;               /* launched */
 } KCounts;
 typedef struct KRunOpts {

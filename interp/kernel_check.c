@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../layout/layout.h"
+#include "../util/pmap.h"
 #include "kernel.h"
 
 /*
@@ -262,7 +263,7 @@ expr(Ck *c, const UOp *u, int depth)
 	case OP_LOAD:
 		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
-	case OP_INDEX: case OP_MMA: case OP_LDMATRIX:
+	case OP_INDEX: case OP_MMA: case OP_LDMATRIX: case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
 		if (c->divergent)
@@ -434,6 +435,26 @@ stmt(Ck *c, const UOp *s, int depth)
 		c->written[d->arg[0]] = 1;
 		return 0;
 	}
+	case OP_CP_ASYNC: {
+		const UOp *dx = s->nsrc == 2 ? s->src[0] : NULL, *sx = s->nsrc == 2 ? s->src[1] : NULL;
+		Err ee;
+
+		if (!dx)
+			return fail(c, "a cp_async without a destination and a source");
+		if (access(c, dx, NULL, 1) < 0 || access(c, sx, NULL, 0) < 0)
+			return -1;
+		if (kernel_cp_async_check(c->k, (int)dx->src[0]->arg[0], (int)sx->src[0]->arg[0], (int)s->arg[0],
+		                          &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		c->written[dx->src[0]->arg[0]] = 1;
+		return 0;
+	}
+	case OP_CP_COMMIT:
+		return 0;
+	case OP_CP_WAIT:
+		if (s->arg[0] < 0 || s->arg[0] > 63)
+			return fail(c, "a cp_async_wait of %lld groups (0 to 63)", (long long)s->arg[0]);
+		return 0;
 	case OP_STORE: {
 		const UOp *ix = s->src[0];
 		const KBuf *b;
@@ -498,9 +519,171 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 			w[s->src[0]->arg[0]] = 1;
 		return;
 	}
+	if (s->op == OP_CP_ASYNC && s->nsrc == 2) {
+		const UOp *d = s->src[0]->src[0];
+
+		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
+			w[d->arg[0]] = 1;
+		return;
+	}
 	if (s->op == OP_END || s->op == OP_IF)
 		for (i = 1; i < s->nsrc; i++)
 			stores(s->src[i], w, n, depth + 1);
+}
+
+/*
+** The copies in flight (cp.async), per buffer, along every path of a stage:
+** bit 1 a copy issued and not yet committed, bit 2 a committed one that no
+** wait has covered since. A commit turns 1 into 2; a cp_async_wait clears 2
+** (a wait for all but n > 0 groups is taken to retire the copies the code
+** reads next: which groups those are depends on the slot indices, and the
+** interpreter checks it exactly); nothing clears 1. Any access to a buffer
+** with a bit set is refused. Loops are walked until their state settles, so
+** a copy at the end of an iteration meets the reads of the next; an if's
+** body may not run.
+*/
+typedef struct Af {
+	Ck *c;
+	uint8_t *st;
+	int relied;          /* a wait of n > 0 covered a copy */
+	PMap seen;
+} Af;
+
+static int
+af_touch(Af *a, const UOp *ix, const char *how)
+{
+	int b;
+
+	if (ix->op != OP_INDEX || ix->src[0]->op != OP_DEFINE)
+		return 0;
+	b = (int)ix->src[0]->arg[0];
+	if (b < 0 || b >= a->c->k->nbuf || !a->st[b])
+		return 0;
+	if (a->st[b] & 1)
+		return fail(a->c, "%s %s while a cp.async into it is issued and not committed: cp_async_wait waits "
+		            "for committed groups only (kernel.cp_async_commit() before the wait)", how,
+		            a->c->k->buf[b].name);
+	return fail(a->c, "%s %s while a cp.async into it may be in flight: no cp_async_wait between the copy "
+	            "and this access", how, a->c->k->buf[b].name);
+}
+
+static int
+af_expr(Af *a, const UOp *u, int depth)
+{
+	int i;
+
+	if (depth > 1000 || pmap_get(&a->seen, u))
+		return 0;
+	if (pmap_put(&a->seen, u, (void *)1) < 0)
+		return err_set(a->c->e, "check: out of memory");
+	if (u->op == OP_LOAD && u->nsrc >= 1 && af_touch(a, u->src[0], "reads") < 0)
+		return -1;
+	for (i = 0; i < u->nsrc; i++)
+		if (af_expr(a, u->src[i], depth + 1) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+af_stmt(Af *a, const UOp *s, int depth)
+{
+	int n = a->c->k->nbuf, i, it;
+	uint8_t *in;
+
+	if (depth > 1000)
+		return 0;
+	switch (s->op) {
+	case OP_CP_ASYNC:
+		/* copies into one buffer in flight together are the rule; the
+		** interpreter refuses two into one element */
+		if (s->nsrc == 2 && s->src[0]->src[0]->op == OP_DEFINE)
+			a->st[s->src[0]->src[0]->arg[0]] |= 1;
+		return 0;
+	case OP_CP_COMMIT:
+		for (i = 0; i < n; i++)
+			if (a->st[i] & 1)
+				a->st[i] = 2;
+		return 0;
+	case OP_CP_WAIT:
+		for (i = 0; i < n; i++)
+			if (a->st[i] & 2) {
+				a->relied |= s->arg[0] > 0;
+				a->st[i] &= 1;
+			}
+		return 0;
+	case OP_STORE:
+		pmap_free(&a->seen);
+		memset(&a->seen, 0, sizeof a->seen);
+		for (i = 1; i < s->nsrc; i++)
+			if (af_expr(a, s->src[i], 0) < 0)
+				return -1;
+		for (i = 1; i < s->src[0]->nsrc; i++)
+			if (af_expr(a, s->src[0]->src[i], 0) < 0)
+				return -1;
+		return af_touch(a, s->src[0], "writes");
+	case OP_LDMATRIX:
+		return s->nsrc == 2 ? af_touch(a, s->src[1], "an ldmatrix reads") : 0;
+	case OP_IF:
+	case OP_END:
+		if (!(in = malloc(n ? (size_t)n : 1)))
+			return err_set(a->c->e, "check: out of memory");
+		memcpy(in, a->st, (size_t)n);
+		pmap_free(&a->seen);
+		memset(&a->seen, 0, sizeof a->seen);
+		if (s->op == OP_IF && af_expr(a, s->src[0], 0) < 0) {
+			free(in);
+			return -1;
+		}
+		for (it = 0; it < 8; it++) {
+			memcpy(a->st, in, (size_t)n);
+			for (i = 1; i < s->nsrc; i++)
+				if (af_stmt(a, s->src[i], depth + 1) < 0) {
+					free(in);
+					return -1;
+				}
+			/* an if's body may not run; a loop's next iteration starts from
+			** where the one before began or ended */
+			for (i = 0; i < n; i++)
+				a->st[i] |= s->op == OP_IF ? in[i] : 0;
+			if (s->op == OP_IF)
+				break;
+			for (i = 0; i < n && (in[i] | a->st[i]) == in[i]; i++)
+				;
+			if (i == n)
+				break;
+			for (i = 0; i < n; i++)
+				in[i] |= a->st[i];
+		}
+		free(in);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int
+async_flow(Ck *c, const UOp *body)
+{
+	Af a;
+	int i, rc;
+
+	memset(&a, 0, sizeof a);
+	a.c = c;
+	if (!(a.st = calloc(c->k->nbuf ? c->k->nbuf : 1, 1)))
+		return err_set(c->e, "check: out of memory");
+	rc = af_stmt(&a, body, 0);
+	if (rc == 0 && a.relied)
+		note(c, "reads after a cp_async_wait of n > 0 groups rely on the copies into the slots read being "
+		     "older than the n most recent groups (the interpreter checks it as it runs)");
+	for (i = 0; rc == 0 && i < c->k->nbuf; i++)
+		if (a.st[i]) {
+			note(c, "copies into %s may still be in flight at the end of the stage (the interpreter reports "
+			     "any that are)", c->k->buf[i].name);
+			break;
+		}
+	pmap_free(&a.seen);
+	free(a.st);
+	return rc;
 }
 
 int
@@ -522,6 +705,8 @@ kernel_check(const Kernel *k, Buf *notes, Err *e)
 		stores(c.st->body, c.written, k->nbuf, 0);
 		c.has_block = has_block(c.st->body, 0);
 		rc = stmt(&c, c.st->body, 0);
+		if (rc == 0)
+			rc = async_flow(&c, c.st->body);
 	}
 	for (i = 0; i < k->nbuf && rc == 0; i++)
 		if (k->buf[i].role == KB_OUTPUT && !c.written[i])

@@ -675,6 +675,82 @@ staged_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, 
 	return kernel_if(k, kernel_const(k, DT_BOOL, 1), st, 3);
 }
 
+/*
+** A global-to-shared copy as cp.async: the units of the vector16 copy (runs
+** of 16 bytes, consecutive and aligned in both layouts, proved as for
+** vector copies), each one asynchronous 16-byte copy of its thread. The
+** statements wait for nothing: the caller commits the group
+** (kernel_cp_commit) and waits for it (kernel_cp_wait) before the tile is
+** read, and a barrier makes it visible to the other threads.
+*/
+static UOp *
+cp_async_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, KDispatch *d, Err *e)
+{
+	Sq qd, qs;
+	UOp *it, *vv, *u, *zero, *dig[T_MAXDIM], *di[T_MAXDIM], *si[T_MAXDIM], *body;
+	int64_t units, iters, w;
+	int bytes, ok, i;
+	char why[240] = "", rd[160], rs[160], head[1200];
+	const KBuf *db, *sb;
+
+	if (squeeze(k, dst, &qd, "copy", e) < 0 || squeeze(k, src, &qs, "copy", e) < 0)
+		return NULL;
+	region_str(rd, sizeof rd, k, dst);
+	region_str(rs, sizeof rs, k, src);
+	db = &k->buf[dst->buf];
+	sb = &k->buf[src->buf];
+	if (!same_shape(&qd, &qs))
+		return err_set(e, "copy: %s and %s have different shapes", rd, rs), NULL;
+	if (db->scope != AS_LOCAL || sb->scope != AS_GLOBAL)
+		return err_set(e, "copy: cp_async is not possible: it copies global to shared memory, and %s is %s, "
+		               "%s is %s", rs, kscope_name(sb->scope), rd, kscope_name(db->scope)), NULL;
+	if (db->dtype != sb->dtype)
+		return err_set(e, "copy: %s is %s, %s is %s (cast first)", db->name, dtype_name(db->dtype), sb->name,
+		               dtype_name(sb->dtype)), NULL;
+	bytes = dtype_bytes(db->dtype);
+	if (bytes < 1 || 16 % bytes)
+		return err_set(e, "copy: cp_async is not possible: %s elements do not make 16 bytes",
+		               dtype_name(db->dtype)), NULL;
+	w = 16 / bytes;
+	if (qd.n == 0)
+		return err_set(e, "copy: cp_async is not possible: one element is not a 16-byte run"), NULL;
+	if ((ok = vector_ok(k, dst, &qd, w, why, sizeof why, e)) < 0
+	|| (ok && (ok = vector_ok(k, src, &qs, w, why, sizeof why, e)) < 0))
+		return NULL;
+	if (!ok)
+		return err_set(e, "copy: cp_async is not possible: it moves 16-byte runs (%lld elements), and %s", (long long)w,
+		               why), NULL;
+	if (partition(k, s, &qd, w, &it, &vv, &u, dig, &units, &iters, e) < 0)
+		return NULL;
+	coords(k, dst, &qd, dig, di);
+	coords(k, src, &qs, dig, si);
+	if (!(zero = uop_int(k->c, 0)))
+		return err_set(e, "copy: out of memory"), NULL;
+	for (i = 0; i < db->ndim; i++) {
+		di[i] = kernel_substitute(k->c, di[i], &vv, &zero, 1);
+		if (di[i] && uop_simplify(k->c, di[i], &di[i], e) < 0)
+			return NULL;
+	}
+	for (i = 0; i < sb->ndim; i++) {
+		si[i] = kernel_substitute(k->c, si[i], &vv, &zero, 1);
+		if (si[i] && uop_simplify(k->c, si[i], &si[i], e) < 0)
+			return NULL;
+	}
+	if (!(body = kernel_cp_async(k, kernel_index(k, dst->buf, di, db->ndim),
+	                             kernel_index(k, src->buf, si, sb->ndim), (int)w, e)))
+		return NULL;
+	body = guarded(k, s, u, units, iters, body);
+	if (it)
+		body = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1);
+	snprintf(d->impl, sizeof d->impl, "cp_async");
+	snprintf(d->reason, sizeof d->reason, "forced; %lld-element runs (16 bytes) are consecutive and aligned in "
+	         "both layouts: one cp.async.cg each, landed by the group's cp_async_wait", (long long)w);
+	snprintf(head, sizeof head, "copy %s <- %s at %s: %s (%s)", rd, rs, s->desc, d->impl, d->reason);
+	if (!(body = named(k, head, body)))
+		err_set(e, "copy: out of memory");
+	return body;
+}
+
 UOp *
 kernel_op_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, const char *force,
                KDispatch *d, Err *e)
@@ -683,6 +759,8 @@ kernel_op_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *sr
 	UOp *body;
 	Err ee = { "" };
 
+	if (force && strcmp(force, "cp_async") == 0)
+		return cp_async_copy(k, s, dst, src, d, e);
 	if (!force || strcmp(force, "staged") == 0) {
 		body = staged_copy(k, s, dst, src, force != NULL, d, why, sizeof why, &ee);
 		if (ee.msg[0])

@@ -431,6 +431,27 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		access(p->b, s->src[1], 0);
 		emit(p->b, ")\n");
 		break;
+	case OP_CP_ASYNC:
+		/* cp_async.16(As[...], A[...]): this thread's 16 bytes, destination first */
+		indent(p, ind);
+		if (s->nsrc != 2) {
+			emit(p->b, "<cp_async>\n");
+			break;
+		}
+		emit(p->b, "cp_async.%lld(", (long long)s->arg[0]);
+		access(p->b, s->src[0], 0);
+		emit(p->b, ", ");
+		access(p->b, s->src[1], 0);
+		emit(p->b, ")\n");
+		break;
+	case OP_CP_COMMIT:
+		indent(p, ind);
+		emit(p->b, "cp_async_commit()\n");
+		break;
+	case OP_CP_WAIT:
+		indent(p, ind);
+		emit(p->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);
+		break;
 	default:
 		indent(p, ind);
 		emit(p->b, "<%s>\n", uop_info[s->op].name);
@@ -554,6 +575,10 @@ list(Lst *l, const UOp *u, int depth)
 		break;
 	case OP_LDMATRIX:
 		emit(l->b, " x%lld%s", (long long)u->arg[0], u->arg[1] ? " trans" : "");
+		break;
+	case OP_CP_ASYNC:
+	case OP_CP_WAIT:
+		emit(l->b, " %lld", (long long)u->arg[0]);
 		break;
 	default:
 		break;

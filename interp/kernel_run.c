@@ -54,7 +54,7 @@ typedef union Val {
 
 enum {
 	/* control */
-	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_CPA, I_CPC, I_CPW, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
 	/* memory */
 	I_LOAD, I_STORE,
 	/* conversions */
@@ -108,6 +108,9 @@ typedef struct MmaProg {
 ** buffer in imm and the access record in c (bounds, races and messages, as
 ** a load by that lane).
 */
+/* (I_CPA, a CP_ASYNC: d the destination's offset, a the source's, b and c
+** their access records, imm the elements; I_CPC a commit; I_CPW a wait
+** for all but the imm most recent groups.) */
 typedef struct LdsmProg {
 	int dst, src, n, trans;
 	int64_t off[8];
@@ -873,6 +876,31 @@ cldsm(Comp *C, const UOp *s)
 	return emit_ins(C, I_LDSM, 0, 0, -1, at, p->nldsm++, a, src) < 0 ? -1 : 0;
 }
 
+/* A CP_ASYNC: both offsets compiled, an access record for each side. */
+static int
+ccpa(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	const UOp *dx = s->nsrc == 2 ? s->src[0] : NULL, *sx = s->nsrc == 2 ? s->src[1] : NULL;
+	int db, sb, ad, as, od, os;
+	char m[sizeof C->e->msg];
+
+	if (!dx || dx->op != OP_INDEX || sx->op != OP_INDEX)
+		return err_set(C->e, "cp_async: stage %s: a cp_async without a destination and a source element",
+		               p->name);
+	if ((db = index_buf(C, dx)) < 0 || (sb = index_buf(C, sx)) < 0)
+		return -1;
+	if (kernel_cp_async_check(C->k, db, sb, (int)s->arg[0], C->e) < 0) {
+		snprintf(m, sizeof m, "%s", C->e->msg + 10);
+		return err_set(C->e, "cp_async: stage %s: %s", p->name, m);
+	}
+	map_clear(&C->memo);
+	if ((od = cexpr(C, dx, 0)) == -1 || (os = cexpr(C, sx, 0)) == -1
+	|| (ad = aux_new(C, db, dx, 1)) < 0 || (as = aux_new(C, sb, sx, 0)) < 0)
+		return -1;
+	return emit_ins(C, I_CPA, 0, 0, od, os, ad, as, s->arg[0]) < 0 ? -1 : 0;
+}
+
 static int
 cstmt(Comp *C, const UOp *s, int depth)
 {
@@ -906,6 +934,15 @@ cstmt(Comp *C, const UOp *s, int depth)
 			return -1;
 		p->nslot = mark;
 		return 0;
+	case OP_CP_ASYNC:
+		if (ccpa(C, s) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
+	case OP_CP_COMMIT:
+		return emit_ins(C, I_CPC, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
+	case OP_CP_WAIT:
+		return emit_ins(C, I_CPW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
 	case OP_IF:
 		if (s->nsrc < 1)
 			return err_set(C->e, "kernel.run: stage %s: an if without a condition", p->name);
@@ -963,7 +1000,8 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return 0;
 	}
 	default:
-		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma, ldmatrix)",
+		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma, "
+		               "ldmatrix, cp_async, cp_commit, cp_wait)",
 		               p->name, uop_info[s->op].name);
 	}
 }
@@ -989,10 +1027,11 @@ patch_consts(Prog *p)
 	for (i = 0; i < p->n; i++) {
 		FIX(p->code[i].d);
 		FIX(p->code[i].a);
-		if (p->code[i].op != I_JZ && p->code[i].op != I_LOOP && p->code[i].op != I_GUARD)
+		if (p->code[i].op != I_JZ && p->code[i].op != I_LOOP && p->code[i].op != I_GUARD
+		&& p->code[i].op != I_CPA)
 			FIX(p->code[i].b);
 		if (p->code[i].op != I_LOAD && p->code[i].op != I_STORE && p->code[i].op != I_XDIV
-		&& p->code[i].op != I_XMOD && p->code[i].op != I_LDSM)
+		&& p->code[i].op != I_XMOD && p->code[i].op != I_LDSM && p->code[i].op != I_CPA)
 			FIX(p->code[i].c);
 	}
 	for (i = 0; i < p->naux; i++) {
@@ -1091,6 +1130,7 @@ typedef struct Acc {
 typedef struct Shadow {
 	Acc w, r[2];
 	uint32_t init;
+	uint32_t async;     /* shared: 1 + the thread whose cp.async into it is in flight, or 0 */
 } Shadow;
 
 typedef struct RBuf {
@@ -1107,11 +1147,23 @@ typedef struct RBuf {
 /* wait: what a thread that has not finished stopped at in this phase */
 enum { W_RUN, W_BAR, W_WARP };
 
+/* A cp.async in flight: the bytes read at issue, landed at the wait that
+** retires its group (group: the thread's commits before it). */
+typedef struct Cpa {
+	int dst, n;
+	int64_t off;
+	uint32_t group;
+	unsigned char data[16];
+} Cpa;
+
 typedef struct Thr {
 	int pc, done, bar, tid, wait;
 	int64_t tc[3];
 	Val *v;
 	uint32_t *kc;       /* counts: executions of each memory instruction this phase */
+	Cpa *cpa;           /* cp.async in flight, oldest first */
+	int ncpa, capcpa;
+	uint32_t ncommit;   /* groups committed */
 } Thr;
 
 typedef struct LogE {
@@ -1285,6 +1337,21 @@ fail_uninit(Run *r, Thr *th, const Ins *in, int64_t off)
 	               : r->rb[in->imm].scope == AS_REG ? " in this thread" : "");
 }
 
+static int
+fail_inflight(Run *r, Thr *th, const Ins *in, int64_t off, uint32_t by)
+{
+	char w[256], el[160];
+	int64_t pt[3];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	coords(by, r->blk, pt);
+	return err_set(r->e, "cp_async: %s: %s %s (offset %lld, shared memory) while a cp.async into it is in "
+	               "flight (issued by thread (%lld,%lld,%lld), not yet retired by its cp_async_wait)", w,
+	               in->op == I_STORE ? "writes" : "reads", el, (long long)off, (long long)pt[0],
+	               (long long)pt[1], (long long)pt[2]);
+}
+
 /* The checks of one access (bounds, uninitialized, races); 0 when it may go on. */
 static int
 check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
@@ -1314,6 +1381,8 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 		return 0;
 	}
 	s = &B->sh[off];
+	if (s->async)
+		return fail_inflight(r, th, in, off, s->async - 1);
 	cur.launch = r->launch;
 	cur.block = r->blin;
 	cur.phase = r->phase;
@@ -1453,6 +1522,113 @@ log_access(Run *r, Thr *th, const Ins *in, int64_t off)
 	return 0;
 }
 
+/* ---- cp.async ---- */
+
+/*
+** A CP_ASYNC: the source is read now (checked as this thread's load), the
+** destination is claimed (checked as its store, then marked in flight, so
+** that any access before the landing is an error), and the bytes wait in
+** the thread's list for the CP_WAIT that retires their group.
+*/
+static int
+cp_issue(Run *r, Thr *th, const Ins *in, int64_t doff, int64_t soff)
+{
+	const MemAux *ad = &r->P->aux[in->b], *as = &r->P->aux[in->c];
+	RBuf *D = &r->rb[ad->buf], *S = &r->rb[as->buf];
+	Ins li = *in, si = *in;
+	int n = (int)in->imm, j;
+	Cpa *c;
+
+	li.op = I_LOAD;
+	li.imm = as->buf;
+	si.op = I_STORE;
+	si.imm = ad->buf;
+	si.c = in->b;
+	if (soff % n || doff % n) {
+		char w[256];
+
+		where(r, th, &li, w, sizeof w);
+		return err_set(r->e, "cp_async: %s: the %s offset %lld is not a multiple of %d elements (%d bytes)",
+		               w, soff % n ? "source" : "destination", (long long)(soff % n ? soff : doff), n, n * S->bytes);
+	}
+	for (j = 0; j < n; j++) {
+		if (r->checks) {
+			if (check(r, th, &li, soff + j, 0) < 0 || check(r, th, &si, doff + j, 1) < 0)
+				return -1;
+			D->sh[doff + j].async = (uint32_t)th->tid + 1;
+		} else if ((uint64_t)(soff + j) >= (uint64_t)S->size)
+			return fail_oob(r, th, &li, soff + j, -1);
+		else if ((uint64_t)(doff + j) >= (uint64_t)D->size)
+			return fail_oob(r, th, &si, doff + j, -1);
+		/* the global side is one request of the whole run (aligned, so in one sector); the
+		** shared side is counted by its elements, whose words decide the wavefronts */
+		if (r->counting && ((j == 0 && log_access(r, th, &li, soff) < 0) || log_access(r, th, &si, doff + j) < 0))
+			return -1;
+	}
+	if (r->cnt)
+		r->cnt->cp_asyncs++;
+	if (th->ncpa == th->capcpa) {
+		int nc = th->capcpa ? 2 * th->capcpa : 16;
+		Cpa *p;
+
+		if (charge(r, (uint64_t)(nc - th->capcpa) * sizeof *p, "the copies in flight") < 0)
+			return -1;
+		if (!(p = realloc(th->cpa, (size_t)nc * sizeof *p)))
+			return err_set(r->e, "kernel.run: out of memory (copies in flight)");
+		th->cpa = p;
+		th->capcpa = nc;
+	}
+	c = &th->cpa[th->ncpa++];
+	c->dst = ad->buf;
+	c->n = n;
+	c->off = doff;
+	c->group = th->ncommit;
+	memcpy(c->data, S->p + soff * S->bytes, (size_t)n * S->bytes);
+	return 0;
+}
+
+/* CP_WAIT n: the copies of every committed group but the n most recent land,
+** each a store of this thread in this phase. */
+static void
+cp_wait(Run *r, Thr *th, int64_t n)
+{
+	int i, j, kept = 0;
+
+	for (i = 0; i < th->ncpa; i++) {
+		Cpa *c = &th->cpa[i];
+		RBuf *D = &r->rb[c->dst];
+
+		if ((int64_t)c->group + n >= (int64_t)th->ncommit) {
+			th->cpa[kept++] = *c;
+			continue;
+		}
+		memcpy(D->p + c->off * D->bytes, c->data, (size_t)c->n * D->bytes);
+		if (D->sh)
+			for (j = 0; j < c->n; j++) {
+				Shadow *s = &D->sh[c->off + j];
+
+				s->async = 0;
+				s->w.launch = r->launch;
+				s->w.block = r->blin;
+				s->w.phase = r->phase;
+				s->w.thread = (uint32_t)th->tid;
+				memset(s->r, 0, sizeof s->r);
+				s->init = 1;
+			}
+	}
+	th->ncpa = kept;
+}
+
+static int
+fail_cp_end(Run *r, Thr *th)
+{
+	return err_set(r->e, "cp_async: stage %s, block (%lld,%lld,%lld), thread (%lld,%lld,%lld) ends with %d "
+	               "cp.async in flight (the oldest into %s at offset %lld), which no cp_async_wait retired: "
+	               "commit them and wait (cp_async_wait(0)) before the end", r->P->name, (long long)r->bc[0],
+	               (long long)r->bc[1], (long long)r->bc[2], (long long)th->tc[0], (long long)th->tc[1],
+	               (long long)th->tc[2], th->ncpa, r->k->buf[th->cpa[0].dst].name, (long long)th->cpa[0].off);
+}
+
 /* ---- the interpreter loop ---- */
 
 static int
@@ -1511,7 +1687,13 @@ exec(Run *r, const Prog *P, Thr *th)
 			th->pc = pc - 1;
 			r->left = left;
 			r->ops += ops;
-			return 0;
+			return th->ncpa ? fail_cp_end(r, th) : 0;
+		case I_CPA:
+			if (cp_issue(r, th, in, D.i, A.i) < 0)
+				goto fail;
+			break;
+		case I_CPC: th->ncommit++; break;
+		case I_CPW: cp_wait(r, th, in->imm); break;
 		case I_BAR:
 			th->bar = (int)in->imm;
 			th->pc = pc;
@@ -2161,6 +2343,8 @@ run_stage(Run *r, const Prog *P, int si)
 
 			th[t].pc = 0;
 			th[t].done = 0;
+			th[t].ncpa = 0;
+			th[t].ncommit = 0;
 			th[t].tid = (int)t;
 			th[t].v = v;
 			th[t].kc = kc ? kc + t * (P->naux + 1) : NULL;
@@ -2238,6 +2422,8 @@ out:
 		B->sh = NULL;
 		B->init = NULL;
 	}
+	for (t = 0; th && t < nthr; t++)
+		free(th[t].cpa);
 	free(th);
 	free(slots);
 	free(kc);

@@ -102,7 +102,16 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 **         (arg[1] 1: .trans) over the warp: lane 8j + r names, by index into
 **         a 16-bit shared buffer, the first of the 8 consecutive elements of
 **         row r of matrix j; each lane receives 2 elements of each matrix
-**         into the register buffer D (kernel_ldmatrix); dtype void */
+**         into the register buffer D (kernel_ldmatrix); dtype void
+** Asynchronous copies (per thread, sm_80's cp.async; kernel_cp_async):
+** CP_ASYNC src (dst index, src index): arg[0] elements (4, 8 or 16 bytes)
+**         from the global source's physical offset to the shared
+**         destination's, started now and landed at the CP_WAIT that retires
+**         its group; dtype void
+** CP_COMMIT (): closes the thread's copies issued since the last commit
+**         into a group (cp.async.commit_group)
+** CP_WAIT (): arg[0] = n: waits until at most the n most recent committed
+**         groups of the thread are in flight (cp.async.wait_group n) */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -111,3 +120,6 @@ O(DEFINE, "define", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(SHUFFLE, "shuffle", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(MMA,   "mma",   4, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(LDMATRIX, "ldmatrix", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(CP_ASYNC, "cp_async", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(CP_COMMIT, "cp_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(CP_WAIT, "cp_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

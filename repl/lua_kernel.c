@@ -834,6 +834,33 @@ l_barrier(lua_State *L)
 	return 0;
 }
 
+/* kernel.cp_async_commit(): this thread's cp.async since the last commit become a group */
+static int
+l_cp_async_commit(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.cp_async_commit");
+
+	append(L, x, kernel_cp_commit(x->k));
+	return 0;
+}
+
+/* kernel.cp_async_wait(n): wait until at most the n most recent groups are in flight */
+static int
+l_cp_async_wait(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.cp_async_wait");
+	lua_Integer n = luaL_checkinteger(L, 1);
+	Err e = { "" };
+	UOp *u;
+
+	if (n < 0 || n > 63)
+		return luaL_error(L, "kernel.cp_async_wait: %I groups; wait_group takes 0 to 63", n);
+	if (!(u = kernel_cp_wait(x->k, (int)n, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
 /* ---- warp-synchronous operations ---- */
 
 /* kernel.shuffle(value, lane): value as lane `lane` of the warp holds it */
@@ -1786,7 +1813,7 @@ k_counts(lua_State *L)
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
 	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(blocks); F(threads);
+	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(blocks); F(threads);
 #undef F
 	return 1;
 }
@@ -2029,6 +2056,14 @@ static const HelpReg kfuncs[] = {
 	  "kernel.when(cond, function() ... end): statements that run where cond holds" },
 	{ "barrier", l_barrier,
 	  "kernel.barrier(): every thread of the block waits here (__syncthreads)" },
+	{ "cp_async_commit", l_cp_async_commit,
+	  "kernel.cp_async_commit(): the thread's cp.async issued since its last commit become one\n"
+	  "group (cp.async.commit_group); kernel.copy(dst, src, {impl = \"cp_async\"}) issues them" },
+	{ "cp_async_wait", l_cp_async_wait,
+	  "kernel.cp_async_wait(n): waits until at most the n most recent committed groups of the\n"
+	  "thread are in flight (cp.async.wait_group n); the older ones have landed. Other threads\n"
+	  "see them after a kernel.barrier(). The interpreter reports an access to a destination\n"
+	  "before its wait, and copies still in flight when a thread ends." },
 	{ "shuffle", l_shuffle,
 	  "kernel.shuffle(value, lane): value as lane `lane` (0..31) of the same warp holds it\n"
 	  "(__shfl_sync over the full warp: every lane of the warp must reach it)" },
@@ -2065,7 +2100,10 @@ static const HelpReg kfuncs[] = {
 	  "(thread, warp, warpgroup, cta, kernel; warps = {0, 4} for a subset of the cta; default\n"
 	  "cta inside thread-bound code, else thread) shares the work, consecutive threads on\n"
 	  "consecutive elements. The widest vector both layouts allow is chosen (vector8/4/2,\n"
-	  "scalar) and said, with what ruled out wider ones; impl = \"vector4\" forces one." },
+	  "scalar) and said, with what ruled out wider ones; impl = \"vector4\" forces one.\n"
+	  "impl = \"cp_async\" (global to shared, 16-byte runs proved in both layouts) issues one\n"
+	  "cp.async a unit and waits for nothing: kernel.cp_async_commit() and\n"
+	  "kernel.cp_async_wait(n) follow, then a barrier before other threads read the tile." },
 	{ "fill", l_fill, "kernel.fill(dst, value [, opts]): every element of dst set, as kernel.copy shares work" },
 	{ "reduce", l_reduce,
 	  "kernel.reduce(dst, src [, {op = \"add\"|\"max\"|\"mul\", scope=, impl=}]): dst = op over src\n"
@@ -2114,7 +2152,7 @@ static const HelpReg kmeths[] = {
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
-	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, blocks,\n"
+	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "tile_ir", k_tile_ir,

@@ -1144,6 +1144,146 @@ ldsm_kernel(const char *layout, int off, int fill, int guard)
 	      loop(vb, HW_NONE, 1, st(at(OB, 2, lane, vb), ld(at(br, 1, vb))))));
 }
 
+/*
+** cp.async: a 16x32 float32 tile X copied into shared S by the 64 threads of
+** one block with kernel.copy's cp_async (16-byte units, 2 a thread), then
+** read back transposed into Y (Y[c, r] = S[r, c]), so that most elements are
+** read by another thread than the one that copied them. commit 0 leaves the
+** group open; wait < 0 leaves out the wait; barrier 0 the barrier; layout
+** of S (Sw<2,0,5> breaks the 16-byte runs).
+*/
+static UOp *
+cpa_kernel(int commit, int wait, int barrier, const char *layout)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)16, (int64_t)32);
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)32, (int64_t)16);
+	int sh = mkbuf("S", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)16, (int64_t)32);
+	UOp *tx = var("tx", 64), *e = var("e", 8), *th[3] = { tx }, *ops[5], *el;
+	KScope sc;
+	KDispatch d;
+	KRegion rs, rx;
+	Composed cl;
+	int n = 0, i;
+
+	if (layout && (composed_parse(layout, &cl, &E) < 0 || kernel_layout_cute(K, sh, NULL, &cl, &E) < 0))
+		fail_msg("layout %s: %s", layout, E.msg);
+	if (kernel_scope(K, KS_CTA, th, NULL, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	memset(&rs, 0, sizeof rs);
+	memset(&rx, 0, sizeof rx);
+	rs.buf = sh;
+	rx.buf = x;
+	for (i = 0; i < 2; i++) {
+		rs.begin[i] = rx.begin[i] = I(0);
+		rs.extent[i] = rx.extent[i] = i ? 32 : 16;
+	}
+	if (!(ops[n++] = kernel_op_copy(K, &sc, &rs, &rx, "cp_async", &d, &E)))
+		return NULL;
+	assert_string_equal(d.impl, "cp_async");
+	if (commit)
+		ops[n++] = kernel_cp_commit(K);
+	if (wait >= 0 && !(ops[n++] = kernel_cp_wait(K, wait, &E)))
+		fail_msg("cp_wait: %s", E.msg);
+	if (barrier)
+		ops[n++] = kernel_barrier(K);
+	el = add(mul(e, I(64)), tx);
+	ops[n++] = loop(e, HW_NONE, 1, st(at(y, 2, uop_mod(K->c, el, I(32)), uop_idiv(K->c, el, I(32))),
+	                                   ld(at(sh, 2, uop_idiv(K->c, el, I(32)), uop_mod(K->c, el, I(32))))));
+	stage("cpa", loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, n)));
+	return ops[0];
+}
+
+static void
+renew(void)
+{
+	kernel_free(K);
+	K = kernel_new();
+}
+
+static void
+test_cp_async(void **state)
+{
+	double vx[512];
+	TBuf bufs[3] = { { 0 } };
+	KCounts cnt;
+	Buf b;
+	int i, r, c;
+
+	for (i = 0; i < 512; i++)
+		vx[i] = i;
+	/* the landed tile, through a swizzle too */
+	for (i = 0; i < 2; i++) {
+		if (i)
+			renew();
+		assert_non_null(cpa_kernel(1, 0, 1, i ? "Sw<3,2,3> o 0 o (16,32):(32,1)" : NULL));
+		check_ok();
+		input(&bufs[0], 0, vx);
+		run_ok(bufs, &(KRunOpts){ .checks = 1, .counts = 1 }, &cnt);
+		for (r = 0; r < 16; r++)
+			for (c = 0; c < 32; c++)
+				if (getf(&bufs[1], c * 16 + r) != 32 * r + c)
+					fail_msg("Y[%d, %d] = %g, want %d", c, r, getf(&bufs[1], c * 16 + r), 32 * r + c);
+		/* 128 copies of 16 bytes: 4 warp requests of 512 bytes, 16 sectors each; Y's
+		** transposed stores touch 32 sectors in each of their 16 requests */
+		assert_int_equal(cnt.cp_asyncs, 128);
+		assert_int_equal(cnt.global_loads, 4);
+		assert_int_equal(cnt.global_sectors, 64 + 16 * 32);
+		freebufs(bufs, 3);
+		input(&bufs[0], 0, vx);
+		run_ok(bufs, &(KRunOpts){ .checks = 0 }, NULL);
+		assert_true(getf(&bufs[1], 17) == 33);
+		freebufs(bufs, 3);
+	}
+	buf_init(&b);
+	kernel_print(&b, K, 0);
+	if (!strstr(b.s, "cp_async.4(S[it*8 + tx//8, tx%8*4], X[it*8 + tx//8, tx%8*4])\n")
+	|| !strstr(b.s, "cp_async_commit()\n") || !strstr(b.s, "cp_async_wait(0)\n"))
+		fail_msg("print: %s", b.s);
+	buf_free(&b);
+
+	/* the verifier: a read with no wait since the copy, a wait for an uncommitted copy */
+	renew();
+	cpa_kernel(1, -1, 1, NULL);
+	assert_int_equal(kernel_check(K, NULL, &E), -1);
+	has("reads S while a cp.async into it may be in flight: no cp_async_wait");
+	renew();
+	cpa_kernel(0, 0, 1, NULL);
+	assert_int_equal(kernel_check(K, NULL, &E), -1);
+	has("issued and not committed");
+
+	/* the interpreter: wait_group 1 with one group retires nothing, and the read comes first */
+	renew();
+	cpa_kernel(1, 1, 1, NULL);
+	check_ok();
+	input(&bufs[0], 0, vx);
+	run_fail(bufs, NULL, "cp_async: stage cpa, block (0,0,0), thread (0,0,0)");
+	has("reads S[0, 0] (offset 0, shared memory) while a cp.async into it is in flight (issued by thread (0,0,0)");
+	freebufs(bufs, 3);
+	/* no barrier: thread 1 reads what thread 0's wait landed, in the same phase */
+	renew();
+	cpa_kernel(1, 0, 0, NULL);
+	check_ok();
+	input(&bufs[0], 0, vx);
+	run_fail(bufs, NULL, "race:");
+	freebufs(bufs, 3);
+
+	/* refusals: a tile swizzled within 16 bytes has no 16-byte runs; shared to global is not cp.async */
+	renew();
+	assert_null(cpa_kernel(1, 0, 1, "Sw<2,0,5> o 0 o (16,32):(32,1)"));
+	has("copy: cp_async is not possible: it moves 16-byte runs (4 elements), and S element");
+	{
+		int g = mkbuf("G", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)8);
+		int s2 = mkbuf("T", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)8);
+
+		assert_null(kernel_cp_async(K, at(g, 1, I(0)), at(s2, 1, I(0)), 4, &E));
+		has("the destination G is a global buffer; cp.async writes shared memory");
+		assert_null(kernel_cp_async(K, at(s2, 1, I(0)), at(g, 1, I(0)), 3, &E));
+		has("3 elements of float32 are 12 bytes");
+		assert_null(kernel_cp_wait(K, 64, &E));
+	}
+	(void)state;
+}
+
 static void
 test_ldmatrix(void **state)
 {
@@ -1777,6 +1917,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shuffle_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mma_m16n8k16, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cp_async, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mma_quadpair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mma_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

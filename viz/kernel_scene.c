@@ -81,6 +81,23 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 		emit(&b, ")");
 		n = node(t, b.s ? b.s : "", 0xd1c4e9, "box");
 		break;
+	case OP_CP_ASYNC:
+		emit(&b, "cp_async.%lld(", (long long)u->arg[0]);
+		if (u->nsrc == 2) {
+			kernel_print_expr(&b, t->k, u->src[0]);
+			emit(&b, ", ");
+			kernel_print_expr(&b, t->k, u->src[1]);
+		}
+		emit(&b, ")");
+		n = node(t, b.s ? b.s : "", 0xd1c4e9, "box");
+		break;
+	case OP_CP_COMMIT:
+		n = node(t, "cp_async_commit()", 0xe0e0e0, "box");
+		break;
+	case OP_CP_WAIT:
+		emit(&b, "cp_async_wait(%lld)", (long long)u->arg[0]);
+		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");
+		break;
 	case OP_MMA: {
 		int i;
 

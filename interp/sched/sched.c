@@ -536,6 +536,11 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	case OP_LDMATRIX:
 		w->bad = "an ldmatrix";
 		return 0;
+	case OP_CP_ASYNC:
+	case OP_CP_COMMIT:
+	case OP_CP_WAIT:
+		w->bad = "a cp_async";
+		return 0;
 	default:
 		w->bad = "an unknown statement";
 		return 0;
@@ -1047,6 +1052,13 @@ touches(const UOp *u, const UOp *def, int store, PMap *seen, int depth)
 		if (u->src[1]->src[0] == def && (store == 0 || store == 2))
 			return 1;
 	}
+	/* a cp.async writes its destination and reads its source */
+	if (u->op == OP_CP_ASYNC && u->nsrc == 2) {
+		if (u->src[0]->src[0] == def && store >= 1)
+			return 1;
+		if (u->src[1]->src[0] == def && (store == 0 || store == 2))
+			return 1;
+	}
 	for (i = 0; i < u->nsrc; i++)
 		if (touches(u->src[i], def, store, seen, depth + 1))
 			return 1;
@@ -1162,6 +1174,8 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 		return "an mma";
 	if (s->op == OP_LDMATRIX)
 		return "an ldmatrix";
+	if (s->op == OP_CP_ASYNC || s->op == OP_CP_COMMIT || s->op == OP_CP_WAIT)
+		return "a cp_async";
 	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
 		*loop = s;
 		return "a reduction loop";

@@ -794,6 +794,24 @@ stmt(Tr *t, const UOp *s, int ind, int depth)
 			kernel_print_expr(t->b, t->k, s->src[1]);
 		emit(t->b, ")\n");
 		break;
+	case OP_CP_ASYNC:
+		indent(t, ind);
+		emit(t->b, "cp_async.%lld(", (long long)s->arg[0]);
+		if (s->nsrc == 2) {
+			kernel_print_expr(t->b, t->k, s->src[0]);
+			emit(t->b, ", ");
+			kernel_print_expr(t->b, t->k, s->src[1]);
+		}
+		emit(t->b, ")\n");
+		break;
+	case OP_CP_COMMIT:
+		indent(t, ind);
+		emit(t->b, "cp_async_commit()\n");
+		break;
+	case OP_CP_WAIT:
+		indent(t, ind);
+		emit(t->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);
+		break;
 	default:
 		indent(t, ind);
 		emit(t->b, "<%s>\n", uop_info[s->op].name);

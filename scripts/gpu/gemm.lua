@@ -10,6 +10,14 @@
 -- column hit distinct banks: A's 64-byte rows by Sw<2,3,3> (the 16-byte chunk XOR the row pair),
 -- B's 256-byte rows by Sw<3,3,4> (the chunk XOR the row mod 8). Run it: ./tessel scripts/gpu/gemm.lua
 -- (checks a small case against the tensor program).
+--
+-- With opts.stages = S (2 or 3) the shared tiles get a leading stage dimension and the copies are
+-- cp.async (kernel.copy's cp_async): a prologue issues the tiles of steps 0..S-2, one group each;
+-- step kt waits for its own tile (cp_async_wait(S-2): all but the S-2 newest groups), passes one
+-- barrier, computes on slot kt%S, then issues the tile of step kt+S-1 into slot (kt+S-1)%S (the one
+-- step kt-1 read, which every thread has left at the barrier) and commits a group (empty past the
+-- end, so that the counting stays uniform). At S = 3 the tile of step kt+1 lands while step kt
+-- computes.
 local M = {}
 
 local ATOM = "SM80_16x8x16_F32F16F16F32_TN"
@@ -25,6 +33,7 @@ function M.kernel(m, n, kd, opts)
   local BM, BN, BK = opts.bm or 128, opts.bn or 128, opts.bk or 32
   local WM, WN = opts.wm or 2, opts.wn or 4
   local ldm = opts.ldmatrix ~= false                    -- fragments by ldmatrix, or element by element
+  local NS = opts.stages                                -- nil: the synchronous copies; 2, 3: cp.async stages
   local TM, TN = BM // WM // 16, BN // WN // 8          -- atoms a warp, along M and N
   assert(m % BM == 0 and n % BN == 0 and kd % BK == 0, "gemm: the tiles must divide the matrices")
   assert(BK % 16 == 0 and TM >= 1 and TN >= 1, "gemm: the warp tiles must hold whole atoms")
@@ -35,10 +44,22 @@ function M.kernel(m, n, kd, opts)
   -- A's rows are BK/8 16-byte chunks: XOR the chunk with the row's position among the 8 rows
   -- that share the 8 bank groups (Sw<2,3,3> for 64-byte rows, Sw<3,3,3> for 128-byte rows)
   local ab = BK >= 64 and 3 or 2
-  local As = k:shared("As", "float16", {BM, BK},
-                      opts.a_layout or string.format("Sw<%d,3,%d> o 0 o (%d,%d):(%d,1)", ab, 6 - ab, BM, BK, BK))
-  local Bs = k:shared("Bs", "float16", {BK, BN},
-                      opts.b_layout or string.format("Sw<3,3,4> o 0 o (%d,%d):(%d,1)", BK, BN, BN))
+  local As, Bs
+  if NS then
+    -- a leading stage mode: its stride (a whole tile, 2^12 elements and up) is above the swizzles' bits
+    assert(NS >= 2 and kd // BK >= NS - 1, "gemm: stages >= 2, and at most K/BK + 1")
+    As = k:shared("As", "float16", {NS, BM, BK}, string.format("Sw<%d,3,%d> o 0 o (%d,%d,%d):(%d,%d,1)",
+                  ab, 6 - ab, NS, BM, BK, BM * BK, BK))
+    Bs = k:shared("Bs", "float16", {NS, BK, BN}, string.format("Sw<3,3,4> o 0 o (%d,%d,%d):(%d,%d,1)",
+                  NS, BK, BN, BK * BN, BN))
+  else
+    As = k:shared("As", "float16", {BM, BK},
+                  opts.a_layout or string.format("Sw<%d,3,%d> o 0 o (%d,%d):(%d,1)", ab, 6 - ab, BM, BK, BK))
+    Bs = k:shared("Bs", "float16", {BK, BN},
+                  opts.b_layout or string.format("Sw<3,3,4> o 0 o (%d,%d):(%d,1)", BK, BN, BN))
+  end
+  -- element (i, j) of slot s (s ignored without stages)
+  local function at(T, s, i, j) if NS then return T[{s, i, j}] end return T[{i, j}] end
   local acc, af, bf = {}, {}, {}
   for i = 0, TM - 1 do
     af[i] = k:register("a" .. i, "float16", {8})
@@ -55,29 +76,39 @@ function M.kernel(m, n, kd, opts)
         for v in kernel.range(4, {name = "v", type = "upcast"}) do acc[i][j][v] = 0 end
       end
     end
-    for kt in kernel.range(kd // BK, {name = "kt", type = "reduce"}) do
-      kernel.copy(As, A:tile({k.by * BM, kt * BK}, {BM, BK}))
-      kernel.copy(Bs, B:tile({kt * BK, k.bx * BN}, {BK, BN}))
-      kernel.barrier()
+    local nk = kd // BK
+    -- the tiles of step kt into slot s: cp.async with stages, else synchronous 16-byte copies
+    local function load(kt, s)
+      if NS then
+        kernel.copy(As:tile({s, 0, 0}, {1, BM, BK}), A:tile({k.by * BM, kt * BK}, {BM, BK}), {impl = "cp_async"})
+        kernel.copy(Bs:tile({s, 0, 0}, {1, BK, BN}), B:tile({kt * BK, k.bx * BN}, {BK, BN}), {impl = "cp_async"})
+      else
+        kernel.copy(As, A:tile({k.by * BM, kt * BK}, {BM, BK}))
+        kernel.copy(Bs, B:tile({kt * BK, k.bx * BN}, {BK, BN}))
+      end
+    end
+    local function compute(slot)
       for ks = 0, BK // 16 - 1 do
         if ldm then
           -- lane l names a row: A's 16x16 tile as 4 matrices (rows +8 for lanes 8-15 and 24-31,
           -- columns +8 for lanes 16-31); B's 16x8 as 2 matrices, transposed (k rows, n columns)
           for i = 0, TM - 1 do
-            kernel.ldmatrix(af[i], As, {wr + i * 16 + lane % 8 + lane // 8 % 2 * 8, ks * 16 + lane // 16 * 8})
+            local r, c = wr + i * 16 + lane % 8 + lane // 8 % 2 * 8, ks * 16 + lane // 16 * 8
+            kernel.ldmatrix(af[i], As, NS and {slot, r, c} or {r, c})
           end
           for j = 0, TN - 1 do
-            kernel.ldmatrix(bf[j], Bs, {ks * 16 + lane % 16, wc + j * 8}, {x = 2, trans = true})
+            local r, c = ks * 16 + lane % 16, wc + j * 8
+            kernel.ldmatrix(bf[j], Bs, NS and {slot, r, c} or {r, c}, {x = 2, trans = true})
           end
         else
           for i = 0, TM - 1 do
             for v in kernel.range(8, {name = "v", type = "upcast"}) do
-              af[i][v] = As[{wr + i * 16 + g + v // 2 % 2 * 8, ks * 16 + t * 2 + v % 2 + v // 4 * 8}]
+              af[i][v] = at(As, slot, wr + i * 16 + g + v // 2 % 2 * 8, ks * 16 + t * 2 + v % 2 + v // 4 * 8)
             end
           end
           for j = 0, TN - 1 do
             for v in kernel.range(4, {name = "v", type = "upcast"}) do
-              bf[j][v] = Bs[{ks * 16 + t * 2 + v % 2 + v // 2 * 8, wc + j * 8 + g}]
+              bf[j][v] = at(Bs, slot, ks * 16 + t * 2 + v % 2 + v // 2 * 8, wc + j * 8 + g)
             end
           end
         end
@@ -85,7 +116,29 @@ function M.kernel(m, n, kd, opts)
           for j = 0, TN - 1 do kernel.mma(ATOM, acc[i][j], af[i], bf[j], acc[i][j]) end
         end
       end
-      kernel.barrier()
+    end
+    if NS then
+      for s = 0, NS - 2 do
+        load(s, s)
+        kernel.cp_async_commit()
+      end
+      for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
+        kernel.cp_async_wait(NS - 2)      -- this step's tile has landed, for this thread
+        kernel.barrier()                  -- for every thread; and every thread has left slot (kt-1)%S
+        compute(kt % NS)
+        -- the tile index clamped, so that the region stays inside A and B by ranges; the guard
+        -- makes the clamp a no-op where the copy runs
+        local nt = kernel.min(kt + (NS - 1), nk - 1)
+        kernel.when(kernel.lt(kt + (NS - 1), nk), function() load(nt, nt % NS) end)
+        kernel.cp_async_commit()
+      end
+    else
+      for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
+        load(kt, 0)
+        kernel.barrier()
+        compute(0)
+        kernel.barrier()
+      end
     end
     for i = 0, TM - 1 do
       for j = 0, TN - 1 do
@@ -102,15 +155,18 @@ end
 function M.cases()
   local out = {}
   -- {size, K step}: a K step of 64 halves the barriers and the exposed load latency a flop
-  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}} do
-    local s, bk = c[1], c[2]
+  -- {size, K step, stages}: stages 3 (cp.async, 48 KB of shared tiles) beside the synchronous copies
+  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}, {4096, 32, 3}, {2048, 32, 3}} do
+    local s, bk, ns = c[1], c[2], c[3]
     out[#out + 1] = {
-      name = string.format("gemm_f16_%d_k%d", s, bk), kernel = M.kernel(s, s, s, {bk = bk}),
+      name = string.format("gemm_f16_%d_k%d%s", s, bk, ns and "_s" .. ns or ""),
+      kernel = M.kernel(s, s, s, {bk = bk, stages = ns}),
       inputs = {A = "randn", B = "randn"}, torch = "x[0] @ x[1]",
       flops = 2 * s * s * s, bytes = 3 * s * s * 2,
       -- float16 output: its rounding alone is about 2^-12 relative (L2); K = 4096 sums in float32
       tol = 2e-3,
-      note = string.format("128x128x%d tiles, 8 warps of 64x32, ldmatrix + mma.sync m16n8k16", bk),
+      note = string.format("128x128x%d tiles, 8 warps of 64x32, ldmatrix + mma.sync m16n8k16%s", bk,
+                           ns and string.format(", %d cp.async stages", ns) or ""),
     }
   end
   return out
@@ -122,9 +178,9 @@ if not ... then
   local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
   local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
   local want = a:cast("float32"):matmul(b:cast("float32")):tolist()
-  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}} do
-    local ldm, bk = v[1], v[2]
-    local k = M.kernel(m, n, kd, {ldmatrix = ldm, bk = bk})
+  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}, {true, 32, 3}, {false, 32, 3}, {true, 16, 3}, {true, 16, 2}} do
+    local ldm, bk, ns = v[1], v[2], v[3]
+    local k = M.kernel(m, n, kd, {ldmatrix = ldm, bk = bk, stages = ns})
     local got = k:run{A = a, B = b}:cast("float32"):tolist()
     local worst = 0
     for i = 1, m do for j = 1, n do
@@ -133,9 +189,10 @@ if not ... then
     -- the float16 output rounds to 2^-11 relative
     assert(worst < 1e-3, "gemm: off by " .. worst)
     local c = k:counts{A = a, B = b}
-    print(string.format("gemm %dx%dx%d float16, K step %d, fragments by %s: within %.1e (relative) of the "
-                        .. "tensor program; %d shared loads", m, n, kd, bk, ldm and "ldmatrix" or "element",
-                        worst, c.shared_loads))
+    print(string.format("gemm %dx%dx%d float16, K step %d, %s, fragments by %s: within %.1e (relative) of "
+                        .. "the tensor program; %d shared loads, %d cp.async", m, n, kd, bk,
+                        ns and ns .. " cp.async stages" or "synchronous copies", ldm and "ldmatrix" or "element",
+                        worst, c.shared_loads, c.cp_asyncs))
   end
 end
 return M

@@ -317,6 +317,67 @@ check("warp ops: a shuffle all-reduce over two warps, an m16n8k16 mma, their err
   raises(function() kernel.shuffle(1, 2.5) end, "no kernel value among the arguments")
 end)
 
+check("cp_async: kernel.copy's cp_async, commit and wait; the verifier and the interpreter's checks", function()
+  local function mk(variant)
+    local k = kernel.new{grid = {2}, block = {32}}
+    local A = k:input("A", "float16", {64, 64})
+    local B = k:output("B", "float16", {64, 64})
+    local S = k:shared("S", "float16", {32, 64})
+    k:stage("cp", function()
+      local impl = kernel.copy(S, A:tile({k.bx * 32, 0}, {32, 64}), {impl = "cp_async"})
+      assert(impl == "cp_async", impl)
+      if variant ~= "nocommit" then kernel.cp_async_commit() end
+      if variant == "wait1" then kernel.cp_async_wait(1)
+      elseif variant ~= "nowait" and variant ~= "noread" then kernel.cp_async_wait(0) end
+      kernel.barrier()
+      if variant == "noread" then B[{0, k.tx}] = A[{0, k.tx}] return end
+      -- transposed: each thread reads what others copied
+      for i in kernel.range(32) do
+        B[{k.bx * 32 + i, k.tx}] = S[{i, k.tx}]
+        B[{k.bx * 32 + i, 32 + k.tx}] = S[{i, 32 + k.tx}]
+      end
+    end)
+    return k
+  end
+  local a = tensor.rand({64, 64}, {seed = 3}):cast("float16")
+  local k = mk("ok")
+  local txt = tostring(k)
+  assert(txt:find("cp_async.8(S[it*4 + tx//8, tx%8*8], A[bx*32 + it*4 + tx//8, tx%8*8])", 1, true), txt)
+  assert(txt:find("cp_async_commit()\n", 1, true) and txt:find("cp_async_wait(0)\n", 1, true), txt)
+  local want = a:tolist()
+  for _, opts in ipairs{{checks = true}, {checks = false}} do
+    local got = k:run({A = a}, opts):tolist()
+    for i = 1, 64 do for j = 1, 64 do eq(got[i][j], want[i][j]) end end
+  end
+  local c = k:counts{A = a}
+  eq(c.cp_asyncs, 512)
+  local cu = k:source("cuda")
+  assert(cu:find("cp.async.cg.shared.global [%0], [%1], 16;", 1, true), cu)
+  assert(cu:find("cp.async.wait_group 0;", 1, true), cu)
+  raises(function() mk("nowait"):check() end, "reads S while a cp.async into it may be in flight")
+  raises(function() mk("nocommit"):check() end, "issued and not committed")
+  local ok, notes = mk("wait1"):check()
+  assert(ok and notes:find("older than the n most recent groups", 1, true), notes)
+  raises(function() mk("wait1"):run{A = a} end, "while a cp.async into it is in flight")
+  raises(function() mk("noread"):run{A = a} end, "ends with 8 cp.async in flight")
+  -- refusals: shared to global, a tile without 16-byte runs, a wait past 63, C's dialect
+  raises(function()
+    local k2 = kernel.new{block = {32}}
+    local X, T = k2:output("X", "float16", {64}), k2:shared("T", "float16", {64})
+    k2:stage("s", function() kernel.copy(X, T, {impl = "cp_async"}) end)
+  end, "cp_async is not possible: it copies global to shared memory")
+  raises(function()
+    local k2 = kernel.new{block = {32}}
+    local X = k2:input("X", "float16", {8, 60})
+    local T = k2:shared("T", "float16", {8, 60})
+    k2:stage("s", function() kernel.copy(T, X, {impl = "cp_async"}) end)
+  end, "the innermost extent 60 of T is not a multiple of 8")
+  raises(function()
+    local k2 = kernel.new{block = {32}}
+    k2:stage("s", function() kernel.cp_async_wait(64) end)
+  end, "wait_group takes 0 to 63")
+end)
+
 check("ldmatrix: fragments from a swizzled shared tile into an mma, counts, errors", function()
   local m = kernel.new{block = {32}}
   local A = m:input("A", "float16", {16, 16})
