@@ -151,15 +151,17 @@ step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fa
 	for (w = 0; w < 2; w++) {
 		Kernel *const *ks = w ? s->unpack : s->pack;
 		int *to = w ? unpack : pack, same = 1, first = -1;
-		char *src[4096];
+		char **src = calloc((size_t)p->ndev, sizeof *src);
 
+		if (!src)
+			return err_set(e, "export: out of memory");
 		for (r = 0; r < p->ndev; r++) {
-			src[r] = NULL;
 			if (!ks[r])
 				continue;
 			if (!(src[r] = cuda_of(ks[r], fast, ks[r]->stage[0].name, e))) {
 				for (q = 0; q < r; q++)
 					free(src[q]);
+				free(src);
 				return -1;
 			}
 			if (first < 0)
@@ -184,9 +186,11 @@ step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fa
 			if ((to[r] = add_unit(U, name, src[r], e)) < 0) {
 				for (q = r + 1; q < p->ndev; q++)
 					free(src[q]);
+				free(src);
 				return -1;
 			}
 		}
+		free(src);
 	}
 	return 0;
 }
