@@ -35,7 +35,7 @@ export NCCL_HOME
 lib=""
 [ -n "$NCCL_HOME" ] && lib="-I$NCCL_HOME/include -L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib"
 log=$(mktemp)
-for d in "$dir"/examples/* "$dir"/gemm_rs_check; do
+for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_check; do
 	echo "== $d"
 	make -s -C "$d" dist
 	(cd "$d" && ./dist check && ./dist time 20) | tee -a "$log"
