@@ -10,7 +10,9 @@
 -- of the V fragments, are free of bank conflicts), then each warp computes its
 -- scores S = Q K^T by MMAs into float32 fragments, folds them into the running softmax state of
 -- its rows, and adds P V into its output fragments by MMAs. The output is divided by the softmax
--- sum once, at the end, and stored as float16. docs/gpu-notes.md (versions 6 and 7) has the numbers.
+-- sum once, at the end, and stored as float16. With opts.stages the tiles are copied by cp.async
+-- into 2 or 3 slots, so that the next tile lands while this one computes (docs/gpu-notes.md,
+-- version 9). docs/gpu-notes.md (versions 6, 7 and 9) has the numbers.
 --
 -- The loop is Neptune's rolling update of the attention program (docs/fusion.md): the row max m
 -- is the reduce predecessor, and the sum l and the output O are the targets fused under its loop.
