@@ -10,7 +10,9 @@
 -- of the V fragments, are free of bank conflicts), then each warp computes its
 -- scores S = Q K^T by MMAs into float32 fragments, folds them into the running softmax state of
 -- its rows, and adds P V into its output fragments by MMAs. The output is divided by the softmax
--- sum once, at the end, and stored as float16. docs/gpu-notes.md (versions 6 and 7) has the numbers.
+-- sum once, at the end, and stored as float16. With opts.stages the tiles are copied by cp.async
+-- into 2 or 3 slots, so that the next tile lands while this one computes (docs/gpu-notes.md,
+-- version 9). docs/gpu-notes.md (versions 6, 7 and 9) has the numbers.
 --
 -- The loop is Neptune's rolling update of the attention program (docs/fusion.md): the row max m
 -- is the reduce predecessor, and the sum l and the output O are the targets fused under its loop.
@@ -28,9 +30,16 @@ local LOG2E = 1.4426950408889634
 -- k-step of every key tile (FlashAttention-2's way), which frees the D/2 registers a thread and
 -- m-tile that Q's fragments hold (a block's static shared memory is 48 KB at most: at D = 128 the
 -- key tile shrinks to make room). opts.swizzle: the shared tiles swizzled instead of padded.
+-- opts.stages = NS (2, 3): the K and V tiles are copied by cp.async into NS slots, in one of two
+-- orders (the comment at the loop says why there are two): opts.ahead false, the GEMM's (one
+-- staged buffer, the next tile issued after the compute), true, the next tile issued before it
+-- (a buffer per slot, the loop unrolled by NS).
 function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
   opts = opts or {}
   local qs = opts.q == "shared"
+  local NS, ahead = opts.stages, opts.ahead
+  assert(not NS or (NS >= 2 and not opts.swizzle and S // BN >= NS and (not ahead or S // BN % NS == 0)),
+         "prefill: stages >= 2 with padded tiles, at most S/BN, and with ahead dividing S/BN")
   local BM = 16 * RM * W
   assert(D % 16 == 0 and BN % 16 == 0 and S % BM == 0 and S % BN == 0,
          "prefill: D and BN must be multiples of 16, S of BN and of 16 * RM * W")
@@ -53,8 +62,23 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
     end
     return string.format("(%d,%d):(%d,1)", rows, D, D + 8)
   end
-  local sK = k:shared("sK", "float16", {BN, D}, tile_layout(BN))
-  local sV = k:shared("sV", "float16", {BN, D}, tile_layout(BN))
+  -- sK[s], sV[s]: the tiles of slot s. One buffer without stages; with stages (the GEMM's order)
+  -- one buffer with a leading slot mode, its stride a whole padded tile; ahead, a buffer a slot
+  local sK, sV = {}, {}
+  if NS and not ahead then
+    local l = string.format("(%d,%d,%d):(%d,%d,1)", NS, BN, D, BN * (D + 8), D + 8)
+    local bk, bv = k:shared("sK", "float16", {NS, BN, D}, l), k:shared("sV", "float16", {NS, BN, D}, l)
+    for s = 0, NS - 1 do sK[s], sV[s] = bk, bv end
+  else
+    for s = 0, (NS or 1) - 1 do
+      local sfx = NS and tostring(s) or ""
+      sK[s] = k:shared("sK" .. sfx, "float16", {BN, D}, tile_layout(BN))
+      sV[s] = k:shared("sV" .. sfx, "float16", {BN, D}, tile_layout(BN))
+    end
+  end
+  local staged = NS and not ahead
+  -- the coordinates of (row, column) in slot s of a tile buffer (s a kernel value or a number)
+  local function at(slot, r, c) if staged then return {slot, r, c} end return {r, c} end
   local sQ = qs and k:shared("sQ", "float16", {BM, D}, tile_layout(BM))
   -- fragments, a register buffer each (an MMA takes whole buffers), per m-tile mt: Q by 16
   -- dimensions (A), the scores by 8 keys (C), P by 16 keys (A), the output by 8 dimensions (C/D)
@@ -109,112 +133,186 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
       m[r] = -math.huge
       l[r] = 0
     end
-    for j in kernel.range(NK, {name = "j", type = "reduce"}) do
-      local function tile()
-        kernel.barrier()   -- every warp is done with the previous tile
-        kernel.copy(sK, K:tile({b, h, j * BN, 0}, {1, 1, BN, D}))
-        kernel.copy(sV, V:tile({b, h, j * BN, 0}, {1, 1, BN, D}))
-        kernel.barrier()
-        -- S = Q K^T: B fragment value v is K[key n, dimension k], one load for the RM m-tiles
+    -- key tile j on slot `slot` (a number: which buffer; with the staged buffer, a kernel value
+    -- too: the slot coordinate)
+    local function compute(j, slot)
+      -- S = Q K^T: B fragment value v is K[key n, dimension k], one load for the RM m-tiles
+      for mt = 0, RM - 1 do
+        for nt = 0, NT - 1 do
+          for v in kernel.range(4, {name = "v", type = "upcast"}) do sc[mt][nt][v] = 0 end
+        end
+      end
+      for kd = 0, D // 16 - 1 do
+        -- Q's fragments of the k-step, from shared memory: lane l names row l%16, column 8(l/16)
+        -- of the m-tile's 16x16 block (the A fragment's four 8x8 matrices)
+        local qf = {}
         for mt = 0, RM - 1 do
-          for nt = 0, NT - 1 do
-            for v in kernel.range(4, {name = "v", type = "upcast"}) do sc[mt][nt][v] = 0 end
+          if qs then
+            kernel.ldmatrix(qa[mt][0], sQ, {(w * RM + mt) * 16 + lane % 16, kd * 16 + lane // 16 * 8})
+            qf[mt] = qa[mt][0]
+          else
+            qf[mt] = qa[mt][kd]
           end
         end
-        for kd = 0, D // 16 - 1 do
-          -- Q's fragments of the k-step, from shared memory: lane l names row l%16, column 8(l/16)
-          -- of the m-tile's 16x16 block (the A fragment's four 8x8 matrices)
-          local qf = {}
+        for np = 0, NT // 2 - 1 do
+          -- ldmatrix.x4: lanes 0-15 name the 16 halves of keys 16np..16np+7 (dimension halves
+          -- 0-7 and 8-15 of the k-step), lanes 16-31 those of the next 8 keys; the two B
+          -- fragments of n-tiles 2np and 2np+1
+          kernel.ldmatrix(kb, staged and sK[0] or sK[slot], at(slot, np * 16 + lane // 16 * 8 + lane % 8, kd * 16 + lane // 8 % 2 * 8))
+          split(kb, kb0, kb1)
           for mt = 0, RM - 1 do
-            if qs then
-              kernel.ldmatrix(qa[mt][0], sQ, {(w * RM + mt) * 16 + lane % 16, kd * 16 + lane // 16 * 8})
-              qf[mt] = qa[mt][0]
-            else
-              qf[mt] = qa[mt][kd]
-            end
-          end
-          for np = 0, NT // 2 - 1 do
-            -- ldmatrix.x4: lanes 0-15 name the 16 halves of keys 16np..16np+7 (dimension halves
-            -- 0-7 and 8-15 of the k-step), lanes 16-31 those of the next 8 keys; the two B
-            -- fragments of n-tiles 2np and 2np+1
-            kernel.ldmatrix(kb, sK, {np * 16 + lane // 16 * 8 + lane % 8, kd * 16 + lane // 8 % 2 * 8})
-            split(kb, kb0, kb1)
-            for mt = 0, RM - 1 do
-              kernel.mma(MMA, sc[mt][2 * np], qf[mt], kb0, sc[mt][2 * np])
-              kernel.mma(MMA, sc[mt][2 * np + 1], qf[mt], kb1, sc[mt][2 * np + 1])
-            end
-          end
-        end
-        if causal then
-          -- the tiles that cross the diagonal: key j*BN + col is masked past query row
-          kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
-            for mt = 0, RM - 1 do
-              for nt = 0, NT - 1 do
-                for v in kernel.range(4, {name = "v", type = "upcast"}) do
-                  local col, row = j * BN + nt * 8 + lane % 4 * 2 + v % 2, row0(mt) + lane // 4 + v // 2 * 8
-                  sc[mt][nt][v] = kernel.where(kernel.gt(col, row), -math.huge, sc[mt][nt][v])
-                end
-              end
-            end
-          end)
-        end
-        -- the online softmax, a row at a time: value v of a C fragment is row v/2 of the m-tile's two
-        for mt = 0, RM - 1 do
-          for hr = 0, 1 do
-            local r = 2 * mt + hr
-            local mx = sc[mt][0][2 * hr]
-            for nt = 0, NT - 1 do
-              for e = 0, 1 do
-                if nt > 0 or e > 0 then mx = kernel.max(mx, sc[mt][nt][2 * hr + e]) end
-              end
-            end
-            -- the 4 lanes of a row are lane/4's quad: two butterfly steps
-            mn[r] = mx
-            mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x1))
-            mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x2))
-            mn[r] = kernel.max(m[r], mn[r] * c)
-            -- the repair of the rolling update: h(t, m, m') = t * exp2(m - m')
-            al[r] = kernel.exp2(m[r] - mn[r])
-            m[r] = mn[r]
-            -- P = exp2(S c - m); l takes the thread's part of the row sum (the 4 lanes of a row
-            -- are summed once, at the end)
-            local sum = nil
-            for nt = 0, NT - 1 do
-              for e = 0, 1 do
-                sc[mt][nt][2 * hr + e] = kernel.exp2(sc[mt][nt][2 * hr + e] * c - mn[r])
-                sum = sum and sum + sc[mt][nt][2 * hr + e] or sc[mt][nt][2 * hr + e]
-              end
-            end
-            l[r] = l[r] * al[r] + sum
-          end
-          -- P as float16 A fragments: the C fragments of n-tiles 2i and 2i+1 are, value for
-          -- value, the A fragment of keys 16i..16i+15
-          for i = 0, BN // 16 - 1 do
-            for v = 0, 7 do pa[mt][i][v] = kernel.cast(sc[mt][2 * i + v // 4][v % 4], "float16") end
-          end
-          -- the repair of the output, O * exp2(m - m'), before P V is added
-          for i = 0, ND - 1 do
-            for v in kernel.range(4, {name = "v", type = "upcast"}) do
-              oc[mt][i][v] = oc[mt][i][v] * al[2 * mt + v // 2]
-            end
-          end
-        end
-        -- O += P V: B fragment value v is V[key k, dimension n], one load for the RM m-tiles
-        for kk = 0, BN // 16 - 1 do
-          for ip = 0, ND // 2 - 1 do
-            -- ldmatrix.x4.trans: lane l names key 16kk + l%16 at dimensions 16ip + 8(l/16): the
-            -- transposed 8x8 matrices are the B fragments of n-tiles 2ip (lanes 0-15) and 2ip+1
-            kernel.ldmatrix(vb, sV, {kk * 16 + lane % 16, ip * 16 + lane // 16 * 8}, {trans = true})
-            split(vb, vb0, vb1)
-            for mt = 0, RM - 1 do
-              kernel.mma(MMA, oc[mt][2 * ip], pa[mt][kk], vb0, oc[mt][2 * ip])
-              kernel.mma(MMA, oc[mt][2 * ip + 1], pa[mt][kk], vb1, oc[mt][2 * ip + 1])
-            end
+            kernel.mma(MMA, sc[mt][2 * np], qf[mt], kb0, sc[mt][2 * np])
+            kernel.mma(MMA, sc[mt][2 * np + 1], qf[mt], kb1, sc[mt][2 * np + 1])
           end
         end
       end
-      -- causal: the tiles past the diagonal are skipped
-      if causal then kernel.when(kernel.lt(j * BN, qt * BM + BM), tile) else tile() end
+      if causal then
+        -- the tiles that cross the diagonal: key j*BN + col is masked past query row
+        kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
+          for mt = 0, RM - 1 do
+            for nt = 0, NT - 1 do
+              for v in kernel.range(4, {name = "v", type = "upcast"}) do
+                local col, row = j * BN + nt * 8 + lane % 4 * 2 + v % 2, row0(mt) + lane // 4 + v // 2 * 8
+                sc[mt][nt][v] = kernel.where(kernel.gt(col, row), -math.huge, sc[mt][nt][v])
+              end
+            end
+          end
+        end)
+      end
+      -- the online softmax, a row at a time: value v of a C fragment is row v/2 of the m-tile's two
+      for mt = 0, RM - 1 do
+        for hr = 0, 1 do
+          local r = 2 * mt + hr
+          local mx = sc[mt][0][2 * hr]
+          for nt = 0, NT - 1 do
+            for e = 0, 1 do
+              if nt > 0 or e > 0 then mx = kernel.max(mx, sc[mt][nt][2 * hr + e]) end
+            end
+          end
+          -- the 4 lanes of a row are lane/4's quad: two butterfly steps
+          mn[r] = mx
+          mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x1))
+          mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x2))
+          mn[r] = kernel.max(m[r], mn[r] * c)
+          -- the repair of the rolling update: h(t, m, m') = t * exp2(m - m')
+          al[r] = kernel.exp2(m[r] - mn[r])
+          m[r] = mn[r]
+          -- P = exp2(S c - m); l takes the thread's part of the row sum (the 4 lanes of a row
+          -- are summed once, at the end)
+          local sum = nil
+          for nt = 0, NT - 1 do
+            for e = 0, 1 do
+              sc[mt][nt][2 * hr + e] = kernel.exp2(sc[mt][nt][2 * hr + e] * c - mn[r])
+              sum = sum and sum + sc[mt][nt][2 * hr + e] or sc[mt][nt][2 * hr + e]
+            end
+          end
+          l[r] = l[r] * al[r] + sum
+        end
+        -- P as float16 A fragments: the C fragments of n-tiles 2i and 2i+1 are, value for
+        -- value, the A fragment of keys 16i..16i+15
+        for i = 0, BN // 16 - 1 do
+          for v = 0, 7 do pa[mt][i][v] = kernel.cast(sc[mt][2 * i + v // 4][v % 4], "float16") end
+        end
+        -- the repair of the output, O * exp2(m - m'), before P V is added
+        for i = 0, ND - 1 do
+          for v in kernel.range(4, {name = "v", type = "upcast"}) do
+            oc[mt][i][v] = oc[mt][i][v] * al[2 * mt + v // 2]
+          end
+        end
+      end
+      -- O += P V: B fragment value v is V[key k, dimension n], one load for the RM m-tiles
+      for kk = 0, BN // 16 - 1 do
+        for ip = 0, ND // 2 - 1 do
+          -- ldmatrix.x4.trans: lane l names key 16kk + l%16 at dimensions 16ip + 8(l/16): the
+          -- transposed 8x8 matrices are the B fragments of n-tiles 2ip (lanes 0-15) and 2ip+1
+          kernel.ldmatrix(vb, staged and sV[0] or sV[slot], at(slot, kk * 16 + lane % 16, ip * 16 + lane // 16 * 8), {trans = true})
+          split(vb, vb0, vb1)
+          for mt = 0, RM - 1 do
+            kernel.mma(MMA, oc[mt][2 * ip], pa[mt][kk], vb0, oc[mt][2 * ip])
+            kernel.mma(MMA, oc[mt][2 * ip + 1], pa[mt][kk], vb1, oc[mt][2 * ip + 1])
+          end
+        end
+      end
+    end
+    -- whether key tile t (a number or a kernel value) is computed: causal, the tiles past the
+    -- diagonal are skipped
+    local function exists(t)
+      if causal then return kernel.lt(t * BN, qt * BM + BM) end
+      if type(t) == "number" then return t < NK end
+      return kernel.lt(t, NK)
+    end
+    local function guard(cond, f)
+      if cond == true then f() elseif cond then kernel.when(cond, f) end
+    end
+    -- a step of tile j (always below NK): under exists(j) where causal
+    local function step(j, f) if causal then guard(exists(j), f) else f() end end
+    -- key tile t into slot s by cp.async, if it exists; the tile index clamped so that the region
+    -- stays inside K and V by ranges (the guard makes the clamp a no-op where the copy runs)
+    local function issue(t, s)
+      guard(exists(t), function()
+        local tc = type(t) == "number" and t or kernel.min(t, NK - 1)
+        local dk, dv = sK[staged and 0 or s], sV[staged and 0 or s]
+        if staged then dk, dv = dk:tile({s, 0, 0}, {1, BN, D}), dv:tile({s, 0, 0}, {1, BN, D}) end
+        kernel.copy(dk, K:tile({b, h, tc * BN, 0}, {1, 1, BN, D}), {impl = "cp_async"})
+        kernel.copy(dv, V:tile({b, h, tc * BN, 0}, {1, 1, BN, D}), {impl = "cp_async"})
+      end)
+    end
+    if not NS then
+      -- synchronous copies, two barriers a tile
+      for j in kernel.range(NK, {name = "j", type = "reduce"}) do
+        local function tile()
+          kernel.barrier()   -- every warp is done with the previous tile
+          kernel.copy(sK[0], K:tile({b, h, j * BN, 0}, {1, 1, BN, D}))
+          kernel.copy(sV[0], V:tile({b, h, j * BN, 0}, {1, 1, BN, D}))
+          kernel.barrier()
+          compute(j, 0)
+        end
+        step(j, tile)
+      end
+    else
+      -- the prologue: tiles 0..NS-2, a group each (one group a step from here on, empty where
+      -- the tile does not exist, so that cp_async_wait(NS-2) always retires the step's own tile)
+      for s = 0, NS - 2 do
+        issue(s, s)
+        kernel.cp_async_commit()
+      end
+      if not ahead then
+        -- The GEMM's order: wait for tile j, one barrier (tile j visible to every thread, and
+        -- every thread done with slot (j-1)%NS), compute on slot j%NS, then issue tile j+NS-1
+        -- into slot (j-1)%NS. The verifier tracks copies in flight per buffer, so no copy into
+        -- sK or sV may be in flight while the compute reads them: the tile of step j+NS-1 is
+        -- issued after it. At NS = 2 that leaves a block no lead of its own (tile j+1 is
+        -- issued after tile j's compute and waited for at the start of the next step; only the
+        -- other blocks of the SM hide it); at NS = 3 one step.
+        for j in kernel.range(NK, {name = "j", type = "reduce"}) do
+          step(j, function()
+            kernel.cp_async_wait(NS - 2)
+            kernel.barrier()
+            compute(j, j % NS)
+            issue(j + NS - 1, (j + NS - 1) % NS)
+            kernel.cp_async_commit()
+          end)
+        end
+      else
+        -- Ahead: a buffer a slot, so the verifier sees the copy in flight into slot (j-1)%NS and
+        -- the compute's reads of slot j%NS in different buffers, and the next tile can be issued
+        -- first: wait for tile j, one barrier (every thread done with slot (j-1)%NS), issue tile
+        -- j+NS-1 into it, then compute on slot j%NS. At NS = 2 tile j+1 lands during tile j's
+        -- compute, FlashAttention-2's overlap. The slot of a buffer is a Lua number, so the loop
+        -- is unrolled by NS.
+        for jj in kernel.range(NK // NS, {name = "j", type = "reduce"}) do
+          for s = 0, NS - 1 do
+            local j = jj * NS + s
+            step(j, function()
+              kernel.cp_async_wait(NS - 2)
+              kernel.barrier()
+              issue(j + NS - 1, (s + NS - 1) % NS)
+              kernel.cp_async_commit()
+              compute(j, s)
+            end)
+          end
+        end
+      end
     end
     -- the row sums over the quad, then O / l as float16
     for r = 0, 2 * RM - 1 do
@@ -251,13 +349,22 @@ function M.cases()
   for _, cfg in ipairs{{"d64", 64, 64, 2, 4, true}, {"d128", 128, 64, 1, 4, true},
                        {"d64_w8", 64, 64, 1, 8, false, "shared"}, {"d128_w8", 128, 64, 1, 8},
                        {"d64_qs", 64, 32, 2, 4, true, "shared"}, {"d128_qs", 128, 32, 1, 4, true, "shared"},
-                       {"d128_w8_qs", 128, 16, 1, 8, false, "shared"}, {"d128_m2_qs", 128, 16, 2, 4, false, "shared"}} do
+                       {"d128_w8_qs", 128, 16, 1, 8, false, "shared"}, {"d128_m2_qs", 128, 16, 2, 4, false, "shared"},
+                       -- version 9, cp.async (8: stages, 9: ahead): the GEMM's order at 2 stages (padded K + V
+                       -- 36 KB at D = 64 with 64-key tiles, 34 KB at D = 128 with 32-key tiles); the next tile
+                       -- issued ahead of the compute (a buffer a slot; at D = 64 with 32-key tiles, or 8 warps
+                       -- of one m-tile: 64-key tiles with 2 m-tiles unrolled x2 take 255 registers and spill
+                       -- 68 bytes); 3 stages in the GEMM's order with 32-key tiles at D = 64 (27 KB)
+                       {"d64_s2", 64, 64, 2, 4, true, nil, 2}, {"d128_s2", 128, 32, 1, 4, true, nil, 2},
+                       {"d64_s2a", 64, 32, 2, 4, true, nil, 2, true}, {"d64_w8_s2a", 64, 64, 1, 8, false, nil, 2, true},
+                       {"d128_s2a", 128, 32, 1, 4, true, nil, 2, true}, {"d64_s3", 64, 32, 2, 4, false, nil, 3}} do
     local D, BN, RM, W, q = cfg[2], cfg[3], cfg[4], cfg[5], cfg[7] or "registers"
+    local NS, ahead = cfg[8], cfg[9]
     for _, causal in ipairs(cfg[6] and {false, true} or {false}) do
       local mask = causal and "True" or "False"
       out[#out + 1] = {
         name = "prefill_" .. cfg[1] .. (causal and "_causal" or ""),
-        kernel = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q}),
+        kernel = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q, stages = NS, ahead = ahead}),
         inputs = {Q = "randn", K = "randn", V = "randn"},
         -- PyTorch's SDPA (flash in float16; its math path in float64 for the check)
         torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
@@ -268,7 +375,8 @@ function M.cases()
         flops = flops(B, H, S, D, causal),
         bytes = 4 * B * H * S * D * 2, tol = 1e-2,
         note = string.format("B%d H%d S%d D%d%s; %d query rows a block of %d warps, %d keys a tile, Q from %s; "
-                             .. "ldmatrix", B, H, S, D, causal and " causal" or "", 16 * RM * W, W, BN, q),
+                             .. "ldmatrix%s", B, H, S, D, causal and " causal" or "", 16 * RM * W, W, BN, q,
+                             NS and string.format(", %d cp.async stages%s", NS, ahead and " ahead" or "") or ""),
       }
     end
   end
@@ -298,10 +406,18 @@ if not ... then
   -- with 64 and 128 rows a block: two query tiles, and causal tiles that cross the diagonal or
   -- lie past it
   local B, H, S = 1, 2, 256
-  -- {D, keys a tile, m-tiles a warp, warps a block, where Q's fragments come from, swizzled tiles}
+  -- {D, keys a tile, m-tiles a warp, warps a block, where Q's fragments come from, swizzled tiles,
+  -- stages, ahead}
   local cfgs = {{64, 64, 1, 4}, {64, 64, 2, 4}, {64, 32, 2, 4}, {64, 64, 1, 8}, {128, 64, 1, 4}, {128, 64, 1, 8},
                 {64, 64, 1, 8, "shared"}, {64, 32, 2, 4, "shared"}, {128, 32, 1, 4, "shared"}, {128, 16, 1, 8, "shared"},
-                {128, 16, 2, 4, "shared"}, {64, 32, 2, 4, "shared", true}}
+                {128, 16, 2, 4, "shared"}, {64, 32, 2, 4, "shared", true},
+                -- cp.async stages (7: how many; 8: ahead, the next tile issued before the compute)
+                {64, 64, 2, 4, nil, nil, 2}, {64, 32, 2, 4, nil, nil, 2, true}, {64, 64, 1, 8, nil, nil, 2, true},
+                {64, 32, 2, 4, nil, nil, 3},
+                {128, 32, 1, 4, nil, nil, 2}, {128, 32, 1, 4, nil, nil, 2, true}, {128, 16, 1, 4, nil, nil, 3}}
+  local function pipe(cfg)
+    return cfg[7] and string.format(", %d cp.async stages%s", cfg[7], cfg[8] and " ahead" or "") or ""
+  end
   for _, D in ipairs{64, 128} do
     local function input(seed) return ((tensor.rand({B, H, S, D}, {seed = seed}) - 0.5) * 4):cast("float16") end
     local qi, ki, vi = input(1), input(2), input(3)
@@ -314,7 +430,7 @@ if not ... then
       for _, cfg in ipairs(cfgs) do
         if cfg[1] == D then
           local BN, RM, W, q = cfg[2], cfg[3], cfg[4], cfg[5] or "registers"
-          local got = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q, swizzle = cfg[6]}):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+          local got = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q, swizzle = cfg[6], stages = cfg[7], ahead = cfg[8]}):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
           local num, den = 0, 0
           for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
             local d = got[a][b][i][j] - want[a][b][i][j]
@@ -323,8 +439,9 @@ if not ... then
           local rel = math.sqrt(num / den)
           assert(rel < 1e-3, "prefill: relative error " .. rel)
           print(string.format("prefill attention, B%d H%d S%d D%d%s, %d rows a block of %d warps, %d keys a tile, "
-                              .. "Q from %s%s: within %.1e (relative) of the tensor program", B, H, S, D,
-                              causal and " causal" or "", 16 * RM * W, W, BN, q, cfg[6] and ", swizzled" or "", rel))
+                              .. "Q from %s%s%s: within %.1e (relative) of the tensor program", B, H, S, D,
+                              causal and " causal" or "", 16 * RM * W, W, BN, q, cfg[6] and ", swizzled" or "",
+                              pipe(cfg), rel))
         end
       end
     end
@@ -334,13 +451,13 @@ if not ... then
   -- accesses are the copies' 16-byte stores, 4 wavefronts each (the minimum for 512 bytes)
   for _, cfg in ipairs(cfgs) do
     local D, BN, RM, W, q = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5] or "registers"
-    local c = M.kernel(1, 1, 128, D, BN, RM, W, false, {q = q, swizzle = cfg[6]}):counts()
+    local c = M.kernel(1, 1, 128, D, BN, RM, W, false, {q = q, swizzle = cfg[6], stages = cfg[7], ahead = cfg[8]}):counts()
     local load_wavefronts = c.shared_accesses - 4 * c.shared_stores
     assert(c.shared_loads == 4 * c.ldmatrices and load_wavefronts == c.shared_loads,
            string.format("prefill: %d ldmatrix wavefronts for %d matrices", load_wavefronts, c.shared_loads))
-    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile, Q from %s%s: %d ldmatrix.x4 a "
+    print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile, Q from %s%s%s: %d ldmatrix.x4 a "
                         .. "warp and tile, no bank conflict", D, 16 * RM * W, W, BN, q, cfg[6] and ", swizzled" or "",
-                        c.ldmatrices // (c.blocks * W * (128 // BN))))
+                        pipe(cfg), c.ldmatrices // (c.blocks * W * (128 // BN))))
   end
 end
 return M
