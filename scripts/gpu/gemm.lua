@@ -14,10 +14,10 @@
 -- With opts.stages = S (2 or 3) the shared tiles get a leading stage dimension and the copies are
 -- cp.async (kernel.copy's cp_async): a prologue issues the tiles of steps 0..S-2, one group each;
 -- step kt waits for its own tile (cp_async_wait(S-2): all but the S-2 newest groups), passes one
--- barrier, computes on slot kt%S, then issues the tile of step kt+S-1 into slot (kt+S-1)%S (the one
--- step kt-1 read, which every thread has left at the barrier) and commits a group (empty past the
--- end, so that the counting stays uniform). At S = 3 the tile of step kt+1 lands while step kt
--- computes.
+-- barrier, issues the tile of step kt+S-1 into slot (kt+S-1)%S (the one step kt-1 read, which every
+-- thread has left at the barrier) and commits a group (empty past the end, so that the counting
+-- stays uniform), then computes on slot kt%S. At S = 3 the tiles of steps kt+1 and kt+2 land while
+-- step kt computes (the verifier proves the slot written apart from the slot read).
 local M = {}
 
 local ATOM = "SM80_16x8x16_F32F16F16F32_TN"
@@ -125,12 +125,13 @@ function M.kernel(m, n, kd, opts)
       for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
         kernel.cp_async_wait(NS - 2)      -- this step's tile has landed, for this thread
         kernel.barrier()                  -- for every thread; and every thread has left slot (kt-1)%S
-        compute(kt % NS)
-        -- the tile index clamped, so that the region stays inside A and B by ranges; the guard
-        -- makes the clamp a no-op where the copy runs
+        -- issue first: the tile of step kt+S-1 into slot (kt+S-1)%S = (kt-1)%S, which the verifier
+        -- proves apart from slot kt%S read below. The tile index is clamped with min so that the
+        -- region stays inside A and B by ranges; the guard makes the clamp a no-op where the copy runs
         local nt = kernel.min(kt + (NS - 1), nk - 1)
-        kernel.when(kernel.lt(kt + (NS - 1), nk), function() load(nt, nt % NS) end)
-        kernel.cp_async_commit()
+        kernel.when(kernel.lt(kt + (NS - 1), nk), function() load(nt, (kt + (NS - 1)) % NS) end)
+        kernel.cp_async_commit()          -- empty past the end, so that the counting stays uniform
+        compute(kt % NS)
       end
     else
       for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
