@@ -156,8 +156,10 @@ end
 function M.cases()
   local out = {}
   -- {size, K step}: a K step of 64 halves the barriers and the exposed load latency a flop
-  -- {size, K step, stages}: stages 3 (cp.async, 48 KB of shared tiles) beside the synchronous copies
-  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}, {4096, 32, 3}, {2048, 32, 3}} do
+  -- {size, K step, stages}: stages 3 (cp.async, 48 KB of shared tiles) beside the synchronous copies;
+  -- 4 stages at K step 32 (64 KB) and 3 at 64 (96 KB) take dynamic shared memory
+  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}, {4096, 32, 3}, {2048, 32, 3}, {4096, 32, 4},
+                     {4096, 64, 3}} do
     local s, bk, ns = c[1], c[2], c[3]
     out[#out + 1] = {
       name = string.format("gemm_f16_%d_k%d%s", s, bk, ns and "_s" .. ns or ""),
@@ -175,12 +177,18 @@ end
 
 if not ... then
   -- a small case against the tensor program, through the interpreter
-  local m, n, kd = 128, 256, 64
-  local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
-  local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
-  local want = a:cast("float32"):matmul(b:cast("float32")):tolist()
-  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}, {true, 32, 3}, {false, 32, 3}, {true, 16, 3}, {true, 16, 2}} do
-    local ldm, bk, ns = v[1], v[2], v[3]
+  local m, n = 128, 256
+  local ab = {}
+  for _, kd in ipairs{64, 128} do
+    local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
+    local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
+    ab[kd] = {a, b, a:cast("float32"):matmul(b:cast("float32")):tolist()}
+  end
+  -- {ldmatrix, K step, stages, K}: K = 128 gives 3 stages at a K step of 64 their 2 steps
+  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}, {true, 32, 3}, {false, 32, 3}, {true, 16, 3}, {true, 16, 2},
+                     {true, 16, 4}, {true, 32, 4, 128}, {true, 64, 3, 128}} do
+    local ldm, bk, ns, kd = v[1], v[2], v[3], v[4] or 64
+    local a, b, want = ab[kd][1], ab[kd][2], ab[kd][3]
     local k = M.kernel(m, n, kd, {ldmatrix = ldm, bk = bk, stages = ns})
     local got = k:run{A = a, B = b}:cast("float32"):tolist()
     local worst = 0
