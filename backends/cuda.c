@@ -463,9 +463,13 @@ cuda_tail(Emit *E, Buf *b)
 	for (i = 0; i < G->launches.n; i++) {
 		const GpuLaunch *L = &G->launches.l[i];
 
-		emit(b, "  %s<<<dim3(%lld, %lld, %lld), dim3(%lld, %lld, %lld), 0, tessel_stream>>>(", L->name,
+		/* past 48 KiB of shared memory, the kernel opts in to its bytes (per device: each launch) */
+		if (L->dynamic)
+			emit(b, "  cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize, %lld);\n", L->name,
+			     (long long)L->shared_bytes);
+		emit(b, "  %s<<<dim3(%lld, %lld, %lld), dim3(%lld, %lld, %lld), %lld, tessel_stream>>>(", L->name,
 		     (long long)L->grid[0], (long long)L->grid[1], (long long)L->grid[2], (long long)L->block[0],
-		     (long long)L->block[1], (long long)L->block[2]);
+		     (long long)L->block[1], (long long)L->block[2], L->dynamic ? (long long)L->shared_bytes : 0LL);
 		for (j = 0; j < L->narg; j++) {
 			int a = L->arg[j];
 

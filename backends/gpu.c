@@ -247,25 +247,52 @@ coord(int cuda, HwAxis hw)
 	return cuda ? cudac[hw] : ocl[hw];
 }
 
+/*
+** A block's static shared memory holds 48 KiB. Past that, CUDA's shared
+** buffers are carved from one dynamic array at offsets rounded up to 16
+** bytes (16-byte vector moves, cp.async and ldmatrix need them aligned), and
+** tessel_launch opts the kernel in to that many bytes.
+*/
+enum { SHARED_STATIC = 48 * 1024, SHARED_DYNAMIC = 227 * 1024 };
+
 static int
-arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes)
+arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 {
 	const Kernel *k = E->k;
-	int b;
+	int64_t total = 0, off = 0;
+	int b, dyn = 0;
 
+	for (b = 0; b < k->nbuf; b++)
+		if (k->buf[b].scope == scope && S->use[b])
+			total += k->buf[b].size * dtype_bytes(k->buf[b].dtype);
+	if (scope == AS_LOCAL && iscuda(E) && total > SHARED_STATIC) {
+		dyn = 1;
+		emit(E->out, "  /* %lld bytes of shared buffers, past the 48 KiB of static shared memory: dynamic, "
+		     "at offsets of 16 bytes */\n  extern __shared__ __align__(16) unsigned char tessel_smem[];\n",
+		     (long long)total);
+	}
 	for (b = 0; b < k->nbuf; b++) {
 		const KBuf *kb = &k->buf[b];
 
 		if (kb->scope != scope || !S->use[b])
 			continue;
-		if (bytes)
-			*bytes += kb->size * dtype_bytes(kb->dtype);
-		emit(E->out, "  %s%s %s[%lld];  /* %s: ",
-		     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ __align__(16) " : "__local ") : "", E->D->type(kb->dtype),
-		     E->bname[b], (long long)kb->size, scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
+		if (dyn) {
+			emit(E->out, "  %s *const %s = (%s *)(tessel_smem + %lld);  /* shared, one per block, %lld "
+			     "elements: ", E->D->type(kb->dtype), E->bname[b], E->D->type(kb->dtype), (long long)off,
+			     (long long)kb->size);
+			off += (kb->size * dtype_bytes(kb->dtype) + 15) / 16 * 16;
+		} else
+			emit(E->out, "  %s%s %s[%lld];  /* %s: ",
+			     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ __align__(16) " : "__local ") : "",
+			     E->D->type(kb->dtype), E->bname[b], (long long)kb->size,
+			     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
 		emit(E->out, " */\n");
 	}
+	if (bytes)
+		*bytes = dyn ? off : total;
+	if (dynamic)
+		*dynamic = dyn;
 	return 0;
 }
 
@@ -275,7 +302,7 @@ gpu_stage(Emit *E, EStage *S)
 	GpuState *G = E->aux;
 	const Kernel *k = E->k;
 	const char *stn = k->stage[S->st].name, *name = E->D->name;
-	int cuda = iscuda(E), b, n = 0;
+	int cuda = iscuda(E), b, n = 0, dynamic = 0;
 	int64_t nthr = S->blk[0] * S->blk[1] * S->blk[2], shared = 0;
 	unsigned bits;
 	GpuLaunch *L;
@@ -328,11 +355,12 @@ gpu_stage(Emit *E, EStage *S)
 		return oom(E);
 	}
 	buf_free(&decl);
-	if (arrays(E, S, AS_LOCAL, &shared) < 0 || arrays(E, S, AS_REG, NULL) < 0)
+	if (arrays(E, S, AS_LOCAL, &shared, &dynamic) < 0 || arrays(E, S, AS_REG, NULL, NULL) < 0)
 		return -1;
-	if (cuda && shared > 48 * 1024)
-		return err_set(E->e, "cuda: stage %s: %lld bytes of shared buffers; a block's static shared memory "
-		               "holds at most 48 KiB", stn, (long long)shared);
+	if (cuda && shared > SHARED_DYNAMIC)
+		return err_set(E->e, "cuda: stage %s: %lld bytes of shared buffers (at offsets of 16 bytes); a block's "
+		               "shared memory holds at most 227 KiB on sm_90 (dynamic, past the 48 KiB of static)",
+		               stn, (long long)shared);
 	if (!S->nbound)
 		emit(E->out, "  /* no loop is bound to a block or a thread: one thread runs the stage */\n");
 	if (cuda && G->shuffles && nthr % WARP) {
@@ -363,6 +391,7 @@ gpu_stage(Emit *E, EStage *S)
 	memcpy(L->grid, S->grid, sizeof L->grid);
 	memcpy(L->block, S->blk, sizeof L->block);
 	L->shared_bytes = shared;
+	L->dynamic = dynamic;
 	if (!(L->arg = malloc((n ? n : 1) * sizeof *L->arg)))
 		return oom(E);
 	for (b = 0; b < k->nbuf; b++)

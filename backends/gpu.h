@@ -32,13 +32,15 @@
 */
 
 /* One stage's launch: its kernel's name in the source, its grid and block,
-** the global buffers it takes (kernel order), its static shared memory. */
+** the global buffers it takes (kernel order), its shared memory (dynamic:
+** one extern array, passed in the launch, past 48 KiB in CUDA). */
 typedef struct GpuLaunch {
 	char name[K_NAME + 8];
 	int64_t grid[3], block[3];
 	int *arg;
 	int narg;
 	int64_t shared_bytes;
+	int dynamic;
 } GpuLaunch;
 
 typedef struct GpuLaunches {

@@ -40,7 +40,7 @@ fail(Ck *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int
 fail(Ck *c, const char *fmt, ...)
 {
-	char m[400];
+	char m[480];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -532,39 +532,276 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 }
 
 /*
-** The copies in flight (cp.async), per buffer, along every path of a stage:
-** bit 1 a copy issued and not yet committed, bit 2 a committed one that no
-** wait has covered since. A commit turns 1 into 2; a cp_async_wait clears 2
-** (a wait for all but n > 0 groups is taken to retire the copies the code
-** reads next: which groups those are depends on the slot indices, and the
-** interpreter checks it exactly); nothing clears 1. Any access to a buffer
-** with a bit set is refused. Loops are walked until their state settles, so
-** a copy at the end of an iteration meets the reads of the next; an if's
-** body may not run.
+** The copies in flight (cp.async), along every path of a stage, per buffer
+** and per region: a copy is remembered by the leading index of its
+** destination (the stage or slot of a pipelined tile) and the gates of the
+** ifs around it. State bit 1 is a copy issued and not yet committed, bit 2 a
+** committed one that no wait has covered since. A commit turns 1 into 2; a
+** cp_async_wait clears 2 (a wait for all but n > 0 groups is taken to retire
+** the copies the code reads next: which groups those are depends on the slot
+** indices, and the interpreter checks it exactly); nothing clears 1.
+**
+** An access to a buffer with copies in flight is refused unless its leading
+** index and each copy's are proved apart: at every point of the loops around
+** both (the same iteration), the values the copy's index takes over its other
+** variables (threads, its own unit loops), where its gates hold, never meet
+** the values the access's index takes over its own. Threads count as other
+** variables on both sides, so another thread's copy is covered too; a copy
+** left by an earlier iteration is not compared (a loop's back edge and its
+** exit forget the region of copies whose index or gates use its variable),
+** and a thread that runs ahead into the next iteration is the interpreter's
+** race to find. Loops are walked until their state settles; an if's body may
+** not run.
 */
+enum { AF_REGIONS = 8 };
+
+typedef struct AfCopy {
+	const UOp *at;       /* the destination's leading index; NULL: anywhere in the buffer */
+	const UOp *gate;     /* the path condition of the copy; NULL: none */
+	uint8_t st;
+} AfCopy;
+
+typedef struct AfBuf {
+	AfCopy c[AF_REGIONS];
+	int n;
+} AfBuf;
+
 typedef struct Af {
 	Ck *c;
-	uint8_t *st;
+	AfBuf *st;
 	int relied;          /* a wait of n > 0 covered a copy */
 	PMap seen;
+	const UOp *loop[MAXLOOP];    /* enclosing RANGEs */
+	int nloop;
+	const UOp *cond[MAXLOOP];    /* enclosing ifs' gates */
+	int ncond;
 } Af;
+
+/* Adds copies (at, gate) in state st; returns whether the set grew. */
+static int
+af_add(AfBuf *b, const UOp *at, const UOp *gate, uint8_t st)
+{
+	int i;
+	uint8_t all = st;
+
+	for (i = 0; i < b->n; i++)
+		if (b->c[i].at == at && b->c[i].gate == gate) {
+			if ((b->c[i].st | st) == b->c[i].st)
+				return 0;
+			b->c[i].st |= st;
+			return 1;
+		}
+	if (b->n < AF_REGIONS) {
+		b->c[b->n++] = (AfCopy){ at, gate, st };
+		return 1;
+	}
+	/* too many regions to keep apart: one copy anywhere in the buffer */
+	for (i = 0; i < b->n; i++)
+		all |= b->c[i].st;
+	b->n = 0;
+	af_add(b, NULL, NULL, all);
+	return 1;
+}
+
+/* Forgets the region of copies whose index or gates use variable v. */
+static void
+af_forget(AfBuf *st, int nbuf, const UOp *v)
+{
+	const UOp *vars[16];
+	AfBuf old;
+	int i, j, k, nv, use;
+
+	for (i = 0; i < nbuf; i++) {
+		old = st[i];
+		st[i].n = 0;
+		for (j = 0; j < old.n; j++) {
+			use = !old.c[j].at;
+			nv = old.c[j].at ? uop_vars(old.c[j].at, vars, 16) : 0;
+			for (k = 0; k < nv && k < 16; k++)
+				use |= vars[k] == v || nv > 16;
+			nv = old.c[j].gate ? uop_vars(old.c[j].gate, vars, 16) : 0;
+			for (k = 0; k < nv && k < 16; k++)
+				use |= vars[k] == v || nv > 16;
+			if (use)
+				af_add(&st[i], NULL, NULL, old.c[j].st);
+			else
+				af_add(&st[i], old.c[j].at, old.c[j].gate, old.c[j].st);
+		}
+	}
+}
+
+/* Adds the variables of u not yet in vars; -1 when there are too many. */
+static int
+af_vars(const UOp *u, const UOp **vars, int *nv)
+{
+	const UOp *v[16];
+	int n, i, j;
+
+	if (!u)
+		return 0;
+	if ((n = uop_vars(u, v, 16)) > 16)
+		return -1;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < *nv && vars[j] != v[i]; j++)
+			;
+		if (j == *nv) {
+			if (*nv == 16)
+				return -1;
+			vars[(*nv)++] = v[i];
+		}
+	}
+	return 0;
+}
+
+/* the points of vars[0..nv) with first bound in bind: 0 when past ENUM_LIMIT */
+static int64_t
+af_points(const UOp **vars, int nv, UBind *bind)
+{
+	int64_t pts = 1;
+	int i;
+
+	for (i = 0; i < nv; i++) {
+		bind[i].name = vars[i]->name;
+		bind[i].value = vars[i]->arg[0];
+		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts > ENUM_LIMIT)
+			return 0;
+	}
+	return pts;
+}
+
+static void
+af_next(const UOp **vars, int nv, UBind *bind)
+{
+	int i;
+
+	for (i = nv - 1; i >= 0 && ++bind[i].value > vars[i]->arg[1]; i--)
+		bind[i].value = vars[i]->arg[0];
+}
+
+/*
+** Whether copies cp into buffer b and an access at leading index x can meet:
+** 0 proved apart; 1 they can, or it is not proved, with the reason in why.
+*/
+static int
+af_meet(Af *a, int b, const AfCopy *cp, const UOp *x, Buf *why)
+{
+	const UOp *all[16], *sh[16], *fc[16], *fr[16];
+	UBind bind[48];
+	int nall = 0, nsh = 0, nfc = 0, nfr = 0, i, j, rc = 0;
+	int64_t n = a->c->k->buf[b].shape[0], psh, pfc, pfr, p, q, v, g;
+	unsigned char *hit;
+	Err ee;
+
+	if (!cp->at) {
+		emit(why, "anywhere in %s", a->c->k->buf[b].name);
+		return 1;
+	}
+	if (has_load(cp->at) || has_load(x) || (cp->gate && has_load(cp->gate)) || n > ENUM_LIMIT) {
+		emit(why, "index 0 depends on loaded data or the stages are too many to compare");
+		return 1;
+	}
+	/* the variables of the loops around the access that are not threads are
+	** common to both (the same iteration); the rest each side enumerates alone */
+	if (af_vars(cp->at, all, &nall) < 0 || af_vars(cp->gate, all, &nall) < 0 || af_vars(x, all, &nall) < 0) {
+		emit(why, "too many variables to compare the indices");
+		return 1;
+	}
+	for (i = 0; i < nall; i++) {
+		for (j = 0; j < a->nloop && krange_var(a->loop[j]) != all[i]; j++)
+			;
+		if (j < a->nloop && !hwaxis_is_thread(krange_hw(a->loop[j])))
+			sh[nsh++] = all[i];
+	}
+	nall = 0;
+	af_vars(cp->at, fc, &nfc);
+	af_vars(cp->gate, fc, &nfc);
+	af_vars(x, fr, &nfr);
+	for (i = j = 0; i < nfc; i++) {
+		for (nall = 0; nall < nsh && sh[nall] != fc[i]; nall++)
+			;
+		if (nall == nsh)
+			fc[j++] = fc[i];
+	}
+	nfc = j;
+	for (i = j = 0; i < nfr; i++) {
+		for (nall = 0; nall < nsh && sh[nall] != fr[i]; nall++)
+			;
+		if (nall == nsh)
+			fr[j++] = fr[i];
+	}
+	nfr = j;
+	psh = af_points(sh, nsh, bind);
+	pfc = af_points(fc, nfc, bind + nsh);
+	pfr = af_points(fr, nfr, bind + nsh);
+	if (!psh || !pfc || !pfr || psh * (pfc + pfr) > 16 * (int64_t)ENUM_LIMIT) {
+		emit(why, "too many points to compare the indices");
+		return 1;
+	}
+	if (!(hit = malloc((size_t)n)))
+		return err_set(a->c->e, "check: out of memory");
+	for (p = 0; p < psh && !rc; p++, af_next(sh, nsh, bind)) {
+		memset(hit, 0, (size_t)n);
+		af_points(fc, nfc, bind + nsh);
+		for (q = 0; q < pfc; q++, af_next(fc, nfc, bind + nsh)) {
+			if (cp->gate && (uop_eval(cp->gate, bind, nsh + nfc, &g, &ee) < 0 || !g))
+				continue;
+			if (uop_eval(cp->at, bind, nsh + nfc, &v, &ee) == 0 && v >= 0 && v < n)
+				hit[v] = 1;
+		}
+		af_points(fr, nfr, bind + nsh);
+		for (q = 0; q < pfr && !rc; q++, af_next(fr, nfr, bind + nsh))
+			if (uop_eval(x, bind, nsh + nfr, &v, &ee) == 0 && v >= 0 && v < n && hit[v]) {
+				emit(why, "both reach index 0 = %lld", (long long)v);
+				for (i = 0; i < nsh; i++)
+					emit(why, "%s%s=%lld", i ? ", " : " at ", bind[i].name, (long long)bind[i].value);
+				rc = 1;
+			}
+	}
+	free(hit);
+	return rc;
+}
 
 static int
 af_touch(Af *a, const UOp *ix, const char *how)
 {
-	int b;
+	int b, i, r;
+	Buf why, d, cd;
 
-	if (ix->op != OP_INDEX || ix->src[0]->op != OP_DEFINE)
+	if (ix->op != OP_INDEX || ix->src[0]->op != OP_DEFINE || ix->nsrc < 2)
 		return 0;
 	b = (int)ix->src[0]->arg[0];
-	if (b < 0 || b >= a->c->k->nbuf || !a->st[b])
+	if (b < 0 || b >= a->c->k->nbuf)
 		return 0;
-	if (a->st[b] & 1)
-		return fail(a->c, "%s %s while a cp.async into it is issued and not committed: cp_async_wait waits "
-		            "for committed groups only (kernel.cp_async_commit() before the wait)", how,
-		            a->c->k->buf[b].name);
-	return fail(a->c, "%s %s while a cp.async into it may be in flight: no cp_async_wait between the copy "
-	            "and this access", how, a->c->k->buf[b].name);
+	for (i = 0; i < a->st[b].n; i++) {
+		const AfCopy *cp = &a->st[b].c[i];
+
+		buf_init(&why);
+		if ((r = af_meet(a, b, cp, ix->src[1], &why)) <= 0) {
+			buf_free(&why);
+			if (r < 0)
+				return -1;
+			continue;
+		}
+		buf_init(&d);
+		buf_init(&cd);
+		kernel_print_expr(&d, a->c->k, ix->src[1]);
+		if (cp->at)
+			kernel_print_expr(&cd, a->c->k, cp->at);
+		if (cp->st & 1)
+			r = fail(a->c, "%s %s while a cp.async into it is issued and not committed: cp_async_wait "
+			         "waits for committed groups only (kernel.cp_async_commit() before the wait; the "
+			         "copy's index 0 is %s, this access's %s: %s)", how, a->c->k->buf[b].name,
+			         cd.s ? cd.s : "any", d.s ? d.s : "", why.s ? why.s : "");
+		else
+			r = fail(a->c, "%s %s while a cp.async into it may be in flight: no cp_async_wait between "
+			         "the copy and this access (the copy's index 0 is %s, this access's %s: %s)", how,
+			         a->c->k->buf[b].name, cd.s ? cd.s : "any", d.s ? d.s : "", why.s ? why.s : "");
+		buf_free(&d);
+		buf_free(&cd);
+		buf_free(&why);
+		return r;
+	}
+	return 0;
 }
 
 static int
@@ -584,11 +821,24 @@ af_expr(Af *a, const UOp *u, int depth)
 	return 0;
 }
 
+/* the path condition of a statement here: the enclosing gates without loads, NULL: none */
+static const UOp *
+af_gate(Af *a)
+{
+	const UOp *g = NULL;
+	int i;
+
+	for (i = 0; i < a->ncond; i++)
+		if (!has_load(a->cond[i]))
+			g = g ? uop_alu(a->c->k->c, OP_AND, (UOp *)g, (UOp *)a->cond[i]) : a->cond[i];
+	return g;
+}
+
 static int
 af_stmt(Af *a, const UOp *s, int depth)
 {
-	int n = a->c->k->nbuf, i, it;
-	uint8_t *in;
+	int n = a->c->k->nbuf, i, j, it, grew;
+	AfBuf *in;
 
 	if (depth > 1000)
 		return 0;
@@ -596,20 +846,31 @@ af_stmt(Af *a, const UOp *s, int depth)
 	case OP_CP_ASYNC:
 		/* copies into one buffer in flight together are the rule; the
 		** interpreter refuses two into one element */
-		if (s->nsrc == 2 && s->src[0]->src[0]->op == OP_DEFINE)
-			a->st[s->src[0]->src[0]->arg[0]] |= 1;
+		if (s->nsrc == 2 && s->src[0]->src[0]->op == OP_DEFINE) {
+			const UOp *ix = s->src[0];
+
+			af_add(&a->st[ix->src[0]->arg[0]], ix->nsrc > 1 ? ix->src[1] : NULL,
+			       ix->nsrc > 1 ? af_gate(a) : NULL, 1);
+		}
 		return 0;
 	case OP_CP_COMMIT:
 		for (i = 0; i < n; i++)
-			if (a->st[i] & 1)
-				a->st[i] = 2;
+			for (j = 0; j < a->st[i].n; j++)
+				if (a->st[i].c[j].st & 1)
+					a->st[i].c[j].st = 2;
 		return 0;
 	case OP_CP_WAIT:
-		for (i = 0; i < n; i++)
-			if (a->st[i] & 2) {
-				a->relied |= s->arg[0] > 0;
-				a->st[i] &= 1;
+		for (i = 0; i < n; i++) {
+			AfBuf old = a->st[i];
+
+			a->st[i].n = 0;
+			for (j = 0; j < old.n; j++) {
+				if (old.c[j].st & 2)
+					a->relied |= s->arg[0] > 0;
+				if (old.c[j].st & 1)
+					af_add(&a->st[i], old.c[j].at, old.c[j].gate, 1);
 			}
+		}
 		return 0;
 	case OP_STORE:
 		pmap_free(&a->seen);
@@ -625,35 +886,48 @@ af_stmt(Af *a, const UOp *s, int depth)
 		return s->nsrc == 2 ? af_touch(a, s->src[1], "an ldmatrix reads") : 0;
 	case OP_IF:
 	case OP_END:
-		if (!(in = malloc(n ? (size_t)n : 1)))
+		if (a->nloop == MAXLOOP || a->ncond == MAXLOOP)
+			return fail(a->c, "loops and ifs nest deeper than %d", MAXLOOP);
+		if (!(in = malloc((n ? (size_t)n : 1) * sizeof *in)))
 			return err_set(a->c->e, "check: out of memory");
-		memcpy(in, a->st, (size_t)n);
+		memcpy(in, a->st, (size_t)n * sizeof *in);
 		pmap_free(&a->seen);
 		memset(&a->seen, 0, sizeof a->seen);
 		if (s->op == OP_IF && af_expr(a, s->src[0], 0) < 0) {
 			free(in);
 			return -1;
 		}
-		for (it = 0; it < 8; it++) {
-			memcpy(a->st, in, (size_t)n);
+		if (s->op == OP_IF)
+			a->cond[a->ncond++] = s->src[0];
+		else
+			a->loop[a->nloop++] = s->src[0];
+		for (it = 0; it < 16; it++) {
+			memcpy(a->st, in, (size_t)n * sizeof *in);
 			for (i = 1; i < s->nsrc; i++)
 				if (af_stmt(a, s->src[i], depth + 1) < 0) {
 					free(in);
 					return -1;
 				}
-			/* an if's body may not run; a loop's next iteration starts from
-			** where the one before began or ended */
-			for (i = 0; i < n; i++)
-				a->st[i] |= s->op == OP_IF ? in[i] : 0;
-			if (s->op == OP_IF)
+			/* an if's body may not run */
+			if (s->op == OP_IF) {
+				for (i = 0; i < n; i++)
+					for (j = 0; j < in[i].n; j++)
+						af_add(&a->st[i], in[i].c[j].at, in[i].c[j].gate, in[i].c[j].st);
 				break;
-			for (i = 0; i < n && (in[i] | a->st[i]) == in[i]; i++)
-				;
-			if (i == n)
+			}
+			/* a loop's next iteration starts from where the one before began
+			** or ended; what the one before issued is in another region */
+			af_forget(a->st, n, krange_var(s->src[0]));
+			for (i = grew = 0; i < n; i++)
+				for (j = 0; j < a->st[i].n; j++)
+					grew |= af_add(&in[i], a->st[i].c[j].at, a->st[i].c[j].gate, a->st[i].c[j].st);
+			if (!grew)
 				break;
-			for (i = 0; i < n; i++)
-				in[i] |= a->st[i];
 		}
+		if (s->op == OP_IF)
+			a->ncond--;
+		else
+			a->nloop--;
 		free(in);
 		return 0;
 	default:
@@ -669,14 +943,14 @@ async_flow(Ck *c, const UOp *body)
 
 	memset(&a, 0, sizeof a);
 	a.c = c;
-	if (!(a.st = calloc(c->k->nbuf ? c->k->nbuf : 1, 1)))
+	if (!(a.st = calloc(c->k->nbuf ? c->k->nbuf : 1, sizeof *a.st)))
 		return err_set(c->e, "check: out of memory");
 	rc = af_stmt(&a, body, 0);
 	if (rc == 0 && a.relied)
 		note(c, "reads after a cp_async_wait of n > 0 groups rely on the copies into the slots read being "
 		     "older than the n most recent groups (the interpreter checks it as it runs)");
 	for (i = 0; rc == 0 && i < c->k->nbuf; i++)
-		if (a.st[i]) {
+		if (a.st[i].n) {
 			note(c, "copies into %s may still be in flight at the end of the stage (the interpreter reports "
 			     "any that are)", c->k->buf[i].name);
 			break;

@@ -667,6 +667,32 @@ cp_async2(void)
 	stage("cpa", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, n))));
 }
 
+/*
+** Shared buffers past 48 KiB (32768 + 48 + 16384 bytes): CUDA carves them from one dynamic
+** array at offsets 0, 32768 and 32816. Each of 2 blocks of 256 threads fills them from X,
+** passes a barrier and sums elements that other threads wrote into Y.
+*/
+static void
+big_shared(void)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)2, (int64_t)8192);
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)8192);
+	int s0 = mkbuf("S0", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)8192);
+	int s1 = mkbuf("S1", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)12);
+	int s2 = mkbuf("S2", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)4096);
+	UOp *bx = kernel_var(K, "bx", 2), *t = kernel_var(K, "t", 256), *j = kernel_var(K, "j", 32);
+	UOp *j2 = kernel_var(K, "j2", 16), *jj = kernel_var(K, "jj", 32), *e = add(mul(t, I(32)), jj);
+
+	stage("big", loop(bx, HW_BLOCK_X, 1, loop(t, HW_THREAD_X, 5,
+	      loop(j, HW_NONE, 1, st(at(s0, 1, add(mul(t, I(32)), j)), ld(at(x, 2, bx, add(mul(t, I(32)), j))))),
+	      loop(j2, HW_NONE, 1, st(at(s2, 1, add(mul(t, I(16)), j2)), ld(at(x, 2, bx, add(mul(t, I(16)), j2))))),
+	      kernel_if(K, alu(OP_CMPLT, DT_BOOL, t, I(12)), (UOp *[]){ st(at(s1, 1, t), ld(at(x, 2, bx, add(t, I(100))))) }, 1),
+	      kernel_barrier(K),
+	      loop(jj, HW_NONE, 1, st(at(y, 2, bx, e),
+	           alu(OP_ADD, DT_FLOAT32, alu(OP_ADD, DT_FLOAT32, ld(at(s0, 1, uop_mod(K->c, add(e, I(1)), I(8192)))),
+	               ld(at(s2, 1, uop_mod(K->c, e, I(4096))))), ld(at(s1, 1, uop_mod(K->c, jj, I(12))))))))));
+}
+
 /* a kernel built by hand into K, handed over */
 static Kernel *
 by_hand(void (*fn)(void))
@@ -694,6 +720,7 @@ static Kernel *ex_vector_loads(void) { return by_hand(vector_loads); }
 static Kernel *ex_vector_copies(void) { return by_hand(vector_copies); }
 static Kernel *ex_ldsm_mma(void) { return by_hand(ldsm_mma); }
 static Kernel *ex_cp_async(void) { return by_hand(cp_async2); }
+static Kernel *ex_big_shared(void) { return by_hand(big_shared); }
 
 static const Example examples[] = {
 	{ "softmax", ex_softmax, NULL },
@@ -709,6 +736,7 @@ static const Example examples[] = {
 	{ "vector_copies", ex_vector_copies, "buffer A is float16" },
 	{ "ldsm_mma", ex_ldsm_mma, "buffer A is float16" },
 	{ "cp_async", ex_cp_async, "opencl: stage cpa: a cp_async; asynchronous global-to-shared copies are sm_80's cp.async" },
+	{ "big_shared", ex_big_shared, NULL },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -1065,8 +1093,25 @@ test_limits(void **state)
 	j = kernel_var(K, "j", 8);
 	stage("smem", loop(t, HW_THREAD_X, 1, loop(j, HW_NONE, 2, st(at(sh, 1, add(mul(t, I(8)), j)), fc(DT_FLOAT32, 1)),
 	      st(at(y, 1, add(mul(t, I(8)), j)), ld(at(sh, 1, add(mul(t, I(8)), j)))))));
-	refused(K, D_CUDA, "cuda: stage smem: 65536 bytes of shared buffers; a block's static shared memory holds at "
-	        "most 48 KiB");
+	{
+		char *cu = source(K, D_CUDA);
+
+		/* past 48 KiB: one dynamic array, and the launch opts in to its bytes */
+		has(cu, "  extern __shared__ __align__(16) unsigned char tessel_smem[];\n"
+		        "  float *const S = (float *)(tessel_smem + 0);  /* shared, one per block, 16384 elements: ");
+		has(cu, "  cudaFuncSetAttribute(smem, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n"
+		        "  smem<<<dim3(1, 1, 1), dim3(256, 1, 1), 65536, tessel_stream>>>(");
+		free(cu);
+	}
+	kernel_free(K);
+	K = kernel_new();
+	y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)2048);
+	sh = mkbuf("S", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)60000);
+	t = kernel_var(K, "t", 256);
+	stage("smem", loop(t, HW_THREAD_X, 1, st(at(sh, 1, t), fc(DT_FLOAT32, 1)),
+	      st(at(y, 1, t), ld(at(sh, 1, t)))));
+	refused(K, D_CUDA, "cuda: stage smem: 240000 bytes of shared buffers (at offsets of 16 bytes); a block's "
+	        "shared memory holds at most 227 KiB on sm_90");
 	(void)y;
 }
 

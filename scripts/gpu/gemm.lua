@@ -14,10 +14,10 @@
 -- With opts.stages = S (2 or 3) the shared tiles get a leading stage dimension and the copies are
 -- cp.async (kernel.copy's cp_async): a prologue issues the tiles of steps 0..S-2, one group each;
 -- step kt waits for its own tile (cp_async_wait(S-2): all but the S-2 newest groups), passes one
--- barrier, computes on slot kt%S, then issues the tile of step kt+S-1 into slot (kt+S-1)%S (the one
--- step kt-1 read, which every thread has left at the barrier) and commits a group (empty past the
--- end, so that the counting stays uniform). At S = 3 the tile of step kt+1 lands while step kt
--- computes.
+-- barrier, issues the tile of step kt+S-1 into slot (kt+S-1)%S (the one step kt-1 read, which every
+-- thread has left at the barrier) and commits a group (empty past the end, so that the counting
+-- stays uniform), then computes on slot kt%S. At S = 3 the tiles of steps kt+1 and kt+2 land while
+-- step kt computes (the verifier proves the slot written apart from the slot read).
 local M = {}
 
 local ATOM = "SM80_16x8x16_F32F16F16F32_TN"
@@ -125,12 +125,13 @@ function M.kernel(m, n, kd, opts)
       for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
         kernel.cp_async_wait(NS - 2)      -- this step's tile has landed, for this thread
         kernel.barrier()                  -- for every thread; and every thread has left slot (kt-1)%S
-        compute(kt % NS)
-        -- the tile index clamped, so that the region stays inside A and B by ranges; the guard
-        -- makes the clamp a no-op where the copy runs
+        -- issue first: the tile of step kt+S-1 into slot (kt+S-1)%S = (kt-1)%S, which the verifier
+        -- proves apart from slot kt%S read below. The tile index is clamped with min so that the
+        -- region stays inside A and B by ranges; the guard makes the clamp a no-op where the copy runs
         local nt = kernel.min(kt + (NS - 1), nk - 1)
-        kernel.when(kernel.lt(kt + (NS - 1), nk), function() load(nt, nt % NS) end)
-        kernel.cp_async_commit()
+        kernel.when(kernel.lt(kt + (NS - 1), nk), function() load(nt, (kt + (NS - 1)) % NS) end)
+        kernel.cp_async_commit()          -- empty past the end, so that the counting stays uniform
+        compute(kt % NS)
       end
     else
       for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
@@ -155,8 +156,10 @@ end
 function M.cases()
   local out = {}
   -- {size, K step}: a K step of 64 halves the barriers and the exposed load latency a flop
-  -- {size, K step, stages}: stages 3 (cp.async, 48 KB of shared tiles) beside the synchronous copies
-  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}, {4096, 32, 3}, {2048, 32, 3}} do
+  -- {size, K step, stages}: stages 3 (cp.async, 48 KB of shared tiles) beside the synchronous copies;
+  -- 4 stages at K step 32 (64 KB) and 3 at 64 (96 KB) take dynamic shared memory
+  for _, c in ipairs{{4096, 32}, {4096, 64}, {2048, 32}, {4096, 32, 3}, {2048, 32, 3}, {4096, 32, 4},
+                     {4096, 64, 3}} do
     local s, bk, ns = c[1], c[2], c[3]
     out[#out + 1] = {
       name = string.format("gemm_f16_%d_k%d%s", s, bk, ns and "_s" .. ns or ""),
@@ -174,12 +177,18 @@ end
 
 if not ... then
   -- a small case against the tensor program, through the interpreter
-  local m, n, kd = 128, 256, 64
-  local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
-  local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
-  local want = a:cast("float32"):matmul(b:cast("float32")):tolist()
-  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}, {true, 32, 3}, {false, 32, 3}, {true, 16, 3}, {true, 16, 2}} do
-    local ldm, bk, ns = v[1], v[2], v[3]
+  local m, n = 128, 256
+  local ab = {}
+  for _, kd in ipairs{64, 128} do
+    local a = tensor.rand({m, kd}, {seed = 1}):cast("float16")
+    local b = tensor.rand({kd, n}, {seed = 2}):cast("float16")
+    ab[kd] = {a, b, a:cast("float32"):matmul(b:cast("float32")):tolist()}
+  end
+  -- {ldmatrix, K step, stages, K}: K = 128 gives 3 stages at a K step of 64 their 2 steps
+  for _, v in ipairs{{true, 32}, {false, 32}, {true, 64}, {true, 32, 3}, {false, 32, 3}, {true, 16, 3}, {true, 16, 2},
+                     {true, 16, 4}, {true, 32, 4, 128}, {true, 64, 3, 128}} do
+    local ldm, bk, ns, kd = v[1], v[2], v[3], v[4] or 64
+    local a, b, want = ab[kd][1], ab[kd][2], ab[kd][3]
     local k = M.kernel(m, n, kd, {ldmatrix = ldm, bk = bk, stages = ns})
     local got = k:run{A = a, B = b}:cast("float32"):tolist()
     local worst = 0
