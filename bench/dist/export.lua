@@ -20,7 +20,7 @@ local function gemm_rs(M, N, K)
   P:tensor("B", "float16", {K, N}, layout({K, N}, "S(0)"))
   P:tensor("Cp", "float16", {M, N}, layout({M, N}, "R"), {partial = true})
   P:tensor("C", "float16", {M, N}, layout({M, N}, "S(0)"))
-  P:launch(gemm.kernel(M, N, K // n, {stages = 3}), {C = "Cp"})   -- the cp.async pipeline (version 5b)
+  P:launch(gemm.kernel(M, N, K // n, {stages = 3, bk = 64}), {C = "Cp"})   -- the cp.async pipeline (version 5c)
   P:redistribute("Cp", "C")
   return P
 end
