@@ -347,7 +347,7 @@ function M.cases()
   -- (ptxas -v: registers, then blocks of 64K registers): d64_qs 156 (3 blocks), d128_qs 128 (4),
   -- d128_w8_qs 115 (2 of 8 warps), d128_m2_qs 211 (2, but K and V fragments serve 2 m-tiles).
   for _, cfg in ipairs{{"d64", 64, 64, 2, 4, true}, {"d128", 128, 64, 1, 4, true},
-                       {"d64_w8", 64, 64, 1, 8, false, "shared"}, {"d128_w8", 128, 64, 1, 8},
+                       {"d64_w8", 64, 64, 1, 8, false, "shared"}, {"d128_w8", 128, 64, 1, 8, true},
                        {"d64_qs", 64, 32, 2, 4, true, "shared"}, {"d128_qs", 128, 32, 1, 4, true, "shared"},
                        {"d128_w8_qs", 128, 16, 1, 8, false, "shared"}, {"d128_m2_qs", 128, 16, 2, 4, false, "shared"},
                        -- version 9, cp.async (8: stages, 9: ahead): the GEMM's order at 2 stages (padded K + V
