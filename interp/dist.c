@@ -97,7 +97,7 @@ dist_tensor(DistProgram *p, const char *name, DType t, const AxeShape *sh, const
 		return err_set(e, "dist.tensor: %s is taken", name);
 	memset(&x, 0, sizeof x);
 	if (axe_dist(l, sh, p->axis, p->ndev, &x.dist, &tmp) < 0)
-		return err_set(e, "dist.tensor %s: %s", name, tmp.msg);
+		return err_set(e, "dist.tensor %s: %s", name, tmp.msg + (strncmp(tmp.msg, "dist: ", 6) ? 0 : 6));
 	if (partial && x.dist.kind != AXE_REPLICATED)
 		return err_set(e, "dist.tensor %s: a partial tensor holds a summand of the whole on every device, so its "
 		               "layout replicates over %s; this one is %s", name, p->axis, axe_dist_kind_name(x.dist.kind));

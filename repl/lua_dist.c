@@ -279,8 +279,12 @@ d_simulate(lua_State *L)
 {
 	LDist *x = checkd(L, 1);
 	DistProgram *p = x->p;
-	DBox *box = new_box(L, p->nt);
-	int bi = lua_gettop(L), t;
+	DBox *box;
+	int bi, t;
+
+	lua_settop(L, 2);   /* the inputs (or nil) stay at 2 */
+	box = new_box(L, p->nt);
+	bi = lua_gettop(L);
 	Err e = { "" };
 
 	read_inputs(L, 2, p, box, "P:simulate");

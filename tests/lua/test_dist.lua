@@ -61,6 +61,15 @@ check("GEMM sharded on K + reduce_scatter equals A @ B on 2 and 4 devices, rows 
   end
 end)
 
+check("simulate without inputs draws them, as exports do", function()
+  local P = dist.new(2)
+  P:tensor("x", "float32", {8, 8}, layout({8, 8}, 2, "S(1)"))
+  P:tensor("y", "float32", {8, 8}, layout({8, 8}, 2, "R"))
+  P:allgather("x", "y")
+  local r = P:simulate()
+  assert(maxdiff(r.x, r.y) == 0 and r.y:tolist()[1][2] > 0)
+end)
+
 check("the plan names the collective, the bytes and the local shapes", function()
   local s = tostring(gemm_rs(2, 16, 16, 32, "S(0)"))
   assert(s:find("A          float32(16,32) sharded on dim 1, local (16,16) (256 a device), input", 1, true), s)
@@ -148,7 +157,7 @@ end)
 check("refusals name the operation, the tensors and the reason", function()
   local P = dist.new(2)
   raises(function() P:tensor("x", "float32", {8, 16}, "S[(8,16):(16,1@lane)]") end,
-         "dist.tensor x", "places elements on lane")
+         "dist.tensor x: S[(8,16):(16,1@lane)] places elements on lane")
   raises(function() P:tensor("x", "float32", {8, 16}, "S[(8,2,8):(16,1@gpuid,1)]") end, "not dense")
   raises(function() P:tensor("x", "float32", {8, 16}, layout({8, 16}, 2, "S(0)"), {partial = true}) end,
          "a partial tensor", "replicates")
