@@ -4,15 +4,16 @@ PyTorch in the same run. Run on a machine with a CUDA GPU, nvcc, PyTorch and Tri
 
     python3 bench/gpu/bench.py [dir]          (bench/gpu/run.sh does the export first)
 
-For each case: nvcc builds kernel.cu into a shared object (-O3 -arch=sm_90, the resource report
-kept in build.log); then two checks, each on fresh random inputs with every output poisoned with
-NaN first, against the case's PyTorch expression evaluated in float64 (relative error
-||out - ref|| / ||ref|| under the case's tolerance, no NaN left); then the kernel and the PyTorch
-expression (in the inputs' own dtype) are timed by triton.testing.do_bench (CUDA events,
-median), and so is each of the case's peers (more PyTorch expressions of the same outputs). The
-table comes last: times, achieved GB/s (the case's minimum bytes over the time), and the ratio
-PyTorch time / tessel time (above 1: tessel is faster). Cases with FLOPs or peers get a second
-table: a row for PyTorch and for each peer, with TFLOP/s and the ratio peer time / tessel time.
+For each case: nvcc builds kernel.cu into a shared object (-O3 -arch=sm_90, or sm_90a where the
+kernel uses wgmma; the resource report kept in build.log); then two checks, each on fresh random
+inputs with every output poisoned with NaN first, against the case's PyTorch expression evaluated
+in float64 (relative error ||out - ref|| / ||ref|| under the case's tolerance, no NaN left); then
+the kernel and the PyTorch expression (in the inputs' own dtype) are timed by
+triton.testing.do_bench (CUDA events, median), and so is each of the case's peers (more PyTorch
+expressions of the same outputs). The table comes last: times, achieved GB/s (the case's minimum
+bytes over the time), and the ratio PyTorch time / tessel time (above 1: tessel is faster). Cases
+with FLOPs or peers get a second table: a row for PyTorch and for each peer, with TFLOP/s and the
+ratio peer time / tessel time.
 """
 import ctypes
 import glob
@@ -39,7 +40,10 @@ def build(d):
     with open(os.path.join(d, "wrapper.cu"), "w") as f:
         f.write(WRAPPER)
     nvcc = os.environ.get("NVCC", "nvcc")
-    cmd = [nvcc, "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", "-Xptxas", "-v",
+    # wgmma needs the architecture-specific target sm_90a; everything else builds for sm_90
+    with open(os.path.join(d, "kernel.cu")) as f:
+        arch = ["-gencode=arch=compute_90a,code=sm_90a"] if "wgmma" in f.read() else ["-arch=sm_90"]
+    cmd = [nvcc, "-O3"] + arch + ["-shared", "-Xcompiler", "-fPIC", "-Xptxas", "-v",
            "-o", so, os.path.join(d, "kernel.cu"), os.path.join(d, "wrapper.cu")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     with open(os.path.join(d, "build.log"), "w") as f:

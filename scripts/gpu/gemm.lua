@@ -153,6 +153,82 @@ function M.kernel(m, n, kd, opts)
   return k
 end
 
+-- C = A @ B through wgmma and TMA (Hopper, sm_90a). A block of opts.wg warpgroups (default 2)
+-- computes a (64 wg) x BN tile of C (BN default 256), warpgroup g owning rows 64g..64g+63 with
+-- BN/2 float32 accumulators a thread (wgmma m64nBNk16's fragment). The K loop goes in steps of
+-- 64: one thread issues the TMA copies of the step's A tile (64 wg x 64, one 128-byte swizzled
+-- box) and B tile (64 x BN, BN/64 boxes of 64 columns) into stage slot s and arms the slot's
+-- mbarrier with their bytes; every thread waits on the mbarrier, the warpgroups run 4 wgmmas
+-- (K 16 each) on the slot and commit them as a group. The shared layouts are the ones TMA
+-- writes with its 128-byte swizzle (Sw<3,3,3> in float16 units), and the same ones wgmma's
+-- descriptors name: A K-major (rows of 128 bytes, 8-row atoms 1024 bytes apart), B MN-major
+-- (64-column boxes of 64 k-rows, 8 KB apart). The order of a step, with S stages:
+--   wait full[kt % S]; fence; 4 wgmmas; commit; wgmma_wait(1)  (step kt-1's group retired)
+--   barrier                     (every warpgroup has retired step kt-1: its slot is free)
+--   thread 0: arm and issue step kt+S-1 into slot (kt+S-1) % S = (kt-1) % S
+-- so step kt's wgmmas run while the next step's wait, barrier and copies go on.
+function M.kernel_wgmma(m, n, kd, opts)
+  opts = opts or {}
+  local WG, BN, BK, NS = opts.wg or 2, opts.bn or 256, 64, opts.stages or 4
+  local BM = 64 * WG
+  assert(m % BM == 0 and n % BN == 0 and kd % BK == 0, "gemm: the tiles must divide the matrices")
+  assert(BN % 64 == 0 and BN <= 256, "gemm: BN is a multiple of 64 up to 256")
+  local nk = kd // BK
+  assert(NS >= 2 and nk >= NS - 1, "gemm: stages >= 2, and at most K/64 + 1")
+  local k = kernel.new{grid = {n // BN, m // BM}, block = {128 * WG}}
+  local A = k:input("A", "float16", {m, kd})
+  local B = k:input("B", "float16", {kd, n})
+  local C = k:output("C", "float16", {m, n})
+  local As = k:shared("As", "float16", {NS, BM, BK},
+                      string.format("Sw<3,3,3> o 0 o (%d,%d,%d):(%d,%d,1)", NS, BM, BK, BM * BK, BK))
+  local Bs = k:shared("Bs", "float16", {NS, BK, BN},
+                      string.format("Sw<3,3,3> o 0 o (%d,%d,(64,%d)):(%d,64,(1,%d))", NS, BK, BN // 64,
+                                    BK * BN, BK * 64))
+  local full = k:shared("full", "uint64", {NS})
+  local acc = k:register("acc", "float32", {BN // 2})
+  local bytes = (BM * BK + BK * BN) * 2
+  k:stage("gemm", function()
+    local wg, t = k.tx // 128, k.tx % 128
+    local warp, lane = t // 32, t % 32
+    local function issue(kt, s)
+      kernel.mbarrier_arrive(full, {s}, {tx = bytes})
+      kernel.tma(As:tile({s, 0, 0}, {1, BM, BK}), A:tile({k.by * BM, kt * BK}, {BM, BK}), full, {s})
+      kernel.tma(Bs:tile({s, 0, 0}, {1, BK, BN}), B:tile({kt * BK, k.bx * BN}, {BK, BN}), full, {s})
+    end
+    kernel.when(kernel.eq(k.tx, 0), function()
+      for s = 0, NS - 1 do kernel.mbarrier_init(full, {s}, 1) end
+    end)
+    kernel.barrier()
+    kernel.when(kernel.eq(k.tx, 0), function()
+      for s = 0, NS - 2 do issue(s, s) end
+    end)
+    for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do acc[v] = 0 end
+    for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
+      local s = kt % NS
+      kernel.mbarrier_wait(full, {s}, kt // NS % 2)
+      kernel.wgmma_fence()
+      for kk = 0, BK // 16 - 1 do
+        kernel.wgmma(acc, As:tile({s, wg * 64, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, BN}))
+      end
+      kernel.wgmma_commit()
+      kernel.wgmma_wait(1)
+      kernel.barrier()
+      local nt = kernel.min(kt + (NS - 1), nk - 1)
+      kernel.when(kernel.eq(k.tx, 0), function()
+        kernel.when(kernel.lt(kt + (NS - 1), nk), function() issue(nt, (kt + (NS - 1)) % NS) end)
+      end)
+    end
+    kernel.wgmma_wait(0)
+    -- the m64nBN fragment: value v of lane l in warp w holds row 16w + l/4 + 8(v/2 % 2),
+    -- column 8(v/4) + 2(l%4) + v%2
+    for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+      C[{k.by * BM + wg * 64 + warp * 16 + lane // 4 + v // 2 % 2 * 8, k.bx * BN + v // 4 * 8 + lane % 4 * 2 + v % 2}] =
+        kernel.cast(acc[v], "float16")
+    end
+  end)
+  return k
+end
+
 function M.cases()
   local out = {}
   -- {size, K step}: a K step of 64 halves the barriers and the exposed load latency a flop
