@@ -14,8 +14,10 @@ local M = {}
 
 -- H heads, S keys, D = 128 dimensions, NS slices of S / NS keys; float32; scale 1/sqrt(D);
 -- U keys a warp takes at once (default 1): U independent dot products and shuffle chains, one
--- rescale for all U (the rolling update's repair applied once per U keys)
-function M.kernel(H, S, NS, U)
+-- rescale for all U (the rolling update's repair applied once per U keys); unroll (true): the
+-- combine's loops over the slices unrolled, so that a thread's loads of every slice are issued at
+-- once instead of one slice's latency after another
+function M.kernel(H, S, NS, U, unroll)
   local D, W = 128, 4
   local L = S // NS
   U = U or 1
@@ -118,10 +120,11 @@ function M.kernel(H, S, NS, U)
     local h, tx = k.by, k.tx
     kernel.when(kernel.eq(k.bx, 0), function()
       mn[0] = -math.huge
-      for u in kernel.range(NS, {name = "u", type = "reduce"}) do mn[0] = kernel.max(mn[0], PM[{h, u}]) end
+      local ty = unroll and "unroll" or "reduce"
+      for u in kernel.range(NS, {name = "u", type = ty}) do mn[0] = kernel.max(mn[0], PM[{h, u}]) end
       l[0] = 0
       acc[0] = 0
-      for u in kernel.range(NS, {name = "u1", type = "reduce"}) do
+      for u in kernel.range(NS, {name = "u1", type = ty}) do
         local f = kernel.exp(PM[{h, u}] - mn[0])
         l[0] = l[0] + PL[{h, u}] * f
         acc[0] = acc[0] + PA[{h, u, tx}] * f
@@ -138,17 +141,19 @@ function M.cases()
   -- a third entry: U keys a warp at once
   for _, sl in ipairs{{8192, 512}, {8192, 128}, {32768, 512}, {32768, 256}, {131072, 512},
                       {8192, 512, 2}, {8192, 256, 2}, {8192, 512, 4}, {32768, 512, 2}, {8192, 256, 4},
-                      {8192, 128, 4}, {8192, 256, 8}} do
-    local H, S, U = 32, sl[1], sl[3] or 1
+                      {8192, 128, 4}, {8192, 256, 8}, {8192, 256, 2, true}, {8192, 512, 4, true},
+                      {8192, 256, 4, true}} do
+    local H, S, U, unroll = 32, sl[1], sl[3] or 1, sl[4]
     local NS = S // sl[2]
     out[#out + 1] = {
-      name = string.format("decode_h%d_s%d_l%d%s", H, S, sl[2], U > 1 and "_u" .. U or ""),
-      kernel = M.kernel(H, S, NS, U),
+      name = string.format("decode_h%d_s%d_l%d%s%s", H, S, sl[2], U > 1 and "_u" .. U or "", unroll and "_cu" or ""),
+      kernel = M.kernel(H, S, NS, U, unroll),
       inputs = {Q = "randn", K = "randn", V = "randn"},
       torch = "torch.nn.functional.scaled_dot_product_attention(x[0][None, :, None, :], x[1][None], x[2][None])[0, :, 0, :]",
       bytes = 2 * H * S * 128 * 4 + 2 * H * 128 * 4, tol = 1e-5,
-      note = string.format("%d slices of %d keys%s; K and V float32", NS, sl[2],
-                           U > 1 and string.format(", %d keys a warp at once", U) or ""),
+      note = string.format("%d slices of %d keys%s%s; K and V float32", NS, sl[2],
+                           U > 1 and string.format(", %d keys a warp at once", U) or "",
+                           unroll and ", the combine unrolled" or ""),
     }
   end
   return out
@@ -157,7 +162,7 @@ end
 if not ... then
   local H, S, D = 2, 256, 128
   for _, U in ipairs{1, 2, 4} do
-    local k = M.kernel(H, S, 4, U)
+    local k = M.kernel(H, S, 4, U, U == 4)
     local q, kk, v = tensor.rand({H, D}, {seed = 1}), tensor.rand({H, S, D}, {seed = 2}), tensor.rand({H, S, D}, {seed = 3})
     local got = k:run{Q = q, K = kk, V = v}:tolist()
     -- the tensor program: softmax(q k^T / sqrt(D)) v, a head at a time

@@ -175,7 +175,8 @@ function M.kernel_wgmma(m, n, kd, opts)
   assert(BN % 64 == 0 and BN <= 256, "gemm: BN is a multiple of 64 up to 256")
   local nk = kd // BK
   assert(NS >= 2 and nk >= NS - 1, "gemm: stages >= 2, and at most K/64 + 1")
-  local k = kernel.new{grid = {n // BN, m // BM}, block = {128 * WG}}
+  local WS = opts.ws                                   -- warp specialization: a producer warpgroup
+  local k = kernel.new{grid = {n // BN, m // BM}, block = {128 * (WG + (WS and 1 or 0))}}
   local A = k:input("A", "float16", {m, kd})
   local B = k:input("B", "float16", {kd, n})
   local C = k:output("C", "float16", {m, n})
@@ -185,10 +186,12 @@ function M.kernel_wgmma(m, n, kd, opts)
                       string.format("Sw<3,3,3> o 0 o (%d,%d,(64,%d)):(%d,64,(1,%d))", NS, BK, BN // 64,
                                     BK * BN, BK * 64))
   local full = k:shared("full", "uint64", {NS})
+  local empty = WS and k:shared("empty", "uint64", {NS})
   local acc = k:register("acc", "float32", {BN // 2})
   local bytes = (BM * BK + BK * BN) * 2
   k:stage("gemm", function()
-    local wg, t = k.tx // 128, k.tx % 128
+    -- with warp specialization warpgroup 0 is the producer and the consumers are 1..WG
+    local wg, t = WS and k.tx // 128 - 1 or k.tx // 128, k.tx % 128
     local warp, lane = t // 32, t % 32
     local function issue(kt, s)
       kernel.mbarrier_arrive(full, {s}, {tx = bytes})
@@ -196,9 +199,43 @@ function M.kernel_wgmma(m, n, kd, opts)
       kernel.tma(Bs:tile({s, 0, 0}, {1, BK, BN}), B:tile({kt * BK, k.bx * BN}, {BK, BN}), full, {s})
     end
     kernel.when(kernel.eq(k.tx, 0), function()
-      for s = 0, NS - 1 do kernel.mbarrier_init(full, {s}, 1) end
+      for s = 0, NS - 1 do
+        kernel.mbarrier_init(full, {s}, 1)
+        if WS then kernel.mbarrier_init(empty, {s}, 128 * WG) end
+      end
     end)
     kernel.barrier()
+    if WS then
+      -- the producer's one thread: wait until the consumers have left slot s (a fresh barrier's
+      -- parity 1 has completed: the first pass through the slots does not wait), then refill it
+      kernel.when(kernel.eq(k.tx, 0), function()
+        for kt in kernel.range(nk, {name = "kt", type = "loop"}) do
+          local s = kt % NS
+          kernel.mbarrier_wait(empty, {s}, (kt // NS + 1) % 2)
+          issue(kt, s)
+        end
+      end)
+      -- the consumers: wait for the slot, multiply, release it once the group has retired
+      kernel.when(kernel.ge(k.tx, 128), function()
+        for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do acc[v] = 0 end
+        for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
+          local s = kt % NS
+          kernel.mbarrier_wait(full, {s}, kt // NS % 2)
+          kernel.wgmma_fence()
+          for kk = 0, BK // 16 - 1 do
+            kernel.wgmma(acc, As:tile({s, wg * 64, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, BN}))
+          end
+          kernel.wgmma_commit()
+          kernel.wgmma_wait(0)
+          kernel.mbarrier_arrive(empty, {s})
+        end
+        for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+          C[{k.by * BM + wg * 64 + warp * 16 + lane // 4 + v // 2 % 2 * 8, k.bx * BN + v // 4 * 8 + lane % 4 * 2 + v % 2}] =
+            kernel.cast(acc[v], "float16")
+        end
+      end)
+      return
+    end
     kernel.when(kernel.eq(k.tx, 0), function()
       for s = 0, NS - 2 do issue(s, s) end
     end)
