@@ -326,6 +326,8 @@ UOp *kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e);
 /* A WGMMA statement's buffers and both operands' analysis (a, b may be
 ** NULL), shared by the verifier, the interpreter and the emitters. */
 int kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Err *e);
+/* Whether a stage of k holds a WGMMA (it needs sm_90a). */
+int kernel_has_wgmma(const Kernel *k);
 /* WG_FENCE, WG_COMMIT and WG_WAIT(n), n in [0, 7]. */
 UOp *kernel_wg_fence(Kernel *k);
 UOp *kernel_wg_commit(Kernel *k);

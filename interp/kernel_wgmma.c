@@ -504,6 +504,32 @@ kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e)
 	return u;
 }
 
+static int
+has_wgmma(const UOp *s, int depth)
+{
+	int i;
+
+	if (s->op == OP_WGMMA)
+		return 1;
+	if (depth > 2000 || (s->op != OP_END && s->op != OP_IF))
+		return 0;
+	for (i = 1; i < s->nsrc; i++)
+		if (has_wgmma(s->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+int
+kernel_has_wgmma(const Kernel *k)
+{
+	int i;
+
+	for (i = 0; i < k->nstage; i++)
+		if (k->stage[i].body && has_wgmma(k->stage[i].body, 0))
+			return 1;
+	return 0;
+}
+
 UOp *
 kernel_wg_fence(Kernel *k)
 {
