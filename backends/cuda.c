@@ -101,6 +101,12 @@ node(Emit *E, int st, const UOp *u)
 			               u->nsrc == 2 ? ie.msg : "an ldmatrix without a destination and a row address");
 		return 0;
 	}
+	if (u->op == OP_WGMMA) {
+		if (kernel_wgmma_check(E->k, u, NULL, NULL, &ie) < 0)
+			return err_set(E->e, "cuda: stage %s: %s", E->k->stage[st].name, ie.msg);
+		G->wgmma = 1;
+		return 0;
+	}
 	if (u->op != OP_MMA)
 		return 0;
 	if (mma_buffers(E, u, buf) < 0)
@@ -358,6 +364,140 @@ cuda_ldmatrix(Emit *E, EStage *S, const UOp *s, int ind)
 ** clobbers keep the compiler's own shared accesses on their side of the
 ** commit and the wait, as the interpreter orders them.
 */
+/* ---- wgmma ---- */
+
+/* The accumulators of the stage's wgmmas, marked in acc (one byte per buffer). */
+static void
+wg_accumulators(const UOp *s, unsigned char *acc, int nbuf, int depth)
+{
+	int i;
+
+	if (s->op == OP_WGMMA && s->nsrc == 3 && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < nbuf)
+		acc[s->src[0]->arg[0]] = 1;
+	if (depth > 2000 || (s->op != OP_END && s->op != OP_IF))
+		return;
+	for (i = 1; i < s->nsrc; i++)
+		wg_accumulators(s->src[i], acc, nbuf, depth + 1);
+}
+
+/*
+** CUTLASS's warpgroup_fence_operand on every accumulator of the stage: an
+** empty asm that reads and writes each register, so that the compiler
+** keeps the accumulators' own reads and writes on their side of a fence
+** or a wait (the wgmma's registers are not operands of either).
+*/
+static int
+wg_fence_operands(Emit *E, EStage *S, int ind)
+{
+	const Kernel *k = E->k;
+	unsigned char *acc = calloc(k->nbuf ? (size_t)k->nbuf : 1, 1);
+	int b;
+	int64_t v, off;
+
+	if (!acc)
+		return err_set(E->e, "cuda: out of memory");
+	wg_accumulators(k->stage[S->st].body, acc, k->nbuf, 0);
+	for (b = 0; b < k->nbuf; b++)
+		if (acc[b]) {
+			emit_indent(E->out, ind);
+			emit(E->out, "/* %s: the accumulator's registers stay on their side */\n", E->bname[b]);
+			int64_t numel = 1;
+			int j;
+
+			for (j = 0; j < k->buf[b].ndim; j++)
+				numel *= k->buf[b].shape[j];
+			for (v = 0; v < numel; v++) {
+				if (reg_offset(E, b, v, &off) < 0) {
+					free(acc);
+					return -1;
+				}
+				emit_indent(E->out, ind);
+				emit(E->out, "asm volatile(\"\" : \"+f\"(%s[%lld]) :: \"memory\");\n", E->bname[b], (long long)off);
+			}
+		}
+	free(acc);
+	return 0;
+}
+
+/* One operand's 64-bit descriptor: the start address from the tile's first element, the rest constant. */
+static int
+wg_desc(Emit *E, const UOp *ix, const KGmmaDesc *d, const char *var, int ind)
+{
+	int b = (int)ix->src[0]->arg[0];
+	UOp *o;
+	Ex x;
+
+	if (!(o = emit_offset(E, b, ix->src + 1)))
+		return -1;
+	buf_init(&x.s);
+	if (emit_value(E, o, &x) < 0) {
+		buf_free(&x.s);
+		return -1;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "const uint64_t %s = (((uint64_t)__cvta_generic_to_shared(&%s[", var, E->bname[b]);
+	emit_operand(E->out, &x, 0);
+	emit(E->out, "]) >> 4) & 0x3FFFull) | 0x%016llxull;  /* %s-major, %s, LBO %lld, SBO %lld */\n",
+	     (unsigned long long)(d->desc & ~(uint64_t)0x3fff), d->mn_major ? "MN" : "K", kgmma_layout_name(d->layout_type),
+	     (long long)d->lbo, (long long)d->sbo);
+	buf_free(&x.s);
+	return 0;
+}
+
+/*
+** A wgmma as CUTLASS's SS form: the descriptors of A and B, N/2 "+f"
+** accumulators (D's registers by their physical offsets), scale-d 1 through
+** a predicate, imm-scale-a and -b 1, tnspA and tnspB 1 for MN-major tiles.
+*/
+static int
+cuda_wgmma(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	KGmmaDesc da, db;
+	Err ie;
+	int d, n, v, t;
+	int64_t off;
+	const char *ty;
+
+	if (kernel_wgmma_check(E->k, s, &da, &db, &ie) < 0)
+		return err_set(E->e, "cuda: stage %s: %s", E->k->stage[S->st].name, ie.msg);
+	d = (int)s->src[0]->arg[0];
+	n = (int)s->arg[0];
+	t = E->k->buf[s->src[1]->src[0]->arg[0]].dtype;
+	ty = t == DT_BFLOAT16 ? "bf16" : "f16";
+	emit_indent(E->out, ind);
+	emit(E->out, "{  /* wgmma.m64n%dk16(%s, %s[...], %s[...]) */\n", n, E->bname[d],
+	     E->bname[s->src[1]->src[0]->arg[0]], E->bname[s->src[2]->src[0]->arg[0]]);
+	if (wg_desc(E, s->src[1], &da, "tessel_da", ind + 1) < 0 || wg_desc(E, s->src[2], &db, "tessel_db", ind + 1) < 0)
+		return -1;
+	emit_indent(E->out, ind + 1);
+	emit(E->out, "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n", n / 2 + 2);
+	emit_indent(E->out, ind + 3);
+	emit(E->out, "\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+	for (v = 0; v < n / 2; v++)
+		emit(E->out, "%s%%%d", v ? ", " : "", v);
+	emit(E->out, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n", n / 2, n / 2 + 1, da.mn_major, db.mn_major);
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ":");
+	for (v = 0; v < n / 2; v++) {
+		if (reg_offset(E, d, v, &off) < 0)
+			return -1;
+		if (v && v % 8 == 0) {
+			emit(E->out, "\n");
+			emit_indent(E->out, ind + 3);
+			emit(E->out, " ");
+		}
+		emit(E->out, "%s \"+f\"(%s[%lld])", v ? "," : "", E->bname[d], (long long)off);
+	}
+	emit(E->out, "\n");
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ": \"l\"(tessel_da), \"l\"(tessel_db), \"r\"(1)\n");
+	emit_indent(E->out, ind + 3);
+	emit(E->out, ": \"memory\");\n");
+	emit_indent(E->out, ind);
+	emit(E->out, "}\n");
+	return 0;
+}
+
 static int
 cuda_async(Emit *E, EStage *S, const UOp *s, int ind)
 {
@@ -366,6 +506,27 @@ cuda_async(Emit *E, EStage *S, const UOp *s, int ind)
 	UOp *o[2];
 	Ex x[2];
 
+	switch (s->op) {
+	case OP_WGMMA:
+		return cuda_wgmma(E, S, s, ind);
+	case OP_WG_FENCE:
+		if (wg_fence_operands(E, S, ind) < 0)
+			return -1;
+		emit_indent(E->out, ind);
+		emit(E->out, "asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n");
+		return 0;
+	case OP_WG_COMMIT:
+		emit_indent(E->out, ind);
+		emit(E->out, "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n");
+		return 0;
+	case OP_WG_WAIT:
+		emit_indent(E->out, ind);
+		emit(E->out, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\\n\" ::: \"memory\");\n",
+		     (long long)s->arg[0]);
+		return wg_fence_operands(E, S, ind);
+	default:
+		break;
+	}
 	emit_indent(E->out, ind);
 	if (s->op == OP_CP_COMMIT) {
 		emit(E->out, "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n");
@@ -431,7 +592,12 @@ cuda_head(Emit *E, Buf *b)
 	           "** launches them in order.",
 	           "dbufs[i] is buffer i's device storage, laid out by its layout (NULL for shared and\n"
 	           "** local buffers); the order is",
-	           E->fast ? "Fast: float32 functions (exp2f), max and min without NaN rules; values agree with\n"
+	           G->wgmma ? (E->fast ? "Fast: float32 functions (exp2f), max and min without NaN rules; values agree with\n"
+	           "** tessel's interpreter within a tolerance (docs/export.md). wgmma (Hopper's warpgroup MMA) needs\n"
+	           "** sm_90a: nvcc -gencode=arch=compute_90a,code=sm_90a."
+	           : "Values follow tessel's interpreter (docs/export.md). wgmma (Hopper's warpgroup MMA) needs\n"
+	           "** sm_90a: nvcc -gencode=arch=compute_90a,code=sm_90a -fmad=false.")
+	           : E->fast ? "Fast: float32 functions (exp2f), max and min without NaN rules; values agree with\n"
 	           "** tessel's interpreter within a tolerance (docs/export.md): nvcc -arch=sm_90."
 	           : "Values follow tessel's interpreter (docs/export.md): nvcc -arch=sm_90 -fmad=false.");
 	emit(b, "#include <math.h>\n#include <stdint.h>\n#include <cuda_runtime.h>\n");

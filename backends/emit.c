@@ -1745,6 +1745,15 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 	case OP_MMA:
 	case OP_LDMATRIX:
 		return E->D->sync(E, S, s, ind);
+	case OP_WGMMA:
+	case OP_WG_FENCE:
+	case OP_WG_COMMIT:
+	case OP_WG_WAIT:
+		if (!E->D->async)
+			return err_set(E->e, "%s: stage %s: a %s; the warpgroup MMA is sm_90a's wgmma, which only the cuda "
+			               "dialect writes (kernel.mma or kernel.gemm for this one)", E->D->name,
+			               E->k->stage[S->st].name, uop_info[s->op].name);
+		return E->D->async(E, S, s, ind);
 	case OP_CP_ASYNC:
 	case OP_CP_COMMIT:
 	case OP_CP_WAIT:
@@ -1854,6 +1863,16 @@ scan_fn(void *aux, const UOp *u)
 	case OP_SHUFFLE:
 		if (!S->sync)
 			S->sync = u;
+		break;
+	case OP_WGMMA:
+		if (u->nsrc == 3) {
+			if (u->src[0]->op == OP_DEFINE && u->src[0]->arg[0] >= 0 && u->src[0]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[0]->arg[0]] |= 3;
+			for (b = 1; b < 3; b++)
+				if (u->src[b]->op == OP_INDEX && u->src[b]->src[0]->op == OP_DEFINE
+				&& u->src[b]->src[0]->arg[0] >= 0 && u->src[b]->src[0]->arg[0] < c->E->k->nbuf)
+					S->use[u->src[b]->src[0]->arg[0]] |= 1;
+		}
 		break;
 	case OP_CP_ASYNC:
 		for (b = 0; b < 2 && u->nsrc == 2; b++)

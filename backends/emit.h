@@ -111,8 +111,8 @@ typedef struct EmitDialect {
 	** emit_vector_loop), or NULL; vcscopes: the buffer scopes it takes. */
 	const char *(*vcopy)(int n);
 	unsigned vcscopes;
-	/* A cp.async statement (CP_ASYNC, CP_COMMIT, CP_WAIT); NULL: refused,
-	** naming the statement. */
+	/* An asynchronous statement (CP_ASYNC, CP_COMMIT, CP_WAIT; WGMMA,
+	** WG_FENCE, WG_COMMIT, WG_WAIT); NULL: refused, naming the statement. */
 	int (*async)(Emit *E, EStage *S, const UOp *s, int ind);
 } EmitDialect;
 

@@ -7,7 +7,7 @@
 
 enum {
 	WARP = 32,
-	S_BARRIER = 1, S_SHUFFLE = 2, S_MMA = 4, S_SEEN = 8,   /* GpuState.sync bits */
+	S_BARRIER = 1, S_SHUFFLE = 2, S_MMA = 4, S_SEEN = 8, S_WGMMA = 16,   /* GpuState.sync bits */
 	UNROLL_MAX = 64                                         /* #pragma unroll up to this extent */
 };
 
@@ -87,13 +87,14 @@ own_bits(const UOp *u)
 {
 	/* an ldmatrix gathers a whole warp as an MMA does */
 	return u->op == OP_BARRIER ? S_BARRIER : u->op == OP_SHUFFLE ? S_SHUFFLE
-	     : u->op == OP_MMA || u->op == OP_LDMATRIX ? S_MMA : 0;
+	     : u->op == OP_MMA || u->op == OP_LDMATRIX ? S_MMA : u->op == OP_WGMMA || u->op == OP_WG_FENCE
+	       || u->op == OP_WG_COMMIT || u->op == OP_WG_WAIT ? S_MMA | S_WGMMA : 0;
 }
 
 static unsigned
 bits_of(GpuState *G, const UOp *u)
 {
-	return (unsigned)(uintptr_t)pmap_get(&G->sync, u) & (S_BARRIER | S_SHUFFLE | S_MMA);
+	return (unsigned)(uintptr_t)pmap_get(&G->sync, u) & (S_BARRIER | S_SHUFFLE | S_MMA | S_WGMMA);
 }
 
 /* The barriers, shuffles and MMAs under every node of root, memoized in G->sync (post-order, no recursion). */
@@ -259,17 +260,20 @@ static int
 arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 {
 	const Kernel *k = E->k;
+	GpuState *G = E->aux;
 	int64_t total = 0, off = 0;
-	int b, dyn = 0;
+	/* wgmma's descriptors take the swizzle from absolute shared addresses: its tiles' buffers start at
+	** multiples of 1024 bytes (every shared buffer of such a kernel, which is simpler and costs little) */
+	int b, dyn = 0, al = iscuda(E) && G->wgmma ? 1024 : 16;
 
 	for (b = 0; b < k->nbuf; b++)
 		if (k->buf[b].scope == scope && S->use[b])
-			total += k->buf[b].size * dtype_bytes(k->buf[b].dtype);
+			total += (k->buf[b].size * dtype_bytes(k->buf[b].dtype) + al - 1) / al * al;
 	if (scope == AS_LOCAL && iscuda(E) && total > SHARED_STATIC) {
 		dyn = 1;
 		emit(E->out, "  /* %lld bytes of shared buffers, past the 48 KiB of static shared memory: dynamic, "
-		     "at offsets of 16 bytes */\n  extern __shared__ __align__(16) unsigned char tessel_smem[];\n",
-		     (long long)total);
+		     "at offsets of %d bytes */\n  extern __shared__ __align__(%d) unsigned char tessel_smem[];\n",
+		     (long long)total, al, al);
 	}
 	for (b = 0; b < k->nbuf; b++) {
 		const KBuf *kb = &k->buf[b];
@@ -280,10 +284,11 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 			emit(E->out, "  %s *const %s = (%s *)(tessel_smem + %lld);  /* shared, one per block, %lld "
 			     "elements: ", E->D->type(kb->dtype), E->bname[b], E->D->type(kb->dtype), (long long)off,
 			     (long long)kb->size);
-			off += (kb->size * dtype_bytes(kb->dtype) + 15) / 16 * 16;
+			off += (kb->size * dtype_bytes(kb->dtype) + al - 1) / al * al;
 		} else
 			emit(E->out, "  %s%s %s[%lld];  /* %s: ",
-			     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ __align__(16) " : "__local ") : "",
+			     scope == AS_LOCAL ? (iscuda(E) ? (al == 1024 ? "__shared__ __align__(1024) "
+			     : "__shared__ __align__(16) ") : "__local ") : "",
 			     E->D->type(kb->dtype), E->bname[b], (long long)kb->size,
 			     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
@@ -324,6 +329,9 @@ gpu_stage(Emit *E, EStage *S)
 	if (tails(G, S->body, 1, 0) < 0 || sync_bits(G, S->body) < 0)
 		return oom(E);
 	bits = bits_of(G, S->body);
+	if ((bits & S_WGMMA) && nthr % 128)
+		return err_set(E->e, "%s: stage %s: blocks of %lld threads; a wgmma runs on whole warpgroups (a multiple "
+		               "of 128 threads), as the interpreter requires", name, stn, (long long)nthr);
 	if ((bits & S_MMA) && nthr % WARP)
 		return err_set(E->e, "%s: stage %s: blocks of %lld threads; an MMA or ldmatrix runs on whole warps (a multiple "
 		               "of 32 threads), as the interpreter requires", name, stn, (long long)nthr);
@@ -414,12 +422,13 @@ refuse_guarded(Emit *E, EStage *S, const UOp *loop, const UOp *at, int64_t dim)
 	               "%lld %s): the %s past it would skip the %s, which is undefined on a GPU (the "
 	               "interpreter stops there too); keep %ss out of guards, under loops as long as their axis",
 	               E->D->name, E->k->stage[S->st].name, at->op == OP_BARRIER ? "the barrier" : at->op == OP_MMA
-	               ? "the mma" : at->op == OP_LDMATRIX ? "the ldmatrix" : "the shuffle", w, krange_var(r)->name, hwaxis_name(krange_hw(r)),
+	               ? "the mma" : at->op == OP_LDMATRIX ? "the ldmatrix" : at->op == OP_SHUFFLE ? "the shuffle"
+	               : "the wgmma statement", w, krange_var(r)->name, hwaxis_name(krange_hw(r)),
 	               (long long)krange_extent(r), (long long)dim,
 	               hwaxis_is_block(krange_hw(r)) ? "blocks" : "threads",
 	               at->op == OP_BARRIER ? "threads" : "lanes of a warp",
 	               at->op == OP_BARRIER ? "barrier" : at->op == OP_MMA ? "mma" : at->op == OP_LDMATRIX
-	               ? "ldmatrix" : "shuffle",
+	               ? "ldmatrix" : at->op == OP_SHUFFLE ? "shuffle" : "wgmma statement",
 	               at->op == OP_BARRIER ? "barrier" : "warp operation");
 }
 
@@ -507,6 +516,14 @@ gpu_loop(Emit *E, EStage *S, const UOp *s, int ind)
 int
 gpu_barrier(Emit *E, EStage *S, const UOp *s, int ind)
 {
+	GpuState *G = E->aux;
+
+	/* shared memory written by ordinary stores and read by wgmma (the async proxy) needs the proxy fence in
+	** each writing thread before the barrier: before every barrier of such a kernel, which is always right */
+	if (iscuda(E) && G->wgmma) {
+		emit_indent(E->out, ind);
+		emit(E->out, "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n");
+	}
 	emit_indent(E->out, ind);
 	/* the interpreter's barrier orders global memory too: OpenCL fences it only when asked */
 	emit(E->out, "%s\n", iscuda(E) ? "__syncthreads();"

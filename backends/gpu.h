@@ -59,6 +59,7 @@ typedef struct GpuState {
 	const UOp *open[256];  /* the loop variables around the statement being emitted */
 	int nopen;
 	int half, bf16, mma;   /* the kernel has float16 values, bfloat16 values, MMAs (the dialect's check) */
+	int wgmma;             /* the kernel has wgmmas: sm_90a, shared buffers aligned to 1024 bytes */
 } GpuState;
 
 /* gpu.c */

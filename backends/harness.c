@@ -918,13 +918,24 @@ makefile(Buf *b, const Gen *g, const EmitInfo *info)
 		     "clean:\n\trm -rf __pycache__\n\n.PHONY: run interpret build clean\n");
 		return;
 	case D_CUDA:
-		emit(b, "NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)\nARCH ?= sm_90\n"
-		     "%s"
-		     "run: main\n\t./main\n\nbuild: main\n\n"
-		     "main: main.cu kernel.cu\n\t$(NVCC) $(FLAGS) -o main main.cu kernel.cu\n",
-		     info->fast ? "# fast source: contraction into FMAs allowed\nFLAGS = -arch=$(ARCH) -O3\n\n"
-		     : "# no contraction into FMAs: the interpreter rounds each operation\n"
-		       "FLAGS = -arch=$(ARCH) -O2 -fmad=false\n\n");
+		if (kernel_has_wgmma(g->k))
+			/* wgmma is sm_90a's: the arch-specific target, no PTX for later GPUs */
+			emit(b, "NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)\nARCH ?= 90a\n"
+			     "%s"
+			     "run: main\n\t./main\n\nbuild: main\n\n"
+			     "main: main.cu kernel.cu\n\t$(NVCC) $(FLAGS) -o main main.cu kernel.cu\n",
+			     info->fast ? "# fast source: contraction into FMAs allowed\n"
+			     "FLAGS = -gencode=arch=compute_$(ARCH),code=sm_$(ARCH) -O3\n\n"
+			     : "# no contraction into FMAs: the interpreter rounds each operation\n"
+			       "FLAGS = -gencode=arch=compute_$(ARCH),code=sm_$(ARCH) -O2 -fmad=false\n\n");
+		else
+			emit(b, "NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)\nARCH ?= sm_90\n"
+			     "%s"
+			     "run: main\n\t./main\n\nbuild: main\n\n"
+			     "main: main.cu kernel.cu\n\t$(NVCC) $(FLAGS) -o main main.cu kernel.cu\n",
+			     info->fast ? "# fast source: contraction into FMAs allowed\nFLAGS = -arch=$(ARCH) -O3\n\n"
+			     : "# no contraction into FMAs: the interpreter rounds each operation\n"
+			       "FLAGS = -arch=$(ARCH) -O2 -fmad=false\n\n");
 		break;
 	default:
 		emit(b, "CC ?= cc\nCFLAGS ?= -O2\n\n"

@@ -71,6 +71,9 @@ node(Emit *E, int st, const UOp *u)
 	if (u->op == OP_MMA)
 		return err_set(E->e, "opencl: stage %s: an mma (%s); OpenCL C has no tensor-core instructions: export "
 		               "to cuda, or use kernel.gemm's fma", stn, u->name ? u->name : "?");
+	if (u->op == OP_WGMMA)
+		return err_set(E->e, "opencl: stage %s: a wgmma; OpenCL C has no tensor-core instructions: export to "
+		               "cuda, or use kernel.gemm's fma", stn);
 	if (u->op == OP_LDMATRIX)
 		return err_set(E->e, "opencl: stage %s: an ldmatrix; OpenCL C has no warp-collective loads: export to "
 		               "cuda, or load the fragment element by element", stn);

@@ -199,6 +199,12 @@ check_fn(Emit *E, int st, const UOp *u)
 	case OP_CP_WAIT:
 		return refuse(E, st, u, "a cp.async is a thread's asynchronous copy; Triton pipelines its loads "
 		              "itself (num_stages): the cp_async");
+	case OP_WGMMA:
+	case OP_WG_FENCE:
+	case OP_WG_COMMIT:
+	case OP_WG_WAIT:
+		return refuse(E, st, u, "a wgmma is a warpgroup's asynchronous MMA; Triton's tl.dot chooses it "
+		              "itself on sm_90: the wgmma");
 	case OP_SHUFFLE:
 		return refuse(E, st, u, "a warp shuffle has no Triton form (a program has no lanes); reduce a tile "
 		              "with tl.sum instead: the shuffle");

@@ -277,6 +277,62 @@ UOp *kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, con
 UOp *kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a,
                     const KRegion *b, const char *force, KDispatch *d, Err *e);
 
+/* kernel_wgmma.c: Hopper's warpgroup MMA (sm_90a) */
+/*
+** WGMMA is wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}:
+** D (64xN, float32) += A (64x16) B (16xN) over one warpgroup (128
+** consecutive threads from a thread id divisible by 128). A and B are tiles
+** of shared buffers of one 16-bit float dtype, named by regions: the last
+** two extents 64 x 16 (m, k) for A, 16 x N (k, n) for B, every leading
+** extent 1; N a multiple of 8 in [8, 256]. D is a register buffer of N/2
+** float32 elements a thread (row-major logical order, through its layout):
+** thread t of the warpgroup, warp w = t/32, lane l, holds in element v
+** C[16w + l/4 + 8((v/2)%2), 8(v/4) + 2(l%4) + v%2] (CUTLASS's CLayout_64xN).
+**
+** The hardware reads each tile through a 64-bit descriptor of one of the
+** GMMA canonical shared-memory layouts (CUTLASS make_gmma_desc), in 16-byte
+** chunks of 8 elements (T), with W = 8, 4, 2, 1 chunks a swizzle row for the
+** 128B, 64B, 32B and interleave (unswizzled) forms; i indexes M (or N), j K:
+**   K-major:     (i%8) 16W + (i/8) SBO + (j/8) (16, or LBO unswizzled) + 2 (j%8)
+**   MN-major:    2 (i%8) + 16 ((i/8)%W) + (i/8W) LBO + 16W (j%8) + (j/8) SBO
+**   (unswizzled: 2 (i%8) + (i/8) SBO + 16 (j%8) + (j/8) LBO)
+** bytes from the start address, then the swizzle XOR on the absolute shared
+** address (128B: bits [4:6] ^= [7:9]; 64B: [4:5] ^= [7:8]; 32B: [4] ^=
+** [7]). kernel_wgmma_desc reads a candidate off the buffer's layout (start:
+** the tile's first element; LBO and SBO: the offsets one group away) and
+** keeps the first form that every element of the tile verifies, at every
+** start the region's variables can take (enumerated over their ranges, at
+** most KGMMA_MAXSTARTS). The buffer is taken to start at a shared address
+** that is a multiple of 1024 (the CUDA emitter aligns it so). MN-major is
+** the transposed form (tnspA / tnspB). A layout no form fits is refused,
+** naming the element that breaks the closest form.
+*/
+enum { KGMMA_MAXSTARTS = 4096 };
+typedef struct KGmmaDesc {
+	int mn_major;        /* 0: K-major; 1: MN-major (transposed) */
+	int layout_type;     /* descriptor bits 62-63: 0 interleave, 1 128B, 2 64B, 3 32B swizzle */
+	int64_t lbo, sbo;    /* leading and stride byte offsets (0: the tile has one group there) */
+	int64_t start;       /* byte offset of the tile's first element at the binding asked */
+	int64_t nstarts;     /* the starts verified */
+	uint64_t desc;       /* the descriptor at that start, the buffer at shared address 0 */
+} KGmmaDesc;
+const char *kgmma_layout_name(int layout_type);   /* "interleave", "128B", "64B", "32B" */
+/* The descriptor of region r as operand 'A' or 'B' of a wgmma; start is
+** reported at bind (unbound variables at their least value). */
+int kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *bind, int nbind,
+                      KGmmaDesc *out, Err *e);
+/* The WGMMA statement (D a register buffer), or NULL with e saying why. */
+UOp *kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e);
+/* A WGMMA statement's buffers and both operands' analysis (a, b may be
+** NULL), shared by the verifier, the interpreter and the emitters. */
+int kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Err *e);
+/* Whether a stage of k holds a WGMMA (it needs sm_90a). */
+int kernel_has_wgmma(const Kernel *k);
+/* WG_FENCE, WG_COMMIT and WG_WAIT(n), n in [0, 7]. */
+UOp *kernel_wg_fence(Kernel *k);
+UOp *kernel_wg_commit(Kernel *k);
+UOp *kernel_wg_wait(Kernel *k, int n, Err *e);
+
 /* kernel_check.c: the verifier */
 /*
 ** What must hold after every transform. Errors (return -1, e says what and
@@ -341,6 +397,7 @@ typedef struct KCounts {
 	int64_t mmas;                          /* warp-level MMAs (ops += 2MNK each) */
 	int64_t ldmatrices;                    /* warp-level ldmatrix (shared_loads += one per 8x8 matrix) */
 	int64_t cp_asyncs;                     /* cp.async per thread (each also a global load and a shared store per element) */
+	int64_t wgmmas;                        /* warpgroup-level wgmma (ops += 2*64*N*16 each) */
 	int64_t blocks, threads;               /* launched */
 } KCounts;
 typedef struct KRunOpts {

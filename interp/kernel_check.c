@@ -264,6 +264,7 @@ expr(Ck *c, const UOp *u, int depth)
 		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
 	case OP_INDEX: case OP_MMA: case OP_LDMATRIX: case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT:
+	case OP_WGMMA: case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
 		if (c->divergent)
@@ -449,6 +450,35 @@ stmt(Ck *c, const UOp *s, int depth)
 		c->written[dx->src[0]->arg[0]] = 1;
 		return 0;
 	}
+	case OP_WGMMA: {
+		Err ee;
+
+		if (c->divergent)
+			return fail(c, "a wgmma under thread-divergent control flow (%s): threads that skip it leave "
+			            "their warpgroup waiting", c->why);
+		if (s->nsrc != 3 || s->src[0]->op != OP_DEFINE || s->src[0]->arg[0] < 0 || s->src[0]->arg[0] >= c->k->nbuf
+		|| c->k->buf[s->src[0]->arg[0]].def != s->src[0])
+			return fail(c, "a wgmma that is not (D, A, B) of this kernel's buffers");
+		if (access(c, s->src[1], NULL, 0) < 0 || access(c, s->src[2], NULL, 0) < 0)
+			return -1;
+		if (kernel_wgmma_check(c->k, s, NULL, NULL, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		for (i = 1; i < 3; i++)
+			if (!c->written[s->src[i]->src[0]->arg[0]])
+				return fail(c, "a wgmma reads %s, which no stage before it writes",
+				            c->k->buf[s->src[i]->src[0]->arg[0]].name);
+		c->written[s->src[0]->arg[0]] = 1;
+		return 0;
+	}
+	case OP_WG_FENCE:
+	case OP_WG_COMMIT:
+	case OP_WG_WAIT:
+		if (c->divergent)
+			return fail(c, "a %s under thread-divergent control flow (%s): the warpgroup's threads must all "
+			            "run it (.sync.aligned)", uop_info[s->op].name, c->why);
+		if (s->op == OP_WG_WAIT && (s->arg[0] < 0 || s->arg[0] > 7))
+			return fail(c, "a wgmma_wait of %lld groups (0 to 7)", (long long)s->arg[0]);
+		return 0;
 	case OP_CP_COMMIT:
 		return 0;
 	case OP_CP_WAIT:
@@ -517,6 +547,13 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 	if (s->op == OP_MMA && s->nsrc == 4) {
 		if (s->src[0]->op == OP_DEFINE && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < n)
 			w[s->src[0]->arg[0]] = 1;
+		return;
+	}
+	if (s->op == OP_WGMMA && s->nsrc == 3) {
+		const UOp *d = s->src[0];
+
+		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
+			w[d->arg[0]] = 1;
 		return;
 	}
 	if (s->op == OP_CP_ASYNC && s->nsrc == 2) {
@@ -884,6 +921,10 @@ af_stmt(Af *a, const UOp *s, int depth)
 		return af_touch(a, s->src[0], "writes");
 	case OP_LDMATRIX:
 		return s->nsrc == 2 ? af_touch(a, s->src[1], "an ldmatrix reads") : 0;
+	case OP_WGMMA:
+		if (s->nsrc == 3 && (af_touch(a, s->src[1], "a wgmma reads") < 0 || af_touch(a, s->src[2], "a wgmma reads") < 0))
+			return -1;
+		return 0;
 	case OP_IF:
 	case OP_END:
 		if (a->nloop == MAXLOOP || a->ncond == MAXLOOP)

@@ -448,6 +448,31 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		indent(p, ind);
 		emit(p->b, "cp_async_commit()\n");
 		break;
+	case OP_WGMMA:
+		/* wgmma.m64n64k16(c, As[0, kk*16], Bs[kk*16, 0]): the accumulator, then each tile's first element */
+		indent(p, ind);
+		if (s->nsrc != 3) {
+			emit(p->b, "<wgmma>\n");
+			break;
+		}
+		emit(p->b, "wgmma.m64n%lldk16(%s, ", (long long)s->arg[0], s->src[0]->name ? s->src[0]->name : "?");
+		access(p->b, s->src[1], 0);
+		emit(p->b, ", ");
+		access(p->b, s->src[2], 0);
+		emit(p->b, ")\n");
+		break;
+	case OP_WG_FENCE:
+		indent(p, ind);
+		emit(p->b, "wgmma_fence()\n");
+		break;
+	case OP_WG_COMMIT:
+		indent(p, ind);
+		emit(p->b, "wgmma_commit()\n");
+		break;
+	case OP_WG_WAIT:
+		indent(p, ind);
+		emit(p->b, "wgmma_wait(%lld)\n", (long long)s->arg[0]);
+		break;
 	case OP_CP_WAIT:
 		indent(p, ind);
 		emit(p->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);
@@ -578,7 +603,11 @@ list(Lst *l, const UOp *u, int depth)
 		break;
 	case OP_CP_ASYNC:
 	case OP_CP_WAIT:
+	case OP_WG_WAIT:
 		emit(l->b, " %lld", (long long)u->arg[0]);
+		break;
+	case OP_WGMMA:
+		emit(l->b, " m64n%lldk16", (long long)u->arg[0]);
 		break;
 	default:
 		break;

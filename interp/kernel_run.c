@@ -54,7 +54,7 @@ typedef union Val {
 
 enum {
 	/* control */
-	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_CPA, I_CPC, I_CPW, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_CPA, I_CPC, I_CPW, I_WGMMA, I_WGF, I_WGC, I_WGW, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
 	/* memory */
 	I_LOAD, I_STORE,
 	/* conversions */
@@ -116,6 +116,20 @@ typedef struct LdsmProg {
 	int64_t off[8];
 } LdsmProg;
 
+/*
+** One WGMMA statement: its buffers, N, the access records of the A and B
+** tiles' first elements (their coordinates are in the slots the records
+** name, evaluated by each thread of the warpgroup before it stops at the
+** I_WGMMA), and the physical offsets of D's N/2 registers. (I_WGF a fence,
+** I_WGC a commit, I_WGW a wait for all but the imm most recent groups.)
+*/
+enum { WG = 128 };
+typedef struct WgmmaProg {
+	int d, a, b, n;
+	int auxa, auxb;
+	int64_t off[128];
+} WgmmaProg;
+
 typedef struct Prog {
 	const char *name;
 	Ins *code;
@@ -133,6 +147,8 @@ typedef struct Prog {
 	int nmma, capmma;
 	LdsmProg *ldsm;
 	int nldsm, capldsm;
+	WgmmaProg *wgmma;
+	int nwgmma, capwgmma;
 	int64_t grid[3], blk[3];
 	int res;                  /* layout programs: the slot of the offset */
 } Prog;
@@ -876,6 +892,41 @@ cldsm(Comp *C, const UOp *s)
 	return emit_ins(C, I_LDSM, 0, 0, -1, at, p->nldsm++, a, src) < 0 ? -1 : 0;
 }
 
+/* A WGMMA: its buffers checked (kernel_wgmma_check), the tiles' start coordinates compiled. */
+static int
+cwgmma(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	const Kernel *k = C->k;
+	WgmmaProg *W;
+	int i, j, v;
+	char m[sizeof C->e->msg];
+
+	if (kernel_wgmma_check(k, s, NULL, NULL, C->e) < 0) {
+		snprintf(m, sizeof m, "%s", strncmp(C->e->msg, "wgmma: ", 7) ? C->e->msg : C->e->msg + 7);
+		return err_set(C->e, "wgmma: stage %s: %s", p->name, m);
+	}
+	if (grow((void **)&p->wgmma, &p->capwgmma, p->nwgmma + 1, sizeof *p->wgmma) < 0)
+		return oom(C);
+	W = &p->wgmma[p->nwgmma];
+	memset(W, 0, sizeof *W);
+	W->d = (int)s->src[0]->arg[0];
+	W->a = (int)s->src[1]->src[0]->arg[0];
+	W->b = (int)s->src[2]->src[0]->arg[0];
+	W->n = (int)s->arg[0];
+	for (v = 0; v < W->n / 2; v++)
+		if (reg_offset(C, W->d, v, &W->off[v]) < 0)
+			return -1;
+	map_clear(&C->memo);
+	for (i = 1; i <= 2; i++)
+		for (j = 1; j < s->src[i]->nsrc; j++)
+			if (cexpr(C, s->src[i]->src[j], 0) == -1)
+				return -1;
+	if ((W->auxa = aux_new(C, W->a, s->src[1], 0)) < 0 || (W->auxb = aux_new(C, W->b, s->src[2], 0)) < 0)
+		return -1;
+	return emit_ins(C, I_WGMMA, 0, 0, -1, -1, -1, -1, p->nwgmma++) < 0 ? -1 : 0;
+}
+
 /* A CP_ASYNC: both offsets compiled, an access record for each side. */
 static int
 ccpa(Comp *C, const UOp *s)
@@ -941,6 +992,19 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return 0;
 	case OP_CP_COMMIT:
 		return emit_ins(C, I_CPC, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
+	case OP_WGMMA:
+		if (cwgmma(C, s) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
+	case OP_WG_FENCE:
+		return emit_ins(C, I_WGF, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
+	case OP_WG_COMMIT:
+		return emit_ins(C, I_WGC, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
+	case OP_WG_WAIT:
+		if (s->arg[0] < 0 || s->arg[0] > 7)
+			return err_set(C->e, "wgmma_wait: stage %s: %lld groups (0 to 7)", p->name, (long long)s->arg[0]);
+		return emit_ins(C, I_WGW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
 	case OP_CP_WAIT:
 		return emit_ins(C, I_CPW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
 	case OP_IF:
@@ -1001,7 +1065,7 @@ cstmt(Comp *C, const UOp *s, int depth)
 	}
 	default:
 		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma, "
-		               "ldmatrix, cp_async, cp_commit, cp_wait)",
+		               "ldmatrix, cp_async, cp_commit, cp_wait, wgmma, wg_fence, wg_commit, wg_wait)",
 		               p->name, uop_info[s->op].name);
 	}
 }
@@ -1056,6 +1120,7 @@ prog_free(Prog *p)
 	free(p->lslot);
 	free(p->mma);
 	free(p->ldsm);
+	free(p->wgmma);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1141,6 +1206,7 @@ typedef struct RBuf {
 	DType t;
 	Shadow *sh;         /* checks: global and shared */
 	uint8_t *init;      /* checks: registers, size per thread */
+	int wgd;            /* registers a wgmma of the stage accumulates in */
 	Prog lay;
 } RBuf;
 
@@ -1164,6 +1230,13 @@ typedef struct Thr {
 	Cpa *cpa;           /* cp.async in flight, oldest first */
 	int ncpa, capcpa;
 	uint32_t ncommit;   /* groups committed */
+	/* wgmma: those in flight (the accumulator's buffer, its group), oldest
+	** first; per buffer b, wgs[b] how many of them write it and wgs[nbuf +
+	** b] whether the thread accessed it since its last wgmma_fence */
+	struct { int d; uint32_t group; } *wg;
+	int nwg, capwg;
+	uint32_t wgcommit;
+	int32_t *wgs;
 } Thr;
 
 typedef struct LogE {
@@ -1352,6 +1425,18 @@ fail_inflight(Run *r, Thr *th, const Ins *in, int64_t off, uint32_t by)
 	               (long long)pt[1], (long long)pt[2]);
 }
 
+static int
+fail_wg_inflight(Run *r, Thr *th, const Ins *in, int64_t off)
+{
+	char w[256], el[160];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	return err_set(r->e, "wgmma: %s: %s %s (register offset %lld) while the wgmma that writes it is in flight; "
+	               "kernel.wgmma_commit() and kernel.wgmma_wait(n) first", w, in->op == I_STORE ? "writes" : "reads",
+	               el, (long long)off);
+}
+
 /* The checks of one access (bounds, uninitialized, races); 0 when it may go on. */
 static int
 check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
@@ -1373,6 +1458,12 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 		return fail_oob(r, th, in, off, -1);
 	if (B->scope == AS_REG) {
 		uint8_t *p = B->init + (int64_t)th->tid * B->size + off;
+
+		if (B->wgd && th->wgs) {
+			if (th->wgs[a->buf])
+				return fail_wg_inflight(r, th, in, off);
+			th->wgs[r->k->nbuf + a->buf] = 1;
+		}
 
 		if (write)
 			*p = 1;
@@ -1629,6 +1720,34 @@ fail_cp_end(Run *r, Thr *th)
 	               (long long)th->tc[2], th->ncpa, r->k->buf[th->cpa[0].dst].name, (long long)th->cpa[0].off);
 }
 
+/* ---- wgmma: the thread's side ---- */
+
+/* WG_WAIT n: the wgmmas of every committed group but the n most recent retire. */
+static void
+wg_wait(Thr *th, int64_t n)
+{
+	int i, kept = 0;
+
+	for (i = 0; i < th->nwg; i++) {
+		if ((int64_t)th->wg[i].group + n >= (int64_t)th->wgcommit) {
+			th->wg[kept++] = th->wg[i];
+			continue;
+		}
+		th->wgs[th->wg[i].d]--;
+	}
+	th->nwg = kept;
+}
+
+static int
+fail_wg_end(Run *r, Thr *th)
+{
+	return err_set(r->e, "wgmma: stage %s, block (%lld,%lld,%lld), thread (%lld,%lld,%lld) ends with %d wgmma in "
+	               "flight (the oldest into %s), which no wgmma_wait retired: kernel.wgmma_commit() and "
+	               "kernel.wgmma_wait(0) before the end", r->P->name, (long long)r->bc[0], (long long)r->bc[1],
+	               (long long)r->bc[2], (long long)th->tc[0], (long long)th->tc[1], (long long)th->tc[2], th->nwg,
+	               r->k->buf[th->wg[0].d].name);
+}
+
 /* ---- the interpreter loop ---- */
 
 static int
@@ -1687,12 +1806,18 @@ exec(Run *r, const Prog *P, Thr *th)
 			th->pc = pc - 1;
 			r->left = left;
 			r->ops += ops;
-			return th->ncpa ? fail_cp_end(r, th) : 0;
+			return th->ncpa ? fail_cp_end(r, th) : th->nwg ? fail_wg_end(r, th) : 0;
 		case I_CPA:
 			if (cp_issue(r, th, in, D.i, A.i) < 0)
 				goto fail;
 			break;
 		case I_CPC: th->ncommit++; break;
+		case I_WGF:
+			if (th->wgs)
+				memset(th->wgs + r->k->nbuf, 0, (size_t)r->k->nbuf * sizeof *th->wgs);
+			break;
+		case I_WGC: th->wgcommit++; break;
+		case I_WGW: wg_wait(th, in->imm); break;
 		case I_CPW: cp_wait(r, th, in->imm); break;
 		case I_BAR:
 			th->bar = (int)in->imm;
@@ -1700,7 +1825,7 @@ exec(Run *r, const Prog *P, Thr *th)
 			r->left = left;
 			r->ops += ops;
 			return W_BAR;
-		case I_SHFL: case I_MMA: case I_LDSM:
+		case I_SHFL: case I_MMA: case I_LDSM: case I_WGMMA:
 			th->pc = pc - 1;
 			r->left = left;
 			r->ops += ops;
@@ -2000,6 +2125,8 @@ stop_desc(const Prog *P, const Thr *t, char *out, size_t n)
 		snprintf(out, n, "waits at shuffle #%lld", (long long)in->imm);
 	else if (in->op == I_LDSM)
 		snprintf(out, n, "waits at ldmatrix #%d", in->b);
+	else if (in->op == I_WGMMA)
+		snprintf(out, n, "waits at wgmma #%lld", (long long)in->imm);
 	else
 		snprintf(out, n, "waits at mma #%lld (%s)", (long long)in->imm, P->mma[in->imm].name);
 }
@@ -2015,7 +2142,7 @@ fail_warp(Run *r, int w, const Thr *l, int a, int b)
 	stop_desc(P, &l[a], da, sizeof da);
 	stop_desc(P, &l[b], db, sizeof db);
 	const char *op = P->code[l[a].pc].op == I_SHFL ? "shuffle" : P->code[l[a].pc].op == I_LDSM ? "ldmatrix"
-	               : "mma";
+	               : P->code[l[a].pc].op == I_WGMMA ? "wgmma" : "mma";
 
 	return err_set(r->e, "%s: %s: lane %d %s while lane %d %s (every lane of a warp must reach the "
 	               "same %s)", op, wh, a, da, b, db, op);
@@ -2223,6 +2350,265 @@ ldsm(Run *r, int w, Thr *l, const Ins *in)
 	return 0;
 }
 
+/* ---- wgmma: the warpgroup's side ---- */
+
+/* The physical offset of the element at coordinates c of buffer kb (its layout program). */
+static int
+lay_at(Run *r, RBuf *B, const KBuf *kb, const int64_t *c, Val *slots, int64_t *off)
+{
+	Thr th;
+	const Prog *save = r->P;
+	int64_t left = r->left, ops = r->ops;
+	int i, rc;
+
+	for (i = 0; i < kb->ndim; i++)
+		slots[i].i = c[i];
+	memset(&th, 0, sizeof th);
+	th.v = slots;
+	r->P = NULL;
+	r->left = INT64_MAX;
+	rc = exec(r, &B->lay, &th);
+	r->P = save;
+	r->left = left;
+	r->ops = ops;
+	if (rc < 0)
+		return -1;
+	*off = slots[B->lay.res].i;
+	if (*off < 0 || *off >= B->size)
+		return err_set(r->e, "out of bounds: buffer %s: its layout maps an element outside [0, %lld)", kb->name,
+		               (long long)B->size);
+	return 0;
+}
+
+/* "As[0, 3, 8]" */
+static void
+crd_desc(const KBuf *kb, const int64_t *c, char *out, size_t n)
+{
+	size_t at = snprintf(out, n, "%s[", kb->name);
+	int i;
+
+	for (i = 0; i < kb->ndim && at < n; i++)
+		at += snprintf(out + at, n - at, "%s%lld", i ? ", " : "", (long long)c[i]);
+	if (at < n)
+		snprintf(out + at, n - at, "]");
+}
+
+/*
+** One operand tile into t (row-major over its last two dimensions, rows x
+** cols from the start coordinates c0): each element read through the
+** layout, checked as a read of the thread whose rows of D it feeds (A: the
+** first lane of warp m/16; B: the warpgroup's first thread).
+*/
+static int
+wg_tile(Run *r, Thr *l, int buf, const int64_t *c0, int rows, int cols, int isa, double *t)
+{
+	const KBuf *kb = &r->k->buf[buf];
+	RBuf *B = &r->rb[buf];
+	int64_t c[T_MAXDIM], off;
+	int i, j, d, nd = kb->ndim;
+	Val *slots = lay_slots(r, B);
+	char w[256], el[160];
+
+	if (!slots)
+		return -1;
+	for (d = 0; d < nd; d++)
+		c[d] = c0[d];
+	for (d = 0; d < nd; d++)
+		if (c0[d] < 0 || c0[d] + (d == nd - 2 ? rows : d == nd - 1 ? cols : 1) > kb->shape[d]) {
+			where(r, &l[0], NULL, w, sizeof w);
+			crd_desc(kb, c0, el, sizeof el);
+			free(slots);
+			return err_set(r->e, "out of bounds: %s: wgmma's %s tile from %s (%d x %d) leaves dimension %d of %s "
+			               "(%lld)", w, isa ? "A" : "B", el, rows, cols, d, kb->name, (long long)kb->shape[d]);
+		}
+	for (i = 0; i < rows; i++)
+		for (j = 0; j < cols; j++) {
+			Thr *th = isa ? &l[32 * (i / 16)] : &l[0];
+
+			c[nd - 2] = c0[nd - 2] + i;
+			c[nd - 1] = c0[nd - 1] + j;
+			if (lay_at(r, B, kb, c, slots, &off) < 0) {
+				free(slots);
+				return -1;
+			}
+			if (r->checks) {
+				Shadow *s = &B->sh[off];
+				Acc cur;
+
+				cur.launch = r->launch;
+				cur.block = r->blin;
+				cur.phase = r->phase;
+				cur.thread = (uint32_t)th->tid;
+				if (s->async || !s->init || conflict(&s->w, &cur)) {
+					int64_t pt[3];
+
+					where(r, th, NULL, w, sizeof w);
+					crd_desc(kb, c, el, sizeof el);
+					free(slots);
+					if (s->async) {
+						coords(s->async - 1, r->blk, pt);
+						return err_set(r->e, "cp_async: %s: wgmma reads %s (offset %lld, shared memory) while a "
+						               "cp.async into it is in flight (issued by thread (%lld,%lld,%lld))", w, el,
+						               (long long)off, (long long)pt[0], (long long)pt[1], (long long)pt[2]);
+					}
+					if (!s->init)
+						return err_set(r->e, "uninitialized: %s: wgmma reads %s (offset %lld) of its %s tile, "
+						               "which nothing wrote in this block", w, el, (long long)off, isa ? "A" : "B");
+					coords(s->w.thread, r->blk, pt);
+					return err_set(r->e, "race: %s: wgmma reads %s (offset %lld, shared memory) while thread "
+					               "(%lld,%lld,%lld) wrote it in the same phase (no barrier between)", w, el,
+					               (long long)off, (long long)pt[0], (long long)pt[1], (long long)pt[2]);
+				}
+				if (s->r[0].thread == cur.thread && s->r[0].block == cur.block)
+					s->r[0] = cur;
+				else if (s->r[1].thread == cur.thread && s->r[1].block == cur.block)
+					s->r[1] = cur;
+				else {
+					s->r[1] = s->r[0];
+					s->r[0] = cur;
+				}
+			}
+			t[i * cols + j] = dtype_load_f(B->t, B->p + off * B->bytes);
+		}
+	free(slots);
+	return 0;
+}
+
+/*
+** WGMMA over the warpgroup l[0..127] (whole: run_stage refuses blocks of
+** partial warpgroups). Every thread must name the same tiles; each needs a
+** wgmma_fence since it last accessed D. The product is computed now (in
+** float64, rounded to float32 once), which is what D will hold when the
+** wgmma retires: until then the thread may not touch D (check()).
+*/
+static int
+wgmma(Run *r, int g, Thr *l, const Ins *in)
+{
+	const WgmmaProg *W = &r->P->wgmma[in->imm];
+	const MemAux *xa = &r->P->aux[W->auxa], *xb = &r->P->aux[W->auxb];
+	RBuf *D = &r->rb[W->d];
+	int nbuf = r->k->nbuf, t, i, v, kk;
+	int64_t ca[T_MAXDIM], cb[T_MAXDIM];
+	double *ta = NULL, *tb = NULL;
+	char w[256];
+
+	for (i = 0; i < xa->ndim; i++)
+		ca[i] = l[0].v[xa->idx[i]].i;
+	for (i = 0; i < xb->ndim; i++)
+		cb[i] = l[0].v[xb->idx[i]].i;
+	for (t = 0; t < WG; t++) {
+		for (i = 0; i < xa->ndim && l[t].v[xa->idx[i]].i == ca[i]; i++)
+			;
+		for (v = 0; v < xb->ndim && l[t].v[xb->idx[v]].i == cb[v]; v++)
+			;
+		if (i < xa->ndim || v < xb->ndim) {
+			char e0[120], e1[120];
+			int64_t c[T_MAXDIM];
+			const MemAux *x = i < xa->ndim ? xa : xb;
+			const KBuf *kb = &r->k->buf[x->buf];
+
+			for (kk = 0; kk < x->ndim; kk++)
+				c[kk] = l[t].v[x->idx[kk]].i;
+			where(r, &l[t], NULL, w, sizeof w);
+			crd_desc(kb, i < xa->ndim ? ca : cb, e0, sizeof e0);
+			crd_desc(kb, c, e1, sizeof e1);
+			return err_set(r->e, "wgmma: %s: names the %s tile at %s while thread %d of its warpgroup names %s "
+			               "(wgmma #%lld: one tile for the whole warpgroup)", w, i < xa->ndim ? "A" : "B", e1,
+			               (int)l[0].tid, e0, (long long)in->imm);
+		}
+		if (l[t].wgs[nbuf + W->d]) {
+			where(r, &l[t], NULL, w, sizeof w);
+			return err_set(r->e, "wgmma: %s: wgmma #%lld accumulates in %s, which this thread accessed since its "
+			               "last wgmma_fence (or never fenced): kernel.wgmma_fence() between the accesses and the "
+			               "wgmma", w, (long long)in->imm, r->k->buf[W->d].name);
+		}
+	}
+	if (!(ta = malloc(64 * 16 * sizeof *ta)) || !(tb = malloc(16 * (size_t)W->n * sizeof *tb))) {
+		free(ta);
+		return err_set(r->e, "kernel.run: out of memory (wgmma tiles)");
+	}
+	if (wg_tile(r, l, W->a, ca, 64, 16, 1, ta) < 0 || wg_tile(r, l, W->b, cb, 16, W->n, 0, tb) < 0)
+		goto fail;
+	for (t = 0; t < WG; t++) {
+		int wp = t / 32, ln = t % 32;
+
+		for (v = 0; v < W->n / 2; v++) {
+			int row = 16 * wp + ln / 4 + 8 * ((v / 2) % 2), col = 8 * (v / 4) + 2 * (ln % 4) + v % 2;
+			unsigned char *p = D->p + l[t].tid * D->tstride + W->off[v] * D->bytes;
+			double acc;
+
+			if (D->init && !D->init[(int64_t)l[t].tid * D->size + W->off[v]]) {
+				where(r, &l[t], NULL, w, sizeof w);
+				err_set(r->e, "uninitialized: %s: wgmma #%lld accumulates into %s element %d (register offset "
+				        "%lld), which nothing wrote in this thread (fill D before the first wgmma)", w,
+				        (long long)in->imm, r->k->buf[W->d].name, v, (long long)W->off[v]);
+				goto fail;
+			}
+			acc = dtype_load_f(D->t, p);
+			for (kk = 0; kk < 16; kk++)
+				acc += ta[row * 16 + kk] * tb[kk * W->n + col];
+			dtype_store_f(D->t, p, fround(D->t, acc));
+		}
+	}
+	for (t = 0; t < WG; t++) {
+		Thr *th = &l[t];
+
+		if (th->nwg == th->capwg) {
+			int nc = th->capwg ? 2 * th->capwg : 8;
+			void *q;
+
+			if (charge(r, (uint64_t)(nc - th->capwg) * sizeof *th->wg, "the wgmmas in flight") < 0)
+				goto fail;
+			if (!(q = realloc(th->wg, (size_t)nc * sizeof *th->wg))) {
+				err_set(r->e, "kernel.run: out of memory (wgmmas in flight)");
+				goto fail;
+			}
+			th->wg = q;
+			th->capwg = nc;
+		}
+		th->wg[th->nwg].d = W->d;
+		th->wg[th->nwg++].group = th->wgcommit;
+		th->wgs[W->d]++;
+	}
+	r->ops += 2 * 64 * (int64_t)W->n * 16;
+	if (r->cnt)
+		r->cnt->wgmmas++;
+	free(ta);
+	free(tb);
+	(void)g;
+	return 0;
+fail:
+	free(ta);
+	free(tb);
+	return -1;
+}
+
+/* Whether the warpgroup of warp w (waiting at the I_WGMMA at pc) can gather now:
+** 1 yes, 0 not yet (another warp of it is still on its way), -1 never (an error). */
+static int
+wg_ready(Run *r, Thr *th, int nthr, int w, int pc)
+{
+	const Prog *P = r->P;
+	int base = (w / 4) * WG, t;
+	char wh[200], da[120], db[120];
+
+	for (t = base; t < base + WG && t < nthr; t++) {
+		const Thr *x = &th[t];
+
+		if (!x->done && x->wait == W_WARP && x->pc == pc)
+			continue;
+		if (!x->done && (x->wait == W_RUN || (x->wait == W_WARP && P->code[x->pc].op != I_WGMMA)))
+			return 0;
+		snprintf(wh, sizeof wh, "stage %s, block (%lld,%lld,%lld), warpgroup %d", P->name, (long long)r->bc[0],
+		         (long long)r->bc[1], (long long)r->bc[2], w / 4);
+		stop_desc(P, &th[w * WARP], da, sizeof da);
+		stop_desc(P, x, db, sizeof db);
+		return err_set(r->e, "wgmma: %s: thread %d %s while thread %d %s (every thread of a warpgroup must reach "
+		               "the same wgmma)", wh, w * WARP, da, t, db);
+	}
+	return 1;
+}
+
 /*
 ** After a round: every warp whose lanes wait at a warp op exchanges, and its
 ** lanes may run on. Returns the number of warps that did, or -1. A warp with
@@ -2233,7 +2619,7 @@ static int
 warps(Run *r, Thr *th, int nthr)
 {
 	const Prog *P = r->P;
-	int w, i, first, nl, n = 0;
+	int w, i, first, nl, n = 0, deferred = 0;
 
 	for (w = 0; w * WARP < nthr; w++) {
 		Thr *l = th + (int64_t)w * WARP;
@@ -2248,6 +2634,26 @@ warps(Run *r, Thr *th, int nthr)
 			if (l[i].done || l[i].wait != W_WARP || l[i].pc != l[first].pc)
 				return fail_warp(r, w, l, first, i);
 		in = &P->code[l[first].pc];
+		if (in->op == I_WGMMA) {
+			/* the whole warpgroup gathers, once its four warps are there */
+			int rd = wg_ready(r, th, nthr, w, l[first].pc), t;
+			Thr *g = th + (int64_t)(w / 4) * WG;
+
+			if (rd < 0)
+				return -1;
+			if (!rd) {
+				deferred++;
+				continue;
+			}
+			if (wgmma(r, w / 4, g, in) < 0)
+				return -1;
+			for (t = 0; t < WG; t++) {
+				g[t].wait = W_RUN;
+				g[t].pc++;
+			}
+			n++;
+			continue;
+		}
 		if ((in->op == I_SHFL ? shuffle(r, w, l, nl, in) : in->op == I_LDSM ? ldsm(r, w, l, in)
 		     : mma(r, w, l, in)) < 0)
 			return -1;
@@ -2257,6 +2663,10 @@ warps(Run *r, Thr *th, int nthr)
 		}
 		n++;
 	}
+	if (!n && deferred)
+		return err_set(r->e, "wgmma: stage %s, block (%lld,%lld,%lld): the threads of a warpgroup wait at "
+		               "different places and cannot meet", P->name, (long long)r->bc[0], (long long)r->bc[1],
+		               (long long)r->bc[2]);
 	return n;
 }
 
@@ -2270,6 +2680,7 @@ run_stage(Run *r, const Prog *P, int si)
 	Thr *th = NULL;
 	Val *slots = NULL;
 	uint32_t *kc = NULL;
+	int32_t *wgs = NULL;
 	uint64_t before = r->used;
 	char what[K_NAME + 32];
 
@@ -2312,6 +2723,17 @@ run_stage(Run *r, const Prog *P, int si)
 		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, what)))
 			goto out;
 	}
+	if (P->nwgmma && nthr % WG) {
+		err_set(r->e, "wgmma: stage %s: blocks of %lld threads; a wgmma runs on whole warpgroups (a multiple of "
+		        "%d threads)", P->name, (long long)nthr, WG);
+		goto out;
+	}
+	for (i = 0; i < k->nbuf; i++)
+		r->rb[i].wgd = 0;
+	for (i = 0; i < P->nwgmma; i++)
+		r->rb[P->wgmma[i].d].wgd = 1;
+	if (P->nwgmma && !(wgs = rmalloc(r, (uint64_t)nthr * 2 * k->nbuf * sizeof *wgs, 0, "the wgmma state")))
+		goto out;
 	if ((P->nmma || P->nldsm) && nthr % WARP) {
 		err_set(r->e, "%s: stage %s: blocks of %lld threads; an %s runs on whole warps (a multiple "
 		        "of %d threads)", P->nmma ? "mma" : "ldmatrix", P->name, (long long)nthr,
@@ -2345,6 +2767,17 @@ run_stage(Run *r, const Prog *P, int si)
 			th[t].done = 0;
 			th[t].ncpa = 0;
 			th[t].ncommit = 0;
+			th[t].nwg = 0;
+			th[t].wgcommit = 0;
+			th[t].wgs = NULL;
+			if (wgs) {
+				/* nothing in flight; every accumulator needs a fence before its first wgmma */
+				th[t].wgs = wgs + t * 2 * k->nbuf;
+				for (i = 0; i < k->nbuf; i++) {
+					th[t].wgs[i] = 0;
+					th[t].wgs[k->nbuf + i] = 1;
+				}
+			}
 			th[t].tid = (int)t;
 			th[t].v = v;
 			th[t].kc = kc ? kc + t * (P->naux + 1) : NULL;
@@ -2368,7 +2801,7 @@ run_stage(Run *r, const Prog *P, int si)
 				}
 				if (r->counting)
 					flush(r);
-			} while (P->nshfl + P->nmma + P->nldsm && (gathered = warps(r, th, (int)nthr)) > 0);
+			} while (P->nshfl + P->nmma + P->nldsm + P->nwgmma && (gathered = warps(r, th, (int)nthr)) > 0);
 			if (gathered < 0)
 				goto out;
 			if (r->pending == AS_LOCAL) {
@@ -2422,8 +2855,11 @@ out:
 		B->sh = NULL;
 		B->init = NULL;
 	}
-	for (t = 0; th && t < nthr; t++)
+	for (t = 0; th && t < nthr; t++) {
 		free(th[t].cpa);
+		free(th[t].wg);
+	}
+	free(wgs);
 	free(th);
 	free(slots);
 	free(kc);

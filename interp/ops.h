@@ -111,7 +111,14 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 ** CP_COMMIT (): closes the thread's copies issued since the last commit
 **         into a group (cp.async.commit_group)
 ** CP_WAIT (): arg[0] = n: waits until at most the n most recent committed
-**         groups of the thread are in flight (cp.async.wait_group n) */
+**         groups of the thread are in flight (cp.async.wait_group n)
+** Warpgroup MMA (sm_90a's wgmma; kernel_wgmma, kernel_wgmma.c):
+** WGMMA   src (D, A index, B index): D (a DEFINE of float32 registers, N/2 a
+**         thread) += A (64x16) B (16xN) over the warpgroup, A and B shared
+**         tiles from the elements the indices name (the last two dimensions;
+**         leading extents 1); arg[0] = N; dtype void
+** WG_FENCE (), WG_COMMIT (): wgmma.fence, wgmma.commit_group
+** WG_WAIT (): arg[0] = n: wgmma.wait_group n */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -123,3 +130,7 @@ O(LDMATRIX, "ldmatrix", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(CP_ASYNC, "cp_async", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(CP_COMMIT, "cp_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(CP_WAIT, "cp_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(WGMMA, "wgmma", 3, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(WG_FENCE, "wg_fence", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(WG_COMMIT, "wg_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(WG_WAIT, "wg_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

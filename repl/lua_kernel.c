@@ -956,6 +956,122 @@ typedef struct LRegion {
 	KRegion r;
 } LRegion;
 
+static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
+
+/* ---- warpgroup MMA (sm_90a) ---- */
+
+/* kernel.wgmma(D, A, B): D += A B over the warpgroup, A and B shared regions */
+static int
+l_wgmma(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.wgmma");
+	LBuf *d = luaL_checkudata(L, 1, KBUFFER);
+	KRegion a, b;
+	Err e = { "" };
+	UOp *u;
+
+	if (owner(L, 1) != x)
+		return luaL_error(L, "kernel.wgmma: the accumulator belongs to another kernel than the stage being "
+		                  "recorded");
+	lua_pop(L, 1);
+	a = region_arg(L, 2, x, "kernel.wgmma");
+	b = region_arg(L, 3, x, "kernel.wgmma");
+	if (!(u = kernel_wgmma(x->k, d->b, &a, &b, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
+static int
+l_wgmma_fence(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.wgmma_fence");
+
+	append(L, x, kernel_wg_fence(x->k));
+	return 0;
+}
+
+static int
+l_wgmma_commit(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.wgmma_commit");
+
+	append(L, x, kernel_wg_commit(x->k));
+	return 0;
+}
+
+static int
+l_wgmma_wait(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.wgmma_wait");
+	lua_Integer n = luaL_checkinteger(L, 1);
+	Err e = { "" };
+	UOp *u;
+
+	if (n < 0 || n > 7)
+		return luaL_error(L, "kernel.wgmma_wait: %I groups; wgmma.wait_group takes 0 to 7", n);
+	if (!(u = kernel_wg_wait(x->k, (int)n, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
+/* kernel.wgmma_desc(region, "A" | "B" [, {var = value, ...}]): the GMMA descriptor of an operand */
+static int
+l_wgmma_desc(lua_State *L)
+{
+	LRegion *r = luaL_checkudata(L, 1, KREGION);
+	const char *op = luaL_checkstring(L, 2);
+	UBind bind[16];
+	int nb = 0;
+	LKernel *K;
+	KGmmaDesc dsc;
+	Err e = { "" };
+	char hex[24];
+
+	if ((op[0] != 'A' && op[0] != 'B') || op[1])
+		return luaL_argerror(L, 2, "\"A\" or \"B\" expected");
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		lua_pushnil(L);
+		while (lua_next(L, 3)) {
+			if (lua_type(L, -2) != LUA_TSTRING || !lua_isinteger(L, -1))
+				return luaL_error(L, "kernel.wgmma_desc: the binding maps variable names to integers");
+			if (nb == 16)
+				return luaL_error(L, "kernel.wgmma_desc: more than 16 variables bound");
+			bind[nb].name = lua_tostring(L, -2);   /* anchored by the table */
+			bind[nb++].value = lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		}
+	}
+	lua_getiuservalue(L, 1, 1);
+	K = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (!K || !K->k)
+		return luaL_error(L, "kernel.wgmma_desc: the region's kernel was freed");
+	if (kernel_wgmma_desc(K->k, &r->r, op[0], bind, nb, &dsc, &e) < 0)
+		return err(L, &e);
+	lua_createtable(L, 0, 8);
+	lua_pushstring(L, dsc.mn_major ? "MN" : "K");
+	lua_setfield(L, -2, "major");
+	lua_pushstring(L, kgmma_layout_name(dsc.layout_type));
+	lua_setfield(L, -2, "swizzle");
+	lua_pushinteger(L, dsc.layout_type);
+	lua_setfield(L, -2, "layout_type");
+	lua_pushinteger(L, dsc.lbo);
+	lua_setfield(L, -2, "lbo");
+	lua_pushinteger(L, dsc.sbo);
+	lua_setfield(L, -2, "sbo");
+	lua_pushinteger(L, dsc.start);
+	lua_setfield(L, -2, "start");
+	lua_pushinteger(L, dsc.nstarts);
+	lua_setfield(L, -2, "starts");
+	snprintf(hex, sizeof hex, "0x%016llx", (unsigned long long)dsc.desc);
+	lua_pushstring(L, hex);
+	lua_setfield(L, -2, "desc");
+	return 1;
+}
+
 /* B:tile(begin, extent): the region of B from begin (indices) spanning extent */
 static int
 b_tile(lua_State *L)
@@ -1813,7 +1929,7 @@ k_counts(lua_State *L)
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
 	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(blocks); F(threads);
+	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(wgmmas); F(blocks); F(threads);
 #undef F
 	return 1;
 }
@@ -2077,6 +2193,32 @@ static const HelpReg kfuncs[] = {
 	  "a lane). Lane 8m + r names row r of matrix m: the 8 elements from S[i, j]'s offset (a\n"
 	  "multiple of 8). Lane t gets elements 2m, 2m+1 of D from matrix m: row t//4, columns\n"
 	  "2(t%4), 2(t%4)+1 (trans: rows 2(t%4), 2(t%4)+1, column t//4), the m16n8k16 fragments" },
+	{ "wgmma", l_wgmma,
+	  "kernel.wgmma(D, A, B): sm_90a's wgmma.mma_async m64nNk16 over the warpgroup (128 threads\n"
+	  "from a multiple of 128): D += A B in float32. A is a 64x16 (m, k) region of a shared\n"
+	  "float16/bfloat16 buffer (As:tile({s, 0, k0}, {1, 64, 16})), B a 16xN (k, n) region of one\n"
+	  "(N a multiple of 8, 8 to 256), D a float32 register buffer of N/2 elements: thread t\n"
+	  "(warp w, lane l) holds C[16w + l//4 + 8((v//2)%2), 8(v//4) + 2(l%4) + v%2] in element v.\n"
+	  "Each operand's layout must be a GMMA canonical form (K- or MN-major; 128B, 64B, 32B\n"
+	  "swizzle or none) at every start its loops can give: refused otherwise, with the element\n"
+	  "that breaks it (kernel.wgmma_desc shows the descriptor). Asynchronous: kernel.wgmma_fence()\n"
+	  "before the first and after other accesses to D, kernel.wgmma_commit(), then\n"
+	  "kernel.wgmma_wait(n) before D is read or written again" },
+	{ "wgmma_fence", l_wgmma_fence,
+	  "kernel.wgmma_fence(): wgmma.fence.sync.aligned: orders this thread's accesses to the\n"
+	  "accumulators before the wgmmas that follow (needed before the first one)" },
+	{ "wgmma_commit", l_wgmma_commit,
+	  "kernel.wgmma_commit(): the wgmmas issued since the last commit become one group\n"
+	  "(wgmma.commit_group.sync.aligned)" },
+	{ "wgmma_wait", l_wgmma_wait,
+	  "kernel.wgmma_wait(n): waits until at most the n (0 to 7) most recent committed wgmma\n"
+	  "groups are in flight (wgmma.wait_group.sync.aligned n); their accumulators are then\n"
+	  "readable" },
+	{ "wgmma_desc", l_wgmma_desc,
+	  "kernel.wgmma_desc(region, \"A\" | \"B\" [, {var = value}]): the GMMA shared-memory\n"
+	  "descriptor wgmma reads the region through: {major = \"K\" | \"MN\", swizzle = \"128B\" |\n"
+	  "\"64B\" | \"32B\" | \"interleave\", layout_type, lbo, sbo (bytes), start (bytes, at the\n"
+	  "binding; other variables 0), starts (verified), desc (hex, the buffer at address 0)}" },
 	{ "exp", l_exp, "kernel.exp(x): e^x (exp2(x * log2 e), as tensor programs write it)" },
 	{ "exp2", l_exp2, "kernel.exp2(x): 2^x" },
 	{ "log", l_log, "kernel.log(x): the natural logarithm (log2(x) * ln 2)" },
@@ -2152,7 +2294,7 @@ static const HelpReg kmeths[] = {
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
-	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, blocks,\n"
+	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, wgmmas, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "tile_ir", k_tile_ir,

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,6 +624,51 @@ ldsm_mma(void)
 }
 
 /*
+** wgmma: a 64x64x64 product over one warpgroup, A (K-major) and B (MN-major) staged by 16-byte
+** copies in 128-byte swizzled shared tiles, four m64n64k16 wgmmas, D out by CUTLASS's C layout.
+*/
+static void
+wgmma_gemm(void)
+{
+	int a = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int b = mkbuf("B", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int o = mkbuf("O", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int sa = mkbuf("As", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)64, (int64_t)64);
+	int sb = mkbuf("Bs", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)64, (int64_t)64);
+	int c = mkbuf("c", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)32);
+	UOp *tx = kernel_var(K, "tx", 128), *th[3] = { tx }, *v = kernel_var(K, "v", 32), *kk = kernel_var(K, "kk", 4);
+	UOp *u = kernel_var(K, "u", 32), *ops[9], *w = uop_idiv(K->c, tx, I(32)), *l = uop_mod(K->c, tx, I(32)), *row, *col;
+	KScope sc;
+	KDispatch dd;
+	KRegion rsa, ra, rsb, rb, ta, tb;
+	Composed cl;
+
+	if (composed_parse("Sw<3,3,3> o 0 o (64,64):(64,1)", &cl, &E) < 0 || kernel_layout_cute(K, sa, NULL, &cl, &E) < 0
+	|| kernel_layout_cute(K, sb, NULL, &cl, &E) < 0)
+		fail_msg("swizzle: %s", E.msg);
+	if (kernel_scope(K, KS_WARPGROUP, th, NULL, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	rsa = region(sa, 2, I(0), (int64_t)64, I(0), (int64_t)64);
+	ra = region(a, 2, I(0), (int64_t)64, I(0), (int64_t)64);
+	rsb = region(sb, 2, I(0), (int64_t)64, I(0), (int64_t)64);
+	rb = region(b, 2, I(0), (int64_t)64, I(0), (int64_t)64);
+	ta = region(sa, 2, I(0), (int64_t)64, mul(kk, I(16)), (int64_t)16);
+	tb = region(sb, 2, mul(kk, I(16)), (int64_t)16, I(0), (int64_t)64);
+	ops[0] = ok(kernel_op_copy(K, &sc, &rsa, &ra, NULL, &dd, &E));
+	ops[1] = ok(kernel_op_copy(K, &sc, &rsb, &rb, NULL, &dd, &E));
+	ops[2] = loop(v, HW_NONE, 1, st(at(c, 1, v), fc(DT_FLOAT32, 0)));
+	ops[3] = kernel_barrier(K);
+	ops[4] = kernel_wg_fence(K);
+	ops[5] = loop(kk, HW_NONE, 1, ok(kernel_wgmma(K, c, &ta, &tb, &E)));
+	ops[6] = kernel_wg_commit(K);
+	ops[7] = ok(kernel_wg_wait(K, 0, &E));
+	row = add(add(mul(w, I(16)), uop_idiv(K->c, l, I(4))), mul(uop_mod(K->c, uop_idiv(K->c, u, I(2)), I(2)), I(8)));
+	col = add(add(mul(uop_idiv(K->c, u, I(4)), I(8)), mul(uop_mod(K->c, l, I(4)), I(2))), uop_mod(K->c, u, I(2)));
+	ops[8] = loop(u, HW_NONE, 1, st(at(o, 2, row, col), ld(at(c, 1, u))));
+	stage("wg", loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 9)));
+}
+
+/*
 ** cp.async in two stages: each of 4 blocks of 64 threads issues its 16x64 float32 rows of X into
 ** one of two shared tiles (cp_async, 16 bytes a copy) as a group, then both groups are waited for
 ** in turn (wait_group 1: the first landed, the second in flight; wait_group 0), each followed by
@@ -720,6 +766,7 @@ static Kernel *ex_vector_loads(void) { return by_hand(vector_loads); }
 static Kernel *ex_vector_copies(void) { return by_hand(vector_copies); }
 static Kernel *ex_ldsm_mma(void) { return by_hand(ldsm_mma); }
 static Kernel *ex_cp_async(void) { return by_hand(cp_async2); }
+static Kernel *ex_wgmma(void) { return by_hand(wgmma_gemm); }
 static Kernel *ex_big_shared(void) { return by_hand(big_shared); }
 
 static const Example examples[] = {
@@ -737,6 +784,7 @@ static const Example examples[] = {
 	{ "ldsm_mma", ex_ldsm_mma, "buffer A is float16" },
 	{ "cp_async", ex_cp_async, "opencl: stage cpa: a cp_async; asynchronous global-to-shared copies are sm_80's cp.async" },
 	{ "big_shared", ex_big_shared, NULL },
+	{ "wgmma", ex_wgmma, "buffer A is float16" },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -897,6 +945,58 @@ test_vector_copies(void **state)
 	for (i = 0; i < 3; i++)
 		tbuf_free(&bufs[i]);
 	free(cu);
+	kernel_free(k);
+}
+
+/* wgmma: the interpreter's product against float64, then the CUDA text: descriptors, the instruction, alignment, fences */
+static void
+test_wgmma(void **state)
+{
+	Kernel *k = ex_wgmma();
+	TBuf bufs[6];
+	Err e = { "" };
+	char *cu;
+	int i, j, kk;
+	double worst = 0;
+
+	memset(bufs, 0, sizeof bufs);
+	for (i = 0; i < 2; i++) {
+		bufs[i].dtype = DT_FLOAT16;
+		bufs[i].ndim = 2;
+		bufs[i].shape[0] = bufs[i].shape[1] = 64;
+		bufs[i].numel = 64 * 64;
+		assert_non_null(bufs[i].data = malloc(64 * 64 * 2));
+		for (j = 0; j < 64 * 64; j++)
+			dtype_store_f(DT_FLOAT16, (unsigned char *)bufs[i].data + 2 * j, (double)((j * 7 + i * 3) % 17 - 8) / 8);
+	}
+	if (kernel_check(k, NULL, &e) < 0 || kernel_run(k, NULL, bufs, NULL, &e) < 0)
+		fail_msg("wgmma: %s", e.msg);
+	for (i = 0; i < 64; i++)
+		for (j = 0; j < 64; j++) {
+			double want = 0, got = ((float *)bufs[2].data)[i * 64 + j];
+
+			for (kk = 0; kk < 64; kk++)
+				want += dtype_load_f(DT_FLOAT16, (unsigned char *)bufs[0].data + 2 * (i * 64 + kk))
+				      * dtype_load_f(DT_FLOAT16, (unsigned char *)bufs[1].data + 2 * (kk * 64 + j));
+			worst = fabs(got - want) > worst ? fabs(got - want) : worst;
+		}
+	assert_true(worst < 1e-5);
+	for (i = 0; i < 6; i++)
+		tbuf_free(&bufs[i]);
+	cu = source(k, D_CUDA);
+	has(cu, "  __shared__ __align__(1024) __half As[4096];");
+	has(cu, "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n  __syncthreads();\n");
+	has(cu, "const uint64_t tessel_da = (((uint64_t)__cvta_generic_to_shared(&As[kk * 16]) >> 4) & 0x3FFFull) | "
+	        "0x4000004000010000ull;  /* K-major, 128B, LBO 16, SBO 1024 */");
+	has(cu, "const uint64_t tessel_db = (((uint64_t)__cvta_generic_to_shared(&Bs[kk * 1024]) >> 4) & 0x3FFFull) | "
+	        "0x4000004000000000ull;  /* MN-major, 128B, LBO 0, SBO 1024 */");
+	has(cu, "\"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1,");
+	has(cu, "%31}, %32, %33, p, 1, 1, 0, 1;\\n}\\n\"");
+	has(cu, ": \"l\"(tessel_da), \"l\"(tessel_db), \"r\"(1)");
+	has(cu, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");\n");
+	has(cu, "nvcc -gencode=arch=compute_90a,code=sm_90a");
+	free(cu);
+	refused(k, D_TRITON, "triton:");
 	kernel_free(k);
 }
 
@@ -1231,9 +1331,13 @@ test_nvcc(void **state)
 			"SM80_16x8x16_F32BF16BF16F32_TN", "SM80_16x8x8_F32TF32TF32F32_TN", "SM80_16x8x4_F32TF32TF32F32_TN"
 		};
 		char *const argv[] = { nvcc, "-arch=sm_90", "-fmad=false", "-c", cu, "-o", obj, "--resource-usage", NULL };
+		/* wgmma is sm_90a's: the arch-specific target */
+		char *const argv_a[] = { nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-fmad=false", "-c", cu, "-o", obj,
+		                         "--resource-usage", NULL };
 		const char *name = i < NEX ? examples[i].name : atoms[i - NEX];
 		Kernel *k;
 		char *s;
+		int wg;
 
 		if (i < NEX)
 			k = examples[i].make();
@@ -1246,15 +1350,31 @@ test_nvcc(void **state)
 			K = save;
 		}
 		s = source(k, D_CUDA);
+		wg = kernel_has_wgmma(k);
 		kernel_free(k);
 		write_text(cu, s);
 		free(s);
-		rc = run_child(argv, logp, &log);
+		rc = run_child(wg ? argv_a : argv, logp, &log);
 		if (rc != 0)
 			fail_msg("nvcc %s (exit %d):\n%s", name, rc, log ? log : "");
 		resource_note(name, log ? log : "");
 		free(log);
 		log = NULL;
+		if (wg) {
+			/* the SASS holds the warpgroup MMA, where cuobjdump (and its nvdisasm) can say so */
+			char co[1024];
+			char *const argv_s[] = { co, "-sass", obj, NULL };
+
+			if (find_exe("cuobjdump", "/usr/local/cuda/bin/cuobjdump", co, sizeof co) < 0)
+				print_message("note: no cuobjdump: the SASS of %s is not checked for HGMMA\n", name);
+			else if (run_child(argv_s, logp, &log) != 0 || !log || !strstr(log, "HGMMA.64x64x16.F32"))
+				print_message("note: cuobjdump -sass %s found no HGMMA (or did not run): %.200s\n", name,
+				              log ? log : "");
+			else
+				print_message("note: nvcc sm_90a %s: HGMMA.64x64x16.F32 in the SASS\n", name);
+			free(log);
+			log = NULL;
+		}
 	}
 	unlink(cu);
 	unlink(obj);
@@ -1456,6 +1576,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_vector_loads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vector_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wgmma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cp_async, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),

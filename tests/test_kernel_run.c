@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "../interp/kernel.h"
+#include "../layout/layout.h"
 #include "../layout/lower.h"
 #include "../viz/viz.h"
 
@@ -1953,6 +1954,138 @@ test_random(void **state)
 	}
 }
 
+/* ---- wgmma: the GMMA descriptor an operand's layout is ---- */
+
+static int
+swizzled(const char *name, int n, const int64_t *shape, const char *layout)
+{
+	Composed cl;
+	int b = kernel_add_buffer(K, name, DT_FLOAT16, AS_LOCAL, KB_TEMP, shape, n, &E);
+
+	if (b < 0 || composed_parse(layout, &cl, &E) < 0 || kernel_layout_cute(K, b, NULL, &cl, &E) < 0)
+		fail_msg("%s: %s", name, E.msg);
+	return b;
+}
+
+static KRegion
+reg3(int b, UOp *b0, UOp *b1, UOp *b2, int64_t e0, int64_t e1, int64_t e2)
+{
+	KRegion r;
+
+	memset(&r, 0, sizeof r);
+	r.buf = b;
+	r.begin[0] = b0;
+	r.begin[1] = b1;
+	r.begin[2] = b2;
+	r.extent[0] = e0;
+	r.extent[1] = e1;
+	r.extent[2] = e2;
+	return r;
+}
+
+static KRegion
+reg2(int b, int64_t e0, int64_t e1)
+{
+	KRegion r;
+
+	memset(&r, 0, sizeof r);
+	r.buf = b;
+	r.begin[0] = I(0);
+	r.begin[1] = I(0);
+	r.extent[0] = e0;
+	r.extent[1] = e1;
+	return r;
+}
+
+static void
+desc_is(const KRegion *r, int op, int mn, int lt, int64_t lbo, int64_t sbo)
+{
+	KGmmaDesc d;
+
+	if (kernel_wgmma_desc(K, r, op, NULL, 0, &d, &E) < 0)
+		fail_msg("wgmma_desc %c: %s", op, E.msg);
+	assert_int_equal(d.mn_major, mn);
+	assert_int_equal(d.layout_type, lt);
+	assert_int_equal(d.lbo, lbo);
+	assert_int_equal(d.sbo, sbo);
+}
+
+static void
+test_wgmma_desc(void **state)
+{
+	int64_t sa[3] = { 2, 128, 64 }, sb[3] = { 2, 64, 256 };
+	int a = swizzled("As", 3, sa, "Sw<3,3,3> o 0 o (2,128,64):(8192,64,1)");
+	int b = swizzled("Bs", 3, sb, "Sw<3,3,3> o 0 o (2,64,(64,4)):(16384,64,(1,4096))");
+	UOp *s = var("s", 2), *w = var("w", 2), *kk = var("kk", 4);
+	KRegion ra = reg3(a, s, mul(w, I(64)), mul(kk, I(16)), 1, 64, 16);
+	KRegion rb = reg3(b, s, mul(kk, I(16)), I(0), 1, 16, 256);
+	UBind bind[3] = { { "s", 1 }, { "w", 1 }, { "kk", 3 } };
+	KGmmaDesc d;
+
+	/* the worked examples: K-major A and MN-major B, both 128B, at every start their loops give */
+	if (kernel_wgmma_desc(K, &ra, 'A', bind, 3, &d, &E) < 0)
+		fail_msg("A: %s", E.msg);
+	assert_int_equal(d.mn_major, 0);
+	assert_int_equal(d.layout_type, 1);
+	assert_int_equal(d.lbo, 16);
+	assert_int_equal(d.sbo, 1024);
+	assert_int_equal(d.start, 16384 + 8192 + 96);
+	assert_int_equal(d.nstarts, 16);
+	assert_true(d.desc == ((uint64_t)1 << 62 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 16 | (24672 >> 4)));
+	bind[2].value = 2;
+	if (kernel_wgmma_desc(K, &rb, 'B', bind, 3, &d, &E) < 0)
+		fail_msg("B: %s", E.msg);
+	assert_int_equal(d.mn_major, 1);
+	assert_int_equal(d.layout_type, 1);
+	assert_int_equal(d.lbo, 8192);
+	assert_int_equal(d.sbo, 1024);
+	assert_int_equal(d.start, 32768 + 4096);
+	assert_int_equal(d.nstarts, 8);
+	/* the other forms */
+	{
+		int64_t s64[2] = { 64, 32 }, s32[2] = { 64, 16 }, bmn[2] = { 16, 64 };
+		int a64 = swizzled("A64", 2, s64, "Sw<2,3,3> o 0 o (64,32):(32,1)");
+		int a32 = swizzled("A32", 2, s32, "Sw<1,3,3> o 0 o (64,16):(16,1)");
+		int ail = swizzled("AIL", 2, s32, "Sw<0,3,3> o 0 o ((8,8),(8,2)):((8,128),(1,64))");
+		int b64 = swizzled("B64", 2, bmn, "Sw<2,3,3> o 0 o (16,(32,2)):(32,(1,512))");
+		int b32 = swizzled("B32", 2, bmn, "Sw<1,3,3> o 0 o (16,(16,4)):(16,(1,256))");
+		int bil = swizzled("BIL", 2, bmn, "Sw<0,3,3> o 0 o ((8,2),(8,8)):((8,512),(1,64))");
+		KRegion r;
+
+		r = reg2(a64, 64, 16);
+		desc_is(&r, 'A', 0, 2, 16, 512);
+		r = reg2(a32, 64, 16);
+		desc_is(&r, 'A', 0, 3, 16, 256);
+		r = reg2(ail, 64, 16);
+		desc_is(&r, 'A', 0, 0, 128, 256);
+		r = reg2(b64, 16, 64);
+		desc_is(&r, 'B', 1, 2, 1024, 512);
+		r = reg2(b32, 16, 64);
+		desc_is(&r, 'B', 1, 3, 512, 256);
+		r = reg2(bil, 16, 64);
+		desc_is(&r, 'B', 1, 0, 1024, 128);
+	}
+	/* refused, with the element that breaks the closest form: unswizzled rows of 16 halves, padded rows */
+	{
+		int64_t s16[2] = { 64, 16 }, s64[2] = { 64, 64 };
+		int rm = swizzled("RM", 2, s16, "Sw<0,3,3> o 0 o (64,16):(16,1)");
+		int pad = swizzled("PAD", 2, s64, "Sw<0,3,3> o 0 o (64,64):(72,1)");
+		KRegion r = reg2(rm, 64, 16);
+
+		assert_int_equal(kernel_wgmma_desc(K, &r, 'A', NULL, 0, &d, &E), -1);
+		assert_non_null(strstr(E.msg, "no GMMA canonical form fits"));
+		assert_non_null(strstr(E.msg, "K-major 32B"));
+		assert_non_null(strstr(E.msg, "element (4, 0), RM[4, 0], is at byte 128 where the form puts it at 144"));
+		r = reg2(pad, 64, 16);
+		assert_int_equal(kernel_wgmma_desc(K, &r, 'A', NULL, 0, &d, &E), -1);
+		assert_non_null(strstr(E.msg, "operand A PAD[0, 0] {64, 16} (layout"));
+		r = reg2(pad, 64, 16);
+		r.extent[0] = 32;
+		assert_int_equal(kernel_wgmma_desc(K, &r, 'A', NULL, 0, &d, &E), -1);
+		assert_non_null(strstr(E.msg, "A is 64 x 16 (m, k)"));
+	}
+}
+
 int
 main(void)
 {
@@ -1994,6 +2127,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_layouts_io, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wgmma_desc, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

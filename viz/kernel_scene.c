@@ -94,6 +94,25 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 	case OP_CP_COMMIT:
 		n = node(t, "cp_async_commit()", 0xe0e0e0, "box");
 		break;
+	case OP_WGMMA:
+		emit(&b, "wgmma.m64n%lldk16(%s", (long long)u->arg[0], u->nsrc == 3 && u->src[0]->name ? u->src[0]->name : "?");
+		if (u->nsrc == 3) {
+			emit(&b, ", ");
+			kernel_print_expr(&b, t->k, u->src[1]);
+			emit(&b, ", ");
+			kernel_print_expr(&b, t->k, u->src[2]);
+		}
+		emit(&b, ")");
+		n = node(t, b.s ? b.s : "", 0xd1c4e9, "box");
+		break;
+	case OP_WG_FENCE:
+	case OP_WG_COMMIT:
+		n = node(t, u->op == OP_WG_FENCE ? "wgmma_fence()" : "wgmma_commit()", 0xe0e0e0, "box");
+		break;
+	case OP_WG_WAIT:
+		emit(&b, "wgmma_wait(%lld)", (long long)u->arg[0]);
+		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");
+		break;
 	case OP_CP_WAIT:
 		emit(&b, "cp_async_wait(%lld)", (long long)u->arg[0]);
 		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");

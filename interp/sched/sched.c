@@ -541,6 +541,12 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	case OP_CP_WAIT:
 		w->bad = "a cp_async";
 		return 0;
+	case OP_WGMMA:
+	case OP_WG_FENCE:
+	case OP_WG_COMMIT:
+	case OP_WG_WAIT:
+		w->bad = "a wgmma";
+		return 0;
 	default:
 		w->bad = "an unknown statement";
 		return 0;
@@ -1052,6 +1058,13 @@ touches(const UOp *u, const UOp *def, int store, PMap *seen, int depth)
 		if (u->src[1]->src[0] == def && (store == 0 || store == 2))
 			return 1;
 	}
+	/* a wgmma reads and writes its accumulator and reads its two tiles */
+	if (u->op == OP_WGMMA && u->nsrc == 3) {
+		if (u->src[0] == def && store >= 0)
+			return 1;
+		if ((u->src[1]->src[0] == def || u->src[2]->src[0] == def) && (store == 0 || store == 2))
+			return 1;
+	}
 	/* a cp.async writes its destination and reads its source */
 	if (u->op == OP_CP_ASYNC && u->nsrc == 2) {
 		if (u->src[0]->src[0] == def && store >= 1)
@@ -1176,6 +1189,8 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 		return "an ldmatrix";
 	if (s->op == OP_CP_ASYNC || s->op == OP_CP_COMMIT || s->op == OP_CP_WAIT)
 		return "a cp_async";
+	if (s->op == OP_WGMMA || s->op == OP_WG_FENCE || s->op == OP_WG_COMMIT || s->op == OP_WG_WAIT)
+		return "a wgmma";
 	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
 		*loop = s;
 		return "a reduction loop";

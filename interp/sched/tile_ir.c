@@ -808,6 +808,26 @@ stmt(Tr *t, const UOp *s, int ind, int depth)
 		indent(t, ind);
 		emit(t->b, "cp_async_commit()\n");
 		break;
+	case OP_WGMMA:
+		indent(t, ind);
+		emit(t->b, "wgmma.m64n%lldk16(%s", (long long)s->arg[0], s->nsrc == 3 && s->src[0]->name ? s->src[0]->name : "?");
+		if (s->nsrc == 3) {
+			emit(t->b, ", ");
+			kernel_print_expr(t->b, t->k, s->src[1]);
+			emit(t->b, ", ");
+			kernel_print_expr(t->b, t->k, s->src[2]);
+		}
+		emit(t->b, ")\n");
+		break;
+	case OP_WG_FENCE:
+	case OP_WG_COMMIT:
+		indent(t, ind);
+		emit(t->b, "%s()\n", s->op == OP_WG_FENCE ? "wgmma_fence" : "wgmma_commit");
+		break;
+	case OP_WG_WAIT:
+		indent(t, ind);
+		emit(t->b, "wgmma_wait(%lld)\n", (long long)s->arg[0]);
+		break;
 	case OP_CP_WAIT:
 		indent(t, ind);
 		emit(t->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);

@@ -428,6 +428,111 @@ check("ldmatrix: fragments from a swizzled shared tile into an mma, counts, erro
   raises(function() bad:run() end, "ldmatrix:", "at offset 1 of S")
 end)
 
+-- a 64xNx(16*KS) product through wgmma: A and B staged in shared memory through the given
+-- layouts (a slot dimension of 2 in front), then KS wgmmas per slot, D out by CUTLASS's C layout
+local function wgmma_kernel(N, KS, la, lb, opts)
+  opts = opts or {}
+  local m = kernel.new{block = {opts.threads or 128}}
+  local A = m:input("A", "float16", {64, 2 * 16 * KS})
+  local B = m:input("B", "float16", {2 * 16 * KS, N})
+  local O = m:output("O", "float32", {64, N})
+  local As = m:shared("As", "float16", {2, 64, 16 * KS}, la)
+  local Bs = m:shared("Bs", "float16", {2, 16 * KS, N}, lb)
+  local c = m:register("c", "float32", {N // 2})
+  m:stage("mm", function()
+    local t = m.tx
+    for s in kernel.range(2) do
+      kernel.copy(As:tile({s, 0, 0}, {1, 64, 16 * KS}), A:tile({0, s * 16 * KS}, {64, 16 * KS}), {scope = "warpgroup"})
+      kernel.copy(Bs:tile({s, 0, 0}, {1, 16 * KS, N}), B:tile({s * 16 * KS, 0}, {16 * KS, N}), {scope = "warpgroup"})
+    end
+    for v in kernel.range(N // 2) do c[v] = 0 end
+    if not opts.no_barrier then kernel.barrier() end
+    if not opts.no_fence then kernel.wgmma_fence() end
+    for s in kernel.range(2) do
+      for kk in kernel.range(KS) do
+        kernel.wgmma(c, As:tile({s, 0, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, N}))
+      end
+    end
+    kernel.wgmma_commit()
+    if opts.read_early then c[0] = c[0] + 1 end
+    if not opts.no_wait then kernel.wgmma_wait(0) end
+    local w, l = t // 32, t % 32
+    for v in kernel.range(N // 2) do
+      O[{w * 16 + l // 4 + v // 2 % 2 * 8, v // 4 * 8 + l % 4 * 2 + v % 2}] = c[v]
+    end
+  end)
+  return m, As, Bs
+end
+
+check("wgmma: products against float64, descriptors, asynchrony and divergence errors, refusals, CUDA", function()
+  local function product(N, KS, la, lb)
+    local m, As, Bs = wgmma_kernel(N, KS, la, lb)
+    assert(m:check())
+    local ta = tensor.rand({64, 32 * KS}, {seed = 3}):cast("float16")
+    local tb = tensor.rand({32 * KS, N}, {seed = 4}):cast("float16")
+    near(m:run{A = ta, B = tb}:tolist(), ta:cast("float64"):matmul(tb:cast("float64")):tolist(), 1e-4)
+    local cnt = m:counts{A = ta, B = tb}
+    eq(cnt.wgmmas, 2 * KS, "wgmmas")
+    return m, As, Bs
+  end
+  -- A K-major 128B, B MN-major 128B (B as TMA writes it: 64-column boxes)
+  local m, As, Bs = product(128, 4, "Sw<3,3,3> o 0 o (2,64,64):(4096,64,1)",
+                    "Sw<3,3,3> o 0 o (2,64,(64,2)):(8192,64,(1,4096))")
+  -- A K-major 64B, B K-major (stored transposed: n rows of k) 32B
+  product(64, 2, "Sw<2,3,3> o 0 o (2,64,32):(2048,32,1)", "Sw<1,3,3> o 0 o (2,(16,2),64):(2048,(1,1024),16)")
+  local s = tostring(m)
+  assert(s:find("wgmma.m64n128k16(c, As[i, 0, j*16], Bs[i, j*16, 0])", 1, true), s)
+  assert(s:find("wgmma_fence()", 1, true) and s:find("wgmma_wait(0)", 1, true), s)
+  -- the descriptors
+  local d = kernel.wgmma_desc(As:tile({1, 0, 32}, {1, 64, 16}), "A")
+  eq(d.major, "K"); eq(d.swizzle, "128B"); eq(d.sbo, 1024); eq(d.start, 8192 + 64)
+  d = kernel.wgmma_desc(Bs:tile({1, 48, 0}, {1, 16, 128}), "B")
+  eq(d.major, "MN"); eq(d.lbo, 8192); eq(d.sbo, 1024); eq(d.start, 16384 + 48 * 128)
+  -- CUDA: sm_90a, aligned tiles, the proxy fence, the instruction
+  local cu = m:source("cuda")
+  for _, want in ipairs{"__shared__ __align__(1024) __half As", "fence.proxy.async.shared::cta",
+                        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "p, 1, 1, 0, 1;",
+                        "| 0x4000004000010000ull;  /* K-major, 128B, LBO 16, SBO 1024 */",
+                        "wgmma.wait_group.sync.aligned 0;", "code=sm_90a"} do
+    assert(cu:find(want, 1, true), want)
+  end
+  raises(function() m:source("triton") end, "triton:")
+  -- asynchrony: reading D in flight, no fence, no wait
+  raises(function() wgmma_kernel(64, 1, "Sw<3,3,3> o 0 o (2,64,16):(1024,16,1)", "(2,16,64):(1024,64,1)") end,
+         "no GMMA canonical form fits")
+  local la, lb = "Sw<3,3,3> o 0 o (2,64,64):(4096,64,1)", "Sw<3,3,3> o 0 o (2,64,64):(4096,64,1)"
+  local ta = tensor.rand({64, 128}, {seed = 3}):cast("float16")
+  local tb = tensor.rand({128, 64}, {seed = 4}):cast("float16")
+  raises(function() wgmma_kernel(64, 4, la, lb, {read_early = true}):run{A = ta, B = tb} end,
+         "while the wgmma that writes it is in flight")
+  raises(function() wgmma_kernel(64, 4, la, lb, {no_fence = true}):run{A = ta, B = tb} end,
+         "kernel.wgmma_fence() between")
+  raises(function() wgmma_kernel(64, 4, la, lb, {no_wait = true}):run{A = ta, B = tb} end,
+         "while the wgmma that writes it is in flight")
+  raises(function() wgmma_kernel(64, 4, la, lb, {no_barrier = true}):run{A = ta, B = tb} end, "race:")
+  raises(function() wgmma_kernel(64, 4, la, lb, {threads = 96}):run{A = ta, B = tb} end,
+         "multiple of 128")
+  -- divergence: a wgmma under a thread-dependent if
+  local dv = kernel.new{block = {128}}
+  local S1 = dv:shared("S", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local c1 = dv:register("c", "float32", {32})
+  local O1 = dv:output("O", "float32", {128})
+  dv:stage("d", function()
+    kernel.fill(S1, 1, {scope = "warpgroup"})
+    for v in kernel.range(32) do c1[v] = 0 end
+    kernel.barrier()
+    kernel.wgmma_fence()
+    kernel.when(kernel.lt(dv.tx, 64), function()
+      kernel.wgmma(c1, S1:tile({0, 0}, {64, 16}), S1:tile({0, 0}, {16, 64}))
+    end)
+    kernel.wgmma_commit()
+    kernel.wgmma_wait(0)
+    O1[dv.tx] = c1[0]
+  end)
+  raises(function() assert(dv:check()) end, "a wgmma under thread-divergent control flow")
+  raises(function() dv:stage("w", function() kernel.wgmma_wait(8) end) end, "0 to 7")
+end)
+
 check("pictures, listings and help", function()
   local k = transpose("(32,32):(33,1)")
   assert(k:uops():find("define   float32  tile shared", 1, true), k:uops())
