@@ -264,6 +264,7 @@ expr(Ck *c, const UOp *u, int depth)
 		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
 	case OP_INDEX: case OP_MMA: case OP_LDMATRIX: case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT:
+	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_TMA_LOAD:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
 		if (c->divergent)
@@ -455,6 +456,35 @@ stmt(Ck *c, const UOp *s, int depth)
 		if (s->arg[0] < 0 || s->arg[0] > 63)
 			return fail(c, "a cp_async_wait of %lld groups (0 to 63)", (long long)s->arg[0]);
 		return 0;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT: {
+		Err ee;
+
+		if (s->nsrc < 1 || s->src[0]->op != OP_INDEX || (s->op == OP_MBAR_WAIT && s->nsrc != 2))
+			return fail(c, "an %s without its barrier element", uop_info[s->op].name);
+		if (access(c, s->src[0], NULL, s->op == OP_MBAR_INIT) < 0
+		|| (s->op == OP_MBAR_WAIT && expr(c, s->src[1], 0) < 0))
+			return -1;
+		if (kernel_mbar_check(c->k, (int)s->src[0]->src[0]->arg[0], uop_info[s->op].name, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		if (s->op == OP_MBAR_WAIT && (s->src[1]->vmin < 0 || s->src[1]->vmax > 1))
+			return fail(c, "an mbar_wait whose parity may leave [0, 1]");
+		if (s->op == OP_MBAR_INIT)
+			c->written[s->src[0]->src[0]->arg[0]] = 1;
+		return 0;
+	}
+	case OP_TMA_LOAD: {
+		Err ee;
+
+		if (kernel_tma_check(c->k, s, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		if (access(c, s->src[0], NULL, 1) < 0 || access(c, s->src[1], NULL, 0) < 0
+		|| access(c, s->src[2], NULL, 0) < 0)
+			return -1;
+		c->written[s->src[0]->src[0]->arg[0]] = 1;
+		return 0;
+	}
 	case OP_STORE: {
 		const UOp *ix = s->src[0];
 		const KBuf *b;
@@ -517,6 +547,13 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 	if (s->op == OP_MMA && s->nsrc == 4) {
 		if (s->src[0]->op == OP_DEFINE && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < n)
 			w[s->src[0]->arg[0]] = 1;
+		return;
+	}
+	if ((s->op == OP_TMA_LOAD && s->nsrc == 3) || (s->op == OP_MBAR_INIT && s->nsrc == 1)) {
+		const UOp *d = s->src[0]->src[0];
+
+		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
+			w[d->arg[0]] = 1;
 		return;
 	}
 	if (s->op == OP_CP_ASYNC && s->nsrc == 2) {

@@ -111,7 +111,20 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 ** CP_COMMIT (): closes the thread's copies issued since the last commit
 **         into a group (cp.async.commit_group)
 ** CP_WAIT (): arg[0] = n: waits until at most the n most recent committed
-**         groups of the thread are in flight (cp.async.wait_group n) */
+**         groups of the thread are in flight (cp.async.wait_group n)
+** Hopper's shared-memory barriers and bulk tensor copies (kernel_tma.c):
+** MBAR_INIT src (bar index): arg[0] = count: mbarrier.init of the uint64
+**         shared element (expected arrivals count, phase 0)
+** MBAR_ARRIVE src (bar index): arg[0] = tx bytes: mbarrier.arrive (tx > 0:
+**         .expect_tx of tx bytes first)
+** MBAR_WAIT src (bar index, parity): waits until the phase of that parity
+**         has completed (try_wait.parity in a loop)
+** TMA_LOAD src (dst index, src index, bar index): one box of
+**         cp.async.bulk.tensor: data holds int64 box[rank of the global
+**         buffer] (logical order), arg[0] the swizzle in bytes (0, 32, 64,
+**         128); dst names the box's first shared element, src its first
+**         global element; its bytes complete_tx on the barrier and land when
+**         the barrier's phase completes; dtype void */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -123,3 +136,7 @@ O(LDMATRIX, "ldmatrix", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(CP_ASYNC, "cp_async", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(CP_COMMIT, "cp_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(CP_WAIT, "cp_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MBAR_INIT, "mbar_init", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MBAR_ARRIVE, "mbar_arrive", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MBAR_WAIT, "mbar_wait", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(TMA_LOAD, "tma_load", 3, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
