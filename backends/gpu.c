@@ -255,6 +255,66 @@ coord(int cuda, HwAxis hw)
 */
 enum { SHARED_STATIC = 48 * 1024, SHARED_DYNAMIC = 227 * 1024 };
 
+int
+gpu_tmap(Emit *E, const UOp *s)
+{
+	GpuState *G = E->aux;
+	GpuTmap t;
+	Err ie;
+	int i, d;
+
+	if (kernel_tma_check(E->k, s, &ie) < 0)
+		return err_set(E->e, "%s: %s", E->D->name, ie.msg);
+	memset(&t, 0, sizeof t);
+	t.buf = (int)s->src[1]->src[0]->arg[0];
+	t.dst = (int)s->src[0]->src[0]->arg[0];
+	t.rank = E->k->buf[t.buf].ndim;
+	t.swizzle = (int)s->arg[0];
+	if (kernel_tma_map(E->k, t.buf, t.dims, t.strides, &ie) < 0)
+		return err_set(E->e, "%s: %s", E->D->name, ie.msg);
+	for (d = 0; d < t.rank; d++)
+		t.box[d] = ((const int64_t *)s->data)[t.rank - 1 - d];
+	for (i = 0; i < G->ntmap; i++)
+		if (G->tmap[i].buf == t.buf && G->tmap[i].dst == t.dst && G->tmap[i].swizzle == t.swizzle
+		&& memcmp(G->tmap[i].box, t.box, sizeof t.box) == 0)
+			return i;
+	if (G->ntmap == GPU_MAXTMAP)
+		return err_set(E->e, "%s: more than %d distinct TMA tensor maps in one stage", E->D->name, GPU_MAXTMAP);
+	G->tmap[G->ntmap] = t;
+	G->tma = 1;
+	return G->ntmap++;
+}
+
+/* The stage's tensor maps, in statement order. */
+static int
+tmaps(Emit *E, const UOp *s, int depth)
+{
+	int i;
+
+	if (depth > 2000)
+		return 0;
+	if (s->op == OP_TMA_LOAD)
+		return gpu_tmap(E, s) < 0 ? -1 : 0;
+	if (s->op == OP_END || s->op == OP_IF)
+		for (i = 1; i < s->nsrc; i++)
+			if (tmaps(E, s->src[i], depth + 1) < 0)
+				return -1;
+	return 0;
+}
+
+/* Shared buffer b is written by a TMA: 1024-byte aligned (the 128B swizzle's repeat). */
+static int
+tma_dst(const Emit *E, int b)
+{
+	const GpuState *G = E->aux;
+	int i;
+
+	for (i = 0; i < G->ntmap; i++)
+		if (G->tmap[i].dst == b)
+			return 1;
+	return 0;
+}
+
 static int
 arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 {
@@ -268,14 +328,16 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 	if (scope == AS_LOCAL && iscuda(E) && total > SHARED_STATIC) {
 		dyn = 1;
 		emit(E->out, "  /* %lld bytes of shared buffers, past the 48 KiB of static shared memory: dynamic, "
-		     "at offsets of 16 bytes */\n  extern __shared__ __align__(16) unsigned char tessel_smem[];\n",
-		     (long long)total);
+		     "at offsets of 16 bytes (1024 for TMA destinations) */\n  extern __shared__ __align__(%d) unsigned "
+		     "char tessel_smem[];\n", (long long)total, ((GpuState *)E->aux)->ntmap ? 1024 : 16);
 	}
 	for (b = 0; b < k->nbuf; b++) {
 		const KBuf *kb = &k->buf[b];
 
 		if (kb->scope != scope || !S->use[b])
 			continue;
+		if (dyn && tma_dst(E, b))
+			off = (off + 1023) / 1024 * 1024;
 		if (dyn) {
 			emit(E->out, "  %s *const %s = (%s *)(tessel_smem + %lld);  /* shared, one per block, %lld "
 			     "elements: ", E->D->type(kb->dtype), E->bname[b], E->D->type(kb->dtype), (long long)off,
@@ -283,7 +345,8 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 			off += (kb->size * dtype_bytes(kb->dtype) + 15) / 16 * 16;
 		} else
 			emit(E->out, "  %s%s %s[%lld];  /* %s: ",
-			     scope == AS_LOCAL ? (iscuda(E) ? "__shared__ __align__(16) " : "__local ") : "",
+			     scope == AS_LOCAL ? (iscuda(E) ? (tma_dst(E, b) ? "__shared__ __align__(1024) "
+			                                       : "__shared__ __align__(16) ") : "__local ") : "",
 			     E->D->type(kb->dtype), E->bname[b], (long long)kb->size,
 			     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
@@ -332,7 +395,10 @@ gpu_stage(Emit *E, EStage *S)
 	G->mask = G->shuffles && nthr % WARP ? "tessel_mask" : "0xffffffffu";
 	G->nopen = 0;
 
-	/* the signature: the global buffers the stage uses, in kernel order */
+	/* the signature: the global buffers the stage uses, in kernel order; then its tensor maps */
+	G->ntmap = 0;
+	if (cuda && tmaps(E, S->body, 0) < 0)
+		return -1;
 	buf_init(&decl);
 	for (b = 0; b < k->nbuf; b++) {
 		if (!S->use[b] || k->buf[b].scope != AS_GLOBAL)
@@ -344,6 +410,8 @@ gpu_stage(Emit *E, EStage *S)
 			emit(&decl, "%s__global %s%s *restrict %s", n++ ? ", " : "", S->use[b] == 1 ? "const " : "",
 			     E->D->type(k->buf[b].dtype), E->bname[b]);
 	}
+	for (b = 0; b < G->ntmap; b++)
+		emit(&decl, "%sconst __grid_constant__ CUtensorMap tessel_tmap%d", n++ ? ", " : "", b);
 	if (cuda)
 		emit(E->out, "\n__global__ void __launch_bounds__(%lld)\n", (long long)nthr);
 	else
@@ -392,6 +460,8 @@ gpu_stage(Emit *E, EStage *S)
 	memcpy(L->block, S->blk, sizeof L->block);
 	L->shared_bytes = shared;
 	L->dynamic = dynamic;
+	L->ntmap = G->ntmap;
+	memcpy(L->tmap, G->tmap, sizeof L->tmap);
 	if (!(L->arg = malloc((n ? n : 1) * sizeof *L->arg)))
 		return oom(E);
 	for (b = 0; b < k->nbuf; b++)

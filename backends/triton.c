@@ -199,6 +199,12 @@ check_fn(Emit *E, int st, const UOp *u)
 	case OP_CP_WAIT:
 		return refuse(E, st, u, "a cp.async is a thread's asynchronous copy; Triton pipelines its loads "
 		              "itself (num_stages): the cp_async");
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		return refuse(E, st, u, "mbarriers and TMA are one thread's view of Hopper's copy engine; Triton "
+		              "issues its own (tl.make_tensor_descriptor): the mbarrier or TMA statement");
 	case OP_SHUFFLE:
 		return refuse(E, st, u, "a warp shuffle has no Triton form (a program has no lanes); reduce a tile "
 		              "with tl.sum instead: the shuffle");

@@ -974,7 +974,7 @@ ctma(Comp *C, const UOp *s)
 		T->stride[d] = st[T->rank - 1 - d] / dtype_bytes(C->k->buf[T->src].dtype);
 	}
 	map_clear(&C->memo);
-	if ((od = cexpr(C, s->src[0], 0)) == -1 || (ob = cexpr(C, s->src[2], 0)) == -1
+	if ((od = cexpr(C, s->src[0], 0)) == -1 || (ob = cexpr(C, s->src[2], 0)) == -1 || cexpr(C, s->src[1], 0) == -1
 	|| (ad = aux_new(C, T->dst, s->src[0], 1)) < 0 || (ab = aux_new(C, T->bar, s->src[2], 0)) < 0
 	|| (as = aux_new(C, T->src, s->src[1], 0)) < 0)
 		return -1;
