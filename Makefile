@@ -52,7 +52,8 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            interp/print.c interp/eval.c interp/algebra.c \
            interp/dtype.c interp/tensor.c interp/tensor_eval.c interp/tensor_compose.c \
            interp/kernel.c interp/kernel_layout.c interp/kernel_check.c interp/kernel_print.c \
-           interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c interp/kernel_wgmma.c interp/dist.c \
+           interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c interp/kernel_wgmma.c interp/kernel_tma.c \
+           interp/dist.c \
            interp/sched/sched.c interp/sched/split.c interp/sched/fuse.c interp/sched/reorder.c interp/sched/bind.c \
            interp/sched/annotate.c interp/sched/tile.c interp/sched/optops.c interp/sched/set_layout.c interp/sched/thread_layout.c \
            interp/sched/verify.c \

@@ -419,28 +419,44 @@ wg_fence_operands(Emit *E, EStage *S, int ind)
 	return 0;
 }
 
-/* One operand's 64-bit descriptor: the start address from the tile's first element, the rest constant. */
+/* The shared-window address of an element: "(unsigned)__cvta_generic_to_shared(&b[off])". */
 static int
-wg_desc(Emit *E, const UOp *ix, const KGmmaDesc *d, const char *var, int ind)
+smem_addr(Emit *E, const UOp *ix, Buf *out)
 {
 	int b = (int)ix->src[0]->arg[0];
 	UOp *o;
 	Ex x;
 
-	if (!(o = emit_offset(E, b, ix->src + 1)))
+	if (!(o = emit_offset(E, b, (UOp *const *)ix->src + 1)))
 		return -1;
 	buf_init(&x.s);
 	if (emit_value(E, o, &x) < 0) {
 		buf_free(&x.s);
 		return -1;
 	}
-	emit_indent(E->out, ind);
-	emit(E->out, "const uint64_t %s = (((uint64_t)__cvta_generic_to_shared(&%s[", var, E->bname[b]);
-	emit_operand(E->out, &x, 0);
-	emit(E->out, "]) >> 4) & 0x3FFFull) | 0x%016llxull;  /* %s-major, %s, LBO %lld, SBO %lld */\n",
-	     (unsigned long long)(d->desc & ~(uint64_t)0x3fff), d->mn_major ? "MN" : "K", kgmma_layout_name(d->layout_type),
-	     (long long)d->lbo, (long long)d->sbo);
+	emit(out, "(unsigned)__cvta_generic_to_shared(&%s[", E->bname[b]);
+	emit_operand(out, &x, 0);
+	emit(out, "])");
 	buf_free(&x.s);
+	return 0;
+}
+
+/* One operand's 64-bit descriptor: the start address from the tile's first element, the rest constant. */
+static int
+wg_desc(Emit *E, const UOp *ix, const KGmmaDesc *d, const char *var, int ind)
+{
+	Buf a;
+
+	buf_init(&a);
+	if (smem_addr(E, ix, &a) < 0 || !a.s) {
+		buf_free(&a);
+		return -1;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "const uint64_t %s = ((uint64_t)(%s >> 4) & 0x3FFFull) | 0x%016llxull;  "
+	     "/* %s-major, %s, LBO %lld, SBO %lld */\n", var, a.s, (unsigned long long)(d->desc & ~(uint64_t)0x3fff),
+	     d->mn_major ? "MN" : "K", kgmma_layout_name(d->layout_type), (long long)d->lbo, (long long)d->sbo);
+	buf_free(&a);
 	return 0;
 }
 
@@ -498,6 +514,99 @@ cuda_wgmma(Emit *E, EStage *S, const UOp *s, int ind)
 	return 0;
 }
 
+/*
+** mbarriers and TMA as inline PTX. An mbarrier is a uint64 element of a
+** shared array, named by its shared-window address; the wait is a C loop
+** around try_wait.parity (which itself waits a while in hardware). A TMA
+** box: cp.async.bulk.tensor of the tensor map kernel parameter
+** tessel_tmap<i> at int32 coordinates, innermost first, into the box's
+** first shared element, completing its bytes on the barrier.
+*/
+static int
+cuda_tma(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	Buf a, t;
+	int rc = -1, i, m = 0, r;
+
+	buf_init(&a);
+	buf_init(&t);
+	if (s->nsrc < 1 || smem_addr(E, s->op == OP_TMA_LOAD ? s->src[2] : s->src[0], &a) < 0 || !a.s)
+		goto out;
+	emit_indent(E->out, ind);
+	switch (s->op) {
+	case OP_MBAR_INIT:
+		emit(E->out, "asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %lld;\\n\"\n", (long long)s->arg[0]);
+		emit_indent(E->out, ind + 2);
+		emit(E->out, ":: \"r\"(%s) : \"memory\");\n", a.s);
+		/* visible to the async proxy (the TMA unit) before any use */
+		emit_indent(E->out, ind);
+		emit(E->out, "asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n");
+		break;
+	case OP_MBAR_ARRIVE:
+		if (s->arg[0])
+			emit(E->out, "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %lld;\\n\"\n",
+			     (long long)s->arg[0]);
+		else
+			emit(E->out, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\\n\"\n");
+		emit_indent(E->out, ind + 2);
+		emit(E->out, ":: \"r\"(%s) : \"memory\");\n", a.s);
+		break;
+	case OP_MBAR_WAIT: {
+		Ex p;
+
+		buf_init(&p.s);
+		if (s->nsrc != 2 || emit_value(E, s->src[1], &p) < 0) {
+			buf_free(&p.s);
+			goto out;
+		}
+		emit(E->out, "for (unsigned tessel_ok = 0; !tessel_ok;)\n");
+		emit_indent(E->out, ind + 2);
+		emit(E->out, "asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2;\\n"
+		     " selp.u32 %%0, 1, 0, p;\\n}\\n\"\n");
+		emit_indent(E->out, ind + 4);
+		emit(E->out, ": \"=r\"(tessel_ok) : \"r\"(%s), \"r\"((unsigned)(", a.s);
+		emit_operand(E->out, &p, 0);
+		emit(E->out, ")) : \"memory\");\n");
+		buf_free(&p.s);
+		break;
+	}
+	default:
+		if ((m = gpu_tmap(E, s)) < 0 || smem_addr(E, s->src[0], &t) < 0 || !t.s)
+			goto out;
+		r = E->k->buf[s->src[1]->src[0]->arg[0]].ndim;
+		emit(E->out, "asm volatile(\"cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%%0], [%%1, {", r);
+		for (i = 0; i < r; i++)
+			emit(E->out, "%s%%%d", i ? ", " : "", i + 3);
+		emit(E->out, "}], [%%2];\\n\"\n");
+		emit_indent(E->out, ind + 2);
+		emit(E->out, ":: \"r\"(%s), \"l\"(&tessel_tmap%d), \"r\"(%s)", t.s, m, a.s);
+		/* coordinates innermost first */
+		for (i = r - 1; i >= 0; i--) {
+			Ex c;
+
+			buf_init(&c.s);
+			if (emit_value(E, s->src[1]->src[i + 1], &c) < 0) {
+				buf_free(&c.s);
+				goto out;
+			}
+			emit(E->out, ", \"r\"((int)(");
+			emit_operand(E->out, &c, 0);
+			emit(E->out, "))");
+			buf_free(&c.s);
+		}
+		emit(E->out, "\n");
+		emit_indent(E->out, ind + 2);
+		emit(E->out, ": \"memory\");\n");
+		break;
+	}
+	rc = 0;
+out:
+	buf_free(&a);
+	buf_free(&t);
+	return rc;
+}
+
 static int
 cuda_async(Emit *E, EStage *S, const UOp *s, int ind)
 {
@@ -524,6 +633,11 @@ cuda_async(Emit *E, EStage *S, const UOp *s, int ind)
 		emit(E->out, "asm volatile(\"wgmma.wait_group.sync.aligned %lld;\\n\" ::: \"memory\");\n",
 		     (long long)s->arg[0]);
 		return wg_fence_operands(E, S, ind);
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		return cuda_tma(E, S, s, ind);
 	default:
 		break;
 	}
@@ -601,6 +715,8 @@ cuda_head(Emit *E, Buf *b)
 	           "** tessel's interpreter within a tolerance (docs/export.md): nvcc -arch=sm_90."
 	           : "Values follow tessel's interpreter (docs/export.md): nvcc -arch=sm_90 -fmad=false.");
 	emit(b, "#include <math.h>\n#include <stdint.h>\n#include <cuda_runtime.h>\n");
+	if (G->tma)
+		emit(b, "#include <stdio.h>\n#include <cuda.h>  /* CUtensorMap (the driver entry point comes through the runtime: no -lcuda) */\n");
 	if (G->half || G->mma)
 		emit(b, "#include <cuda_fp16.h>\n");
 	if (G->bf16)
@@ -617,6 +733,54 @@ cuda_head(Emit *E, Buf *b)
 	return 0;
 }
 
+static const char *
+tma_dtype(DType t)
+{
+	switch (t) {
+	case DT_FLOAT16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+	case DT_BFLOAT16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+	case DT_FLOAT32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+	case DT_FLOAT64: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT64";
+	case DT_INT32: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+	case DT_UINT32: return "CU_TENSOR_MAP_DATA_TYPE_UINT32";
+	case DT_INT64: return "CU_TENSOR_MAP_DATA_TYPE_INT64";
+	case DT_UINT64: return "CU_TENSOR_MAP_DATA_TYPE_UINT64";
+	case DT_INT16: case DT_UINT16: return "CU_TENSOR_MAP_DATA_TYPE_UINT16";
+	default: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+	}
+}
+
+/*
+** The host side of the tensor maps: cuTensorMapEncodeTiled, a driver
+** function, reached through the runtime's cudaGetDriverEntryPoint (by
+** version since CUDA 12.5; CUDA 13 has only that one), so that the program
+** links without -lcuda.
+*/
+static void
+tma_host(Buf *b)
+{
+	emit(b, "\n/* TMA tensor maps: cuTensorMapEncodeTiled through the runtime's driver entry point */\n"
+	     "typedef CUresult (*tessel_encode_t)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,\n"
+	     "    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,\n"
+	     "    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);\n\n"
+	     "static void\ntessel_tmap(CUtensorMap *m, void *p, CUtensorMapDataType t, cuuint32_t rank, const cuuint64_t *dims,\n"
+	     "            const cuuint64_t *strides, const cuuint32_t *box, CUtensorMapSwizzle sw)\n{\n"
+	     "  static tessel_encode_t encode;\n"
+	     "  static const cuuint32_t one[5] = {1, 1, 1, 1, 1};\n"
+	     "  cudaDriverEntryPointQueryResult q;\n\n"
+	     "  if (!encode) {\n"
+	     "#if CUDART_VERSION >= 12050\n"
+	     "    cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", (void **)&encode, 12000, cudaEnableDefault, &q);\n"
+	     "#else\n"
+	     "    cudaGetDriverEntryPoint(\"cuTensorMapEncodeTiled\", (void **)&encode, cudaEnableDefault, &q);\n"
+	     "#endif\n"
+	     "  }\n"
+	     "  if (!encode || encode(m, t, rank, p, dims, strides, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,\n"
+	     "                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)\n"
+	     "    fprintf(stderr, \"tessel: cuTensorMapEncodeTiled failed\\n\");\n"
+	     "}\n");
+}
+
 static int
 cuda_tail(Emit *E, Buf *b)
 {
@@ -624,10 +788,34 @@ cuda_tail(Emit *E, Buf *b)
 	const Kernel *k = E->k;
 	int i, j;
 
+	if (G->tma)
+		tma_host(b);
 	emit(b, "\n/* the kernel: its stages in order, on one stream (dbufs: device pointers, kernel order) */\n"
 	     "extern \"C\" void\ntessel_launch(void **tessel_dbufs, cudaStream_t tessel_stream)\n{\n");
 	for (i = 0; i < G->launches.n; i++) {
 		const GpuLaunch *L = &G->launches.l[i];
+
+		for (j = 0; j < L->ntmap; j++) {
+			const GpuTmap *t = &L->tmap[j];
+			int d;
+
+			/* encoded once per device pointer, kept in static storage */
+			emit(b, "  static CUtensorMap %s_tmap%d;\n  static void *%s_tptr%d;\n", L->name, j, L->name, j);
+			emit(b, "  if (%s_tptr%d != tessel_dbufs[%d]) {\n", L->name, j, t->buf);
+			emit(b, "    static const cuuint64_t dims[] = {");
+			for (d = 0; d < t->rank; d++)
+				emit(b, "%s%lluull", d ? ", " : "", (unsigned long long)t->dims[d]);
+			emit(b, "}, strides[] = {");
+			for (d = 1; d < t->rank; d++)
+				emit(b, "%s%lluull", d > 1 ? ", " : "", (unsigned long long)t->strides[d]);
+			emit(b, "%s};\n    static const cuuint32_t box[] = {", t->rank == 1 ? "0" : "");
+			for (d = 0; d < t->rank; d++)
+				emit(b, "%s%lluu", d ? ", " : "", (unsigned long long)t->box[d]);
+			emit(b, "};\n    tessel_tmap(&%s_tmap%d, tessel_dbufs[%d], %s, %d, dims, strides, box, "
+			     "CU_TENSOR_MAP_SWIZZLE_%s);\n    %s_tptr%d = tessel_dbufs[%d];\n  }\n", L->name, j, t->buf,
+			     tma_dtype(k->buf[t->buf].dtype), t->rank, t->swizzle == 128 ? "128B" : t->swizzle == 64 ? "64B"
+			     : t->swizzle == 32 ? "32B" : "NONE", L->name, j, t->buf);
+		}
 
 		/* past 48 KiB of shared memory, the kernel opts in to its bytes (per device: each launch) */
 		if (L->dynamic)
@@ -642,6 +830,8 @@ cuda_tail(Emit *E, Buf *b)
 			emit(b, "%s(%s%s *)tessel_dbufs[%d]", j ? ", " : "", E->use[(size_t)i * k->nbuf + a] == 1 ? "const " : "",
 			     ctype(k->buf[a].dtype), a);
 		}
+		for (j = 0; j < L->ntmap; j++)
+			emit(b, "%s%s_tmap%d", L->narg + j ? ", " : "", L->name, j);
 		emit(b, ");\n");
 	}
 	emit(b, "}\n");

@@ -1763,6 +1763,15 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 			               "kernel.cp_async_commit and kernel.cp_async_wait, for this one)", E->D->name,
 			               E->k->stage[S->st].name, uop_info[s->op].name);
 		return E->D->async(E, S, s, ind);
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		if (!E->D->async || E->D->d != D_C || strcmp(E->D->name, "cuda") != 0)
+			return err_set(E->e, "%s: stage %s: a %s; mbarriers and bulk tensor copies (TMA) are sm_90's, "
+			               "which only the cuda dialect writes (copy with kernel.copy for this one)", E->D->name,
+			               E->k->stage[S->st].name, uop_info[s->op].name);
+		return E->D->async(E, S, s, ind);
 	default:
 		return err_set(E->e, "%s: stage %s: %s is not a statement", E->D->name, E->k->stage[S->st].name,
 		               uop_info[s->op].name);
@@ -1873,6 +1882,16 @@ scan_fn(void *aux, const UOp *u)
 				&& u->src[b]->src[0]->arg[0] >= 0 && u->src[b]->src[0]->arg[0] < c->E->k->nbuf)
 					S->use[u->src[b]->src[0]->arg[0]] |= 1;
 		}
+		break;
+	case OP_TMA_LOAD:
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+		/* a TMA writes its destination, reads its source; an mbarrier statement writes its barrier */
+		for (b = 0; b < 3 && b < u->nsrc; b++)
+			if (u->src[b]->op == OP_INDEX && u->src[b]->src[0]->op == OP_DEFINE
+			&& u->src[b]->src[0]->arg[0] >= 0 && u->src[b]->src[0]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[b]->src[0]->arg[0]] |= b == 1 && u->op == OP_TMA_LOAD ? 1 : 2;
 		break;
 	case OP_CP_ASYNC:
 		for (b = 0; b < 2 && u->nsrc == 2; b++)

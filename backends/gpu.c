@@ -256,39 +256,114 @@ coord(int cuda, HwAxis hw)
 */
 enum { SHARED_STATIC = 48 * 1024, SHARED_DYNAMIC = 227 * 1024 };
 
+int
+gpu_tmap(Emit *E, const UOp *s)
+{
+	GpuState *G = E->aux;
+	GpuTmap t;
+	Err ie;
+	int i, d;
+
+	if (kernel_tma_check(E->k, s, &ie) < 0)
+		return err_set(E->e, "%s: %s", E->D->name, ie.msg);
+	memset(&t, 0, sizeof t);
+	t.buf = (int)s->src[1]->src[0]->arg[0];
+	t.dst = (int)s->src[0]->src[0]->arg[0];
+	t.rank = E->k->buf[t.buf].ndim;
+	t.swizzle = (int)s->arg[0];
+	if (kernel_tma_map(E->k, t.buf, t.dims, t.strides, &ie) < 0)
+		return err_set(E->e, "%s: %s", E->D->name, ie.msg);
+	for (d = 0; d < t.rank; d++)
+		t.box[d] = ((const int64_t *)s->data)[t.rank - 1 - d];
+	for (i = 0; i < G->ntmap; i++)
+		if (G->tmap[i].buf == t.buf && G->tmap[i].dst == t.dst && G->tmap[i].swizzle == t.swizzle
+		&& memcmp(G->tmap[i].box, t.box, sizeof t.box) == 0)
+			return i;
+	if (G->ntmap == GPU_MAXTMAP)
+		return err_set(E->e, "%s: more than %d distinct TMA tensor maps in one stage", E->D->name, GPU_MAXTMAP);
+	G->tmap[G->ntmap] = t;
+	G->tma = 1;
+	return G->ntmap++;
+}
+
+/* The stage's tensor maps, in statement order. */
+static int
+tmaps(Emit *E, const UOp *s, int depth)
+{
+	int i;
+
+	if (depth > 2000)
+		return 0;
+	if (s->op == OP_TMA_LOAD)
+		return gpu_tmap(E, s) < 0 ? -1 : 0;
+	if (s->op == OP_END || s->op == OP_IF)
+		for (i = 1; i < s->nsrc; i++)
+			if (tmaps(E, s->src[i], depth + 1) < 0)
+				return -1;
+	return 0;
+}
+
+/* Shared buffer b is written by a TMA: 1024-byte aligned (the 128B swizzle's repeat). */
+static int
+tma_dst(const Emit *E, int b)
+{
+	const GpuState *G = E->aux;
+	int i;
+
+	for (i = 0; i < G->ntmap; i++)
+		if (G->tmap[i].dst == b)
+			return 1;
+	return 0;
+}
+
+/*
+** Where a shared buffer starts, in bytes: 1024 for what TMA writes and for every buffer of a
+** kernel with wgmma (both hardware units swizzle by absolute shared-address bits, and the
+** descriptors and tensor maps are chosen for buffers at multiples of 1024), else 16.
+*/
+static int
+shared_align(const Emit *E, int b)
+{
+	const GpuState *G = E->aux;
+
+	return iscuda(E) && (G->wgmma || tma_dst(E, b)) ? 1024 : 16;
+}
+
 static int
 arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 {
 	const Kernel *k = E->k;
-	GpuState *G = E->aux;
 	int64_t total = 0, off = 0;
-	/* wgmma's descriptors take the swizzle from absolute shared addresses: its tiles' buffers start at
-	** multiples of 1024 bytes (every shared buffer of such a kernel, which is simpler and costs little) */
-	int b, dyn = 0, al = iscuda(E) && G->wgmma ? 1024 : 16;
+	int b, dyn = 0, al, maxal = 16;
 
 	for (b = 0; b < k->nbuf; b++)
-		if (k->buf[b].scope == scope && S->use[b])
-			total += (k->buf[b].size * dtype_bytes(k->buf[b].dtype) + al - 1) / al * al;
+		if (k->buf[b].scope == scope && S->use[b]) {
+			al = shared_align(E, b);
+			maxal = al > maxal ? al : maxal;
+			total = (total + al - 1) / al * al + k->buf[b].size * dtype_bytes(k->buf[b].dtype);
+		}
 	if (scope == AS_LOCAL && iscuda(E) && total > SHARED_STATIC) {
 		dyn = 1;
 		emit(E->out, "  /* %lld bytes of shared buffers, past the 48 KiB of static shared memory: dynamic, "
-		     "at offsets of %d bytes */\n  extern __shared__ __align__(%d) unsigned char tessel_smem[];\n",
-		     (long long)total, al, al);
+		     "at offsets of 16 bytes (1024 for TMA destinations and wgmma operands) */\n"
+		     "  extern __shared__ __align__(%d) unsigned char tessel_smem[];\n", (long long)total, maxal);
 	}
 	for (b = 0; b < k->nbuf; b++) {
 		const KBuf *kb = &k->buf[b];
 
 		if (kb->scope != scope || !S->use[b])
 			continue;
+		al = shared_align(E, b);
 		if (dyn) {
+			off = (off + al - 1) / al * al;
 			emit(E->out, "  %s *const %s = (%s *)(tessel_smem + %lld);  /* shared, one per block, %lld "
 			     "elements: ", E->D->type(kb->dtype), E->bname[b], E->D->type(kb->dtype), (long long)off,
 			     (long long)kb->size);
-			off += (kb->size * dtype_bytes(kb->dtype) + al - 1) / al * al;
+			off += kb->size * dtype_bytes(kb->dtype);
 		} else
 			emit(E->out, "  %s%s %s[%lld];  /* %s: ",
 			     scope == AS_LOCAL ? (iscuda(E) ? (al == 1024 ? "__shared__ __align__(1024) "
-			     : "__shared__ __align__(16) ") : "__local ") : "",
+			                                       : "__shared__ __align__(16) ") : "__local ") : "",
 			     E->D->type(kb->dtype), E->bname[b], (long long)kb->size,
 			     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
@@ -340,7 +415,10 @@ gpu_stage(Emit *E, EStage *S)
 	G->mask = G->shuffles && nthr % WARP ? "tessel_mask" : "0xffffffffu";
 	G->nopen = 0;
 
-	/* the signature: the global buffers the stage uses, in kernel order */
+	/* the signature: the global buffers the stage uses, in kernel order; then its tensor maps */
+	G->ntmap = 0;
+	if (cuda && tmaps(E, S->body, 0) < 0)
+		return -1;
 	buf_init(&decl);
 	for (b = 0; b < k->nbuf; b++) {
 		if (!S->use[b] || k->buf[b].scope != AS_GLOBAL)
@@ -352,6 +430,8 @@ gpu_stage(Emit *E, EStage *S)
 			emit(&decl, "%s__global %s%s *restrict %s", n++ ? ", " : "", S->use[b] == 1 ? "const " : "",
 			     E->D->type(k->buf[b].dtype), E->bname[b]);
 	}
+	for (b = 0; b < G->ntmap; b++)
+		emit(&decl, "%sconst __grid_constant__ CUtensorMap tessel_tmap%d", n++ ? ", " : "", b);
 	if (cuda)
 		emit(E->out, "\n__global__ void __launch_bounds__(%lld)\n", (long long)nthr);
 	else
@@ -400,6 +480,8 @@ gpu_stage(Emit *E, EStage *S)
 	memcpy(L->block, S->blk, sizeof L->block);
 	L->shared_bytes = shared;
 	L->dynamic = dynamic;
+	L->ntmap = G->ntmap;
+	memcpy(L->tmap, G->tmap, sizeof L->tmap);
 	if (!(L->arg = malloc((n ? n : 1) * sizeof *L->arg)))
 		return oom(E);
 	for (b = 0; b < k->nbuf; b++)

@@ -34,7 +34,18 @@
 /* One stage's launch: its kernel's name in the source, its grid and block,
 ** the global buffers it takes (kernel order), its shared memory (dynamic:
 ** one extern array, passed in the launch, past 48 KiB in CUDA). */
+/* A TMA tensor map a stage takes (CUDA): the global buffer, innermost first
+** its dims, byte strides (strides[0] the element's) and box, the swizzle in
+** bytes; dst the shared buffer it writes (aligned to 1024 bytes). */
+enum { GPU_MAXTMAP = 8 };
+typedef struct GpuTmap {
+	int buf, dst, rank, swizzle;
+	int64_t dims[5], strides[5], box[5];
+} GpuTmap;
+
 typedef struct GpuLaunch {
+	GpuTmap tmap[GPU_MAXTMAP];
+	int ntmap;
 	char name[K_NAME + 8];
 	int64_t grid[3], block[3];
 	int *arg;
@@ -60,6 +71,9 @@ typedef struct GpuState {
 	int nopen;
 	int half, bf16, mma;   /* the kernel has float16 values, bfloat16 values, MMAs (the dialect's check) */
 	int wgmma;             /* the kernel has wgmmas: sm_90a, shared buffers aligned to 1024 bytes */
+	int tma;               /* the kernel has TMAs (CUDA: cuda.h, the tensor maps' host code) */
+	GpuTmap tmap[GPU_MAXTMAP];   /* this stage's tensor maps (kernel parameters tessel_tmap0, ...) */
+	int ntmap;
 } GpuState;
 
 /* gpu.c */
@@ -85,6 +99,9 @@ int gpu_layout_copies(Buf *b, const Kernel *k, const char *qual);
 int gpu_row_major(const KBuf *b);
 /* The C type of a value of dtype t in the GPU dialects (int64_t, ...); halves: half and bf16 names. */
 const char *gpu_ctype(DType t, const char *half, const char *bf16);
+
+/* The tensor map of a TMA_LOAD among G->tmap (added if new), or -1 with E->e set. */
+int gpu_tmap(Emit *E, const UOp *s);
 
 /* cuda.c */
 extern const EmitDialect emit_cuda;

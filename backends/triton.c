@@ -205,6 +205,12 @@ check_fn(Emit *E, int st, const UOp *u)
 	case OP_WG_WAIT:
 		return refuse(E, st, u, "a wgmma is a warpgroup's asynchronous MMA; Triton's tl.dot chooses it "
 		              "itself on sm_90: the wgmma");
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		return refuse(E, st, u, "mbarriers and TMA are one thread's view of Hopper's copy engine; Triton "
+		              "issues its own (tl.make_tensor_descriptor): the mbarrier or TMA statement");
 	case OP_SHUFFLE:
 		return refuse(E, st, u, "a warp shuffle has no Triton form (a program has no lanes); reduce a tile "
 		              "with tl.sum instead: the shuffle");

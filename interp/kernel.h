@@ -332,6 +332,50 @@ int kernel_has_wgmma(const Kernel *k);
 UOp *kernel_wg_fence(Kernel *k);
 UOp *kernel_wg_commit(Kernel *k);
 UOp *kernel_wg_wait(Kernel *k, int n, Err *e);
+/* kernel_tma.c: Hopper's mbarriers and bulk tensor copies */
+/*
+** An mbarrier is an element of a shared uint64 buffer. MBAR_INIT sets its
+** expected arrivals (count) at phase 0; MBAR_ARRIVE arrives once, after
+** adding tx bytes to the transactions the phase waits for (expect_tx, tx >
+** 0); a phase completes when its pending arrivals and its transaction count
+** both reach 0 (a TMA's bytes count down as they land), and the next starts
+** with count arrivals pending. MBAR_WAIT(parity) waits until the phase of
+** that parity has completed: it passes when the current phase's parity
+** differs (so parity 1 passes on a fresh barrier, as producers rely on).
+** bar: an INDEX of a shared uint64 buffer; parity an index in [0, 1].
+*/
+UOp *kernel_mbar_init(Kernel *k, UOp *bar, int64_t count, Err *e);
+UOp *kernel_mbar_arrive(Kernel *k, UOp *bar, int64_t tx, Err *e);
+UOp *kernel_mbar_wait(Kernel *k, UOp *bar, UOp *parity, Err *e);
+/* Buffer b holds mbarriers (shared, uint64); op names the caller in e. */
+int kernel_mbar_check(const Kernel *k, int b, const char *op, Err *e);
+/*
+** The dispatch of a global-to-shared tile copy to TMA: the tensor map
+** (global_dim, global_stride in bytes, innermost first), the box (logical
+** order, the inner extent split into nbox boxes when a swizzle's width is
+** narrower than the tile), the swizzle (bytes: 128, 64, 32 or 0, widest
+** first) under which every element of every box lands where the shared
+** buffer's layout puts it, at every start (enumerated; kernel_tma.c).
+*/
+typedef struct KTma {
+	int rank, swizzle, nbox;
+	int64_t box[T_MAXDIM];
+	int64_t global_dim[5], global_stride[5];
+	int64_t box_bytes, bytes;
+	char reason[300];
+} KTma;
+int kernel_tma_plan(const Kernel *k, const KRegion *dst, const KRegion *src, KTma *t, Err *e);
+/* The global side alone: buffer g's dims and byte strides, innermost first. */
+int kernel_tma_map(const Kernel *k, int g, int64_t *dims, int64_t *strides, Err *e);
+/* TMA_LOAD statements, one per box, in a sequence named by the plan (plan,
+** if not NULL, gets it): issued by the thread that runs them (put them
+** under kernel_if(tx == 0)), completing on the mbarrier bar. */
+UOp *kernel_tma(Kernel *k, const KRegion *dst, const KRegion *src, UOp *bar, KTma *plan, Err *e);
+/* A TMA_LOAD's own checks (buffers, box, swizzle), and its bytes. */
+int kernel_tma_check(const Kernel *k, const UOp *s, Err *e);
+int64_t kernel_tma_bytes(const Kernel *k, const UOp *s);
+/* The byte address TMA writes for dense address a under swizzle sw. */
+int64_t kernel_tma_swizzle(int sw, int64_t a);
 
 /* kernel_check.c: the verifier */
 /*
@@ -363,6 +407,8 @@ int kernel_check(const Kernel *k, Buf *notes, Err *e);
 void kernel_print(Buf *b, const Kernel *k, int color);
 /* One store as the pseudo-code writes it (x[i] += v), without a newline. */
 void kernel_print_store(Buf *b, const Kernel *k, const UOp *store);
+/* One mbarrier or TMA statement, without a newline. */
+void kernel_print_tma(Buf *b, const Kernel *k, const UOp *s);
 /* One value or index expression as the pseudo-code writes it. */
 void kernel_print_expr(Buf *b, const Kernel *k, const UOp *u);
 /* The buffers as a table: name, scope, role, dtype, shape, layout. */
@@ -398,6 +444,7 @@ typedef struct KCounts {
 	int64_t ldmatrices;                    /* warp-level ldmatrix (shared_loads += one per 8x8 matrix) */
 	int64_t cp_asyncs;                     /* cp.async per thread (each also a global load and a shared store per element) */
 	int64_t wgmmas;                        /* warpgroup-level wgmma (ops += 2*64*N*16 each) */
+	int64_t tmas, tma_bytes;               /* TMA boxes issued (cp.async.bulk.tensor), their bytes */
 	int64_t blocks, threads;               /* launched */
 } KCounts;
 typedef struct KRunOpts {

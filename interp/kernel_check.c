@@ -23,7 +23,10 @@ typedef struct Ck {
 	const UOp *loop[MAXLOOP];     /* enclosing RANGEs, outermost first */
 	int nloop;
 	int nblock, nthread;          /* enclosing bound loops */
-	int divergent;                /* under a guard, an if or a loop that differs per thread */
+	/* Under a guard, an if or a loop that differs per thread: 0 where control flow is
+	** uniform over the block, else the width of the aligned groups of threads it is uniform
+	** over (128: each warpgroup goes one way, 32: each warp, 1: threads differ) */
+	int divergent;
 	const char *why;              /* what made it divergent */
 	int64_t hwext[HW_COUNT];      /* extent per hardware axis in this stage (0: unbound) */
 	int hwkind;                   /* 1: thread.*, 2: warp/lane */
@@ -100,6 +103,78 @@ per_thread(const Ck *c, const UOp *u, int depth)
 		if (per_thread(c, u->src[i], depth + 1))
 			return 1;
 	return 0;
+}
+
+static int has_load(const UOp *u);
+static int af_vars(const UOp *u, const UOp **vars, int *nv);
+static int64_t af_points(const UOp **vars, int nv, UBind *bind);
+static void af_next(const UOp **vars, int nv, UBind *bind);
+
+/*
+** The widest aligned groups of threads (128, a warpgroup; 32, a warp) over
+** which cond takes one value, or 1. cond may depend on thread.x (the linear
+** thread id when thread.y and thread.z are 1) or on warp, and on variables
+** that are not threads; it is enumerated over all of them (at most
+** ENUM_LIMIT points), each thread against the first thread of its group.
+*/
+static int
+uniform_width(const Ck *c, const UOp *cond)
+{
+	const UOp *vars[16];
+	UBind bind[16];
+	int nv = 0, i, t = -1, g;
+	int64_t pts, p, unit, save, v0, v1;
+	Err ee;
+
+	if (has_load(cond) || af_vars(cond, vars, &nv) < 0)
+		return 1;
+	for (i = 0; i < nv; i++) {
+		const UOp *r = binder(c, vars[i]);
+		HwAxis hw = r ? krange_hw(r) : HW_NONE;
+
+		if (!r || !hwaxis_is_thread(hw))
+			continue;
+		if (t >= 0 || (hw != HW_THREAD_X && hw != HW_WARP) || vars[i]->arg[0] != 0)
+			return 1;
+		if (hw == HW_THREAD_X && (c->hwext[HW_THREAD_Y] > 1 || c->hwext[HW_THREAD_Z] > 1))
+			return 1;
+		t = i;
+	}
+	if (t < 0)
+		return 1;
+	for (g = 128; g >= 32; g /= 4) {
+		const UOp *r = binder(c, vars[t]);
+
+		unit = krange_hw(r) == HW_WARP ? g / 32 : g;
+		if (krange_hw(r) == HW_THREAD_X && c->hwext[HW_THREAD_X] % g)
+			continue;
+		if (!(pts = af_points(vars, nv, bind)))
+			return 1;
+		for (p = 0; p < pts; p++, af_next(vars, nv, bind)) {
+			save = bind[t].value;
+			if (uop_eval(cond, bind, nv, &v1, &ee) < 0)
+				return 1;
+			bind[t].value = save - save % unit;
+			if (uop_eval(cond, bind, nv, &v0, &ee) < 0)
+				return 1;
+			bind[t].value = save;
+			if (!v0 != !v1)
+				break;
+		}
+		if (p == pts)
+			return g;
+	}
+	return 1;
+}
+
+/* Control flow uniform over groups of w threads inside what c is under. */
+static void
+narrow(Ck *c, int w, const char *why)
+{
+	if (!c->divergent || w < c->divergent) {
+		c->divergent = w;
+		c->why = why;
+	}
 }
 
 static int
@@ -265,9 +340,10 @@ expr(Ck *c, const UOp *u, int depth)
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
 	case OP_INDEX: case OP_MMA: case OP_LDMATRIX: case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT:
 	case OP_WGMMA: case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT:
+	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_TMA_LOAD:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
-		if (c->divergent)
+		if (c->divergent && c->divergent < 32)
 			return fail(c, "a shuffle under thread-divergent control flow (%s): lanes that skip "
 			            "it leave their warp waiting", c->why);
 		if (u->nsrc != 2 || dtype_is_float(u->src[1]->dtype) || u->src[1]->dtype == DT_VOID)
@@ -337,9 +413,16 @@ loop(Ck *c, const UOp *s, int depth)
 			return fail(c, "loop %s is bound to lane with extent %lld (a warp has 32 lanes)",
 			            krange_var(r)->name, (long long)ext);
 		if (c->hwext[hw] && c->hwext[hw] != ext) {
-			/* a guard: threads past this loop's extent skip it */
-			c->divergent = 1;
-			c->why = "a thread-bound loop shorter than its block dimension";
+			/* a guard: threads past this loop's extent skip it (whole warpgroups or warps
+			** when the extent is a multiple of them along the linear thread id) */
+			int w = 1, lin = hw == HW_WARP || (hw == HW_THREAD_X && c->hwext[HW_THREAD_Y] <= 1
+			                                    && c->hwext[HW_THREAD_Z] <= 1);
+
+			if (lin && (hw == HW_WARP ? ext % 4 == 0 : ext % 128 == 0))
+				w = 128;
+			else if (lin && (hw == HW_WARP || ext % 32 == 0))
+				w = 32;
+			narrow(c, w, "a thread-bound loop shorter than its block dimension");
 		}
 		c->nthread++;
 	}
@@ -376,10 +459,9 @@ stmt(Ck *c, const UOp *s, int depth)
 			return fail(c, "an if whose condition is a %s, not a bool", dtype_name(s->src[0]->dtype));
 		if (expr(c, s->src[0], 1) < 0)
 			return -1;
-		if (per_thread(c, s->src[0], 0)) {
-			c->divergent = 1;
-			c->why = "an if whose condition depends on a thread index or on loaded data";
-		}
+		if (per_thread(c, s->src[0], 0))
+			narrow(c, uniform_width(c, s->src[0]),
+			       "an if whose condition depends on a thread index or on loaded data");
 		if (c->ncond == MAXLOOP)
 			return fail(c, "ifs nest deeper than %d", MAXLOOP);
 		c->cond[c->ncond++] = s->src[0];
@@ -399,7 +481,7 @@ stmt(Ck *c, const UOp *s, int depth)
 		int buf[4];
 		Err ee;
 
-		if (c->divergent)
+		if (c->divergent && c->divergent < 32)
 			return fail(c, "an mma under thread-divergent control flow (%s): lanes that skip it "
 			            "leave their warp waiting", c->why);
 		for (i = 0; i < 4 && i < s->nsrc; i++) {
@@ -424,7 +506,7 @@ stmt(Ck *c, const UOp *s, int depth)
 		const UOp *d = s->nsrc == 2 ? s->src[0] : NULL, *ix = s->nsrc == 2 ? s->src[1] : NULL;
 		Err ee;
 
-		if (c->divergent)
+		if (c->divergent && c->divergent < 32)
 			return fail(c, "an ldmatrix under thread-divergent control flow (%s): lanes that skip it "
 			            "leave their warp waiting", c->why);
 		if (!d || d->op != OP_DEFINE || d->arg[0] < 0 || d->arg[0] >= c->k->nbuf || c->k->buf[d->arg[0]].def != d)
@@ -453,9 +535,9 @@ stmt(Ck *c, const UOp *s, int depth)
 	case OP_WGMMA: {
 		Err ee;
 
-		if (c->divergent)
-			return fail(c, "a wgmma under thread-divergent control flow (%s): threads that skip it leave "
-			            "their warpgroup waiting", c->why);
+		if (c->divergent && c->divergent < 128)
+			return fail(c, "a wgmma under control flow that divides a warpgroup (%s): threads that skip it "
+			            "leave their warpgroup waiting", c->why);
 		if (s->nsrc != 3 || s->src[0]->op != OP_DEFINE || s->src[0]->arg[0] < 0 || s->src[0]->arg[0] >= c->k->nbuf
 		|| c->k->buf[s->src[0]->arg[0]].def != s->src[0])
 			return fail(c, "a wgmma that is not (D, A, B) of this kernel's buffers");
@@ -473,9 +555,9 @@ stmt(Ck *c, const UOp *s, int depth)
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:
 	case OP_WG_WAIT:
-		if (c->divergent)
-			return fail(c, "a %s under thread-divergent control flow (%s): the warpgroup's threads must all "
-			            "run it (.sync.aligned)", uop_info[s->op].name, c->why);
+		if (c->divergent && c->divergent < 128)
+			return fail(c, "a %s under control flow that divides a warpgroup (%s): the warpgroup's threads "
+			            "must all run it (.sync.aligned)", uop_info[s->op].name, c->why);
 		if (s->op == OP_WG_WAIT && (s->arg[0] < 0 || s->arg[0] > 7))
 			return fail(c, "a wgmma_wait of %lld groups (0 to 7)", (long long)s->arg[0]);
 		return 0;
@@ -485,6 +567,35 @@ stmt(Ck *c, const UOp *s, int depth)
 		if (s->arg[0] < 0 || s->arg[0] > 63)
 			return fail(c, "a cp_async_wait of %lld groups (0 to 63)", (long long)s->arg[0]);
 		return 0;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT: {
+		Err ee;
+
+		if (s->nsrc < 1 || s->src[0]->op != OP_INDEX || (s->op == OP_MBAR_WAIT && s->nsrc != 2))
+			return fail(c, "an %s without its barrier element", uop_info[s->op].name);
+		if (access(c, s->src[0], NULL, s->op == OP_MBAR_INIT) < 0
+		|| (s->op == OP_MBAR_WAIT && expr(c, s->src[1], 0) < 0))
+			return -1;
+		if (kernel_mbar_check(c->k, (int)s->src[0]->src[0]->arg[0], uop_info[s->op].name, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		if (s->op == OP_MBAR_WAIT && (s->src[1]->vmin < 0 || s->src[1]->vmax > 1))
+			return fail(c, "an mbar_wait whose parity may leave [0, 1]");
+		if (s->op == OP_MBAR_INIT)
+			c->written[s->src[0]->src[0]->arg[0]] = 1;
+		return 0;
+	}
+	case OP_TMA_LOAD: {
+		Err ee;
+
+		if (kernel_tma_check(c->k, s, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		if (access(c, s->src[0], NULL, 1) < 0 || access(c, s->src[1], NULL, 0) < 0
+		|| access(c, s->src[2], NULL, 0) < 0)
+			return -1;
+		c->written[s->src[0]->src[0]->arg[0]] = 1;
+		return 0;
+	}
 	case OP_STORE: {
 		const UOp *ix = s->src[0];
 		const KBuf *b;
@@ -551,6 +662,13 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 	}
 	if (s->op == OP_WGMMA && s->nsrc == 3) {
 		const UOp *d = s->src[0];
+
+		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
+			w[d->arg[0]] = 1;
+		return;
+	}
+	if ((s->op == OP_TMA_LOAD && s->nsrc == 3) || (s->op == OP_MBAR_INIT && s->nsrc == 1)) {
+		const UOp *d = s->src[0]->src[0];
 
 		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
 			w[d->arg[0]] = 1;

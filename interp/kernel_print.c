@@ -230,6 +230,35 @@ value(Buf *b, const UOp *u, int minprec, int depth)
 		emit(b, ")");
 }
 
+/* mbarrier_wait(bar[s], kt // 2 % 2), tma.box{64,128}.sw128(As[...], A[...], bar[s]) */
+void
+kernel_print_tma(Buf *b, const Kernel *k, const UOp *s)
+{
+	int i;
+
+	switch (s->op) {
+	case OP_MBAR_INIT: emit(b, "mbarrier_init("); break;
+	case OP_MBAR_ARRIVE: emit(b, "mbarrier_arrive("); break;
+	case OP_MBAR_WAIT: emit(b, "mbarrier_wait("); break;
+	default:
+		emit(b, "tma.box{");
+		for (i = (int)(s->ndata / sizeof(int64_t)) - 1; i >= 0 && s->data; i--)
+			emit(b, "%lld%s", (long long)((const int64_t *)s->data)[i], i ? "," : "");
+		emit(b, "}.sw%lld(", (long long)s->arg[0]);
+		break;
+	}
+	for (i = 0; i < s->nsrc; i++) {
+		if (i)
+			emit(b, ", ");
+		kernel_print_expr(b, k, s->src[i]);
+	}
+	if (s->op == OP_MBAR_INIT)
+		emit(b, ", %lld", (long long)s->arg[0]);
+	if (s->op == OP_MBAR_ARRIVE && s->arg[0])
+		emit(b, ", tx=%lld", (long long)s->arg[0]);
+	emit(b, ")");
+}
+
 void
 kernel_print_expr(Buf *b, const Kernel *k, const UOp *u)
 {
@@ -476,6 +505,14 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 	case OP_CP_WAIT:
 		indent(p, ind);
 		emit(p->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);
+		break;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		indent(p, ind);
+		kernel_print_tma(p->b, p->k, s);
+		emit(p->b, "\n");
 		break;
 	default:
 		indent(p, ind);

@@ -54,7 +54,8 @@ typedef union Val {
 
 enum {
 	/* control */
-	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_CPA, I_CPC, I_CPW, I_WGMMA, I_WGF, I_WGC, I_WGW, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_CPA, I_CPC, I_CPW, I_WGMMA, I_WGF, I_WGC, I_WGW, I_MBI, I_MBA, I_MBW,
+	I_TMA, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
 	/* memory */
 	I_LOAD, I_STORE,
 	/* conversions */
@@ -130,6 +131,19 @@ typedef struct WgmmaProg {
 	int64_t off[128];
 } WgmmaProg;
 
+/*
+** mbarrier statements: I_MBI (init; d the barrier's offset, c its access
+** record, imm the count), I_MBA (arrive; imm the expect_tx bytes), I_MBW
+** (wait; a the parity). A TMA_LOAD: I_TMA with d the destination's offset,
+** a the barrier's, c the source's access record (its indices are the box's
+** coordinates), imm its TmaProg.
+*/
+typedef struct TmaProg {
+	int dst, src, bar, adst, abar, rank, swizzle;
+	int64_t box[5], stride[5];   /* logical order; the source's element strides */
+	int64_t bytes;
+} TmaProg;
+
 typedef struct Prog {
 	const char *name;
 	Ins *code;
@@ -149,6 +163,9 @@ typedef struct Prog {
 	int nldsm, capldsm;
 	WgmmaProg *wgmma;
 	int nwgmma, capwgmma;
+	TmaProg *tma;
+	int ntma, captma;
+	int nmbw;                 /* mbarrier waits and TMAs: the rounds of a phase look for them */
 	int64_t grid[3], blk[3];
 	int res;                  /* layout programs: the slot of the offset */
 } Prog;
@@ -952,6 +969,74 @@ ccpa(Comp *C, const UOp *s)
 	return emit_ins(C, I_CPA, 0, 0, od, os, ad, as, s->arg[0]) < 0 ? -1 : 0;
 }
 
+/* An mbarrier statement: the barrier's offset and access record. */
+static int
+cmbar(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	const UOp *bx = s->nsrc >= 1 ? s->src[0] : NULL;
+	int bb, ab, ob, op, par = -1;
+	char m[sizeof C->e->msg];
+
+	if (!bx || bx->op != OP_INDEX)
+		return err_set(C->e, "mbarrier: stage %s: an %s without a barrier element", p->name, uop_info[s->op].name);
+	if ((bb = index_buf(C, bx)) < 0)
+		return -1;
+	if (kernel_mbar_check(C->k, bb, uop_info[s->op].name, C->e) < 0) {
+		snprintf(m, sizeof m, "%s", C->e->msg);
+		return err_set(C->e, "mbarrier: stage %s: %s", p->name, m);
+	}
+	map_clear(&C->memo);
+	if ((ob = cexpr(C, bx, 0)) == -1 || (ab = aux_new(C, bb, bx, s->op == OP_MBAR_INIT)) < 0)
+		return -1;
+	if (s->op == OP_MBAR_WAIT && (s->nsrc != 2 || (par = cexpr(C, s->src[1], 0)) == -1))
+		return s->nsrc != 2 ? err_set(C->e, "mbarrier: stage %s: a wait without a parity", p->name) : -1;
+	op = s->op == OP_MBAR_INIT ? I_MBI : s->op == OP_MBAR_ARRIVE ? I_MBA : I_MBW;
+	p->nmbw += op == I_MBW;
+	return emit_ins(C, op, 0, 0, ob, par, -1, ab, s->op == OP_MBAR_WAIT ? 0 : s->arg[0]) < 0 ? -1 : 0;
+}
+
+/* A TMA_LOAD: the box's first shared element, its first global element (whose
+** indices are the coordinates), the barrier. */
+static int
+ctma(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	TmaProg *T;
+	int od, ob, as, ad, ab, d;
+	int64_t dims[5], st[5];
+	char m[sizeof C->e->msg];
+
+	if (kernel_tma_check(C->k, s, C->e) < 0 || kernel_tma_map(C->k, (int)s->src[1]->src[0]->arg[0], dims, st, C->e) < 0) {
+		snprintf(m, sizeof m, "%s", C->e->msg);
+		return err_set(C->e, "tma: stage %s: %s", p->name, m);
+	}
+	if (grow((void **)&p->tma, &p->captma, p->ntma + 1, sizeof *p->tma) < 0)
+		return oom(C);
+	T = &p->tma[p->ntma];
+	memset(T, 0, sizeof *T);
+	if ((T->dst = index_buf(C, s->src[0])) < 0 || (T->src = index_buf(C, s->src[1])) < 0
+	|| (T->bar = index_buf(C, s->src[2])) < 0)
+		return -1;
+	T->rank = C->k->buf[T->src].ndim;
+	T->swizzle = (int)s->arg[0];
+	T->bytes = kernel_tma_bytes(C->k, s);
+	for (d = 0; d < T->rank; d++) {
+		T->box[d] = ((const int64_t *)s->data)[d];
+		T->stride[d] = st[T->rank - 1 - d] / dtype_bytes(C->k->buf[T->src].dtype);
+	}
+	map_clear(&C->memo);
+	if ((od = cexpr(C, s->src[0], 0)) == -1 || (ob = cexpr(C, s->src[2], 0)) == -1 || cexpr(C, s->src[1], 0) == -1
+	|| (ad = aux_new(C, T->dst, s->src[0], 1)) < 0 || (ab = aux_new(C, T->bar, s->src[2], 0)) < 0
+	|| (as = aux_new(C, T->src, s->src[1], 0)) < 0)
+		return -1;
+	T = &p->tma[p->ntma];
+	T->adst = ad;
+	T->abar = ab;
+	p->nmbw++;
+	return emit_ins(C, I_TMA, 0, 0, od, ob, -1, as, p->ntma++) < 0 ? -1 : 0;
+}
+
 static int
 cstmt(Comp *C, const UOp *s, int depth)
 {
@@ -1007,6 +1092,18 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return emit_ins(C, I_WGW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
 	case OP_CP_WAIT:
 		return emit_ins(C, I_CPW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+		if (cmbar(C, s) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
+	case OP_TMA_LOAD:
+		if (ctma(C, s) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
 	case OP_IF:
 		if (s->nsrc < 1)
 			return err_set(C->e, "kernel.run: stage %s: an if without a condition", p->name);
@@ -1065,7 +1162,8 @@ cstmt(Comp *C, const UOp *s, int depth)
 	}
 	default:
 		return err_set(C->e, "kernel.run: stage %s: %s is not a statement (store, loop, if, barrier, mma, "
-		               "ldmatrix, cp_async, cp_commit, cp_wait, wgmma, wg_fence, wg_commit, wg_wait)",
+		               "ldmatrix, cp_async, cp_commit, cp_wait, wgmma, wg_fence, wg_commit, wg_wait, mbar_init, "
+		               "mbar_arrive, mbar_wait, tma_load)",
 		               p->name, uop_info[s->op].name);
 	}
 }
@@ -1095,7 +1193,8 @@ patch_consts(Prog *p)
 		&& p->code[i].op != I_CPA)
 			FIX(p->code[i].b);
 		if (p->code[i].op != I_LOAD && p->code[i].op != I_STORE && p->code[i].op != I_XDIV
-		&& p->code[i].op != I_XMOD && p->code[i].op != I_LDSM && p->code[i].op != I_CPA)
+		&& p->code[i].op != I_XMOD && p->code[i].op != I_LDSM && p->code[i].op != I_CPA
+		&& p->code[i].op != I_MBI && p->code[i].op != I_MBA && p->code[i].op != I_MBW && p->code[i].op != I_TMA)
 			FIX(p->code[i].c);
 	}
 	for (i = 0; i < p->naux; i++) {
@@ -1121,6 +1220,7 @@ prog_free(Prog *p)
 	free(p->mma);
 	free(p->ldsm);
 	free(p->wgmma);
+	free(p->tma);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1190,13 +1290,26 @@ compile_layout(const Kernel *k, int b, Prog *p, Err *e)
 /* One access for the race detector: launch 0 is "none". */
 typedef struct Acc {
 	uint32_t launch, block, phase, thread;
+	uint32_t ev;        /* the thread's mbarrier arrivals before the access */
 } Acc;
 
+/* async: 1 + the thread whose cp.async into it is in flight (| TMA_BIT: a
+** TMA), or 0; mbar: 1 + the mbarrier whose completion number mphase landed
+** it (a TMA), 0 once a thread writes it */
 typedef struct Shadow {
 	Acc w, r[2];
 	uint32_t init;
-	uint32_t async;     /* shared: 1 + the thread whose cp.async into it is in flight, or 0 */
+	uint32_t async;
+	uint32_t mbar, mphase;
 } Shadow;
+
+#define TMA_BIT 0x80000000u
+
+/* One mbarrier: phase counts completed phases. */
+typedef struct MBar {
+	uint32_t init, count, pending, phase;
+	int64_t tx;
+} MBar;
 
 typedef struct RBuf {
 	unsigned char *p;
@@ -1207,11 +1320,13 @@ typedef struct RBuf {
 	Shadow *sh;         /* checks: global and shared */
 	uint8_t *init;      /* checks: registers, size per thread */
 	int wgd;            /* registers a wgmma of the stage accumulates in */
+	MBar *mb;           /* shared uint64 buffers of a stage with mbarrier statements */
+	int mbase;          /* the id of its element 0 among the stage's mbarriers */
 	Prog lay;
 } RBuf;
 
 /* wait: what a thread that has not finished stopped at in this phase */
-enum { W_RUN, W_BAR, W_WARP };
+enum { W_RUN, W_BAR, W_WARP, W_MBAR };
 
 /* A cp.async in flight: the bytes read at issue, landed at the wait that
 ** retires its group (group: the thread's commits before it). */
@@ -1237,7 +1352,17 @@ typedef struct Thr {
 	int nwg, capwg;
 	uint32_t wgcommit;
 	int32_t *wgs;
+	uint32_t ev;        /* mbarrier arrivals so far */
+	uint32_t *obs;      /* per mbarrier: the completions this thread has seen by waiting */
+	uint32_t *arr;      /* per mbarrier: [0] ev of the thread's last arrival, [1] the completion it counts toward */
 } Thr;
+
+/* A TMA box in flight: its bytes read at issue, landed when its barrier's phase completes. */
+typedef struct TmaF {
+	int dst, bar, tid;
+	int64_t n, *off;
+	unsigned char *data;
+} TmaF;
 
 typedef struct LogE {
 	uint32_t mem, k;
@@ -1268,6 +1393,10 @@ typedef struct Run {
 	int pending;
 	char pend[sizeof ((Err *)0)->msg];
 	const KRunOpts *o;  /* the watch */
+	Thr *th;            /* the block's threads */
+	int nmb;            /* mbarriers of the stage */
+	TmaF *tf;           /* TMA boxes in flight */
+	int ntf, captf;
 } Run;
 
 static int
@@ -1418,7 +1547,12 @@ fail_inflight(Run *r, Thr *th, const Ins *in, int64_t off, uint32_t by)
 
 	where(r, th, in, w, sizeof w);
 	element(r, th, in, el, sizeof el);
-	coords(by, r->blk, pt);
+	coords((by & ~TMA_BIT) - 1, r->blk, pt);
+	if (by & TMA_BIT)
+		return err_set(r->e, "tma: %s: %s %s (offset %lld, shared memory) while its TMA is in flight (issued "
+		               "by thread (%lld,%lld,%lld)); wait on the mbarrier first", w,
+		               in->op == I_STORE ? "writes" : "reads", el, (long long)off, (long long)pt[0],
+		               (long long)pt[1], (long long)pt[2]);
 	return err_set(r->e, "cp_async: %s: %s %s (offset %lld, shared memory) while a cp.async into it is in "
 	               "flight (issued by thread (%lld,%lld,%lld), not yet retired by its cp_async_wait)", w,
 	               in->op == I_STORE ? "writes" : "reads", el, (long long)off, (long long)pt[0],
@@ -1435,6 +1569,34 @@ fail_wg_inflight(Run *r, Thr *th, const Ins *in, int64_t off)
 	return err_set(r->e, "wgmma: %s: %s %s (register offset %lld) while the wgmma that writes it is in flight; "
 	               "kernel.wgmma_commit() and kernel.wgmma_wait(n) first", w, in->op == I_STORE ? "writes" : "reads",
 	               el, (long long)off);
+}
+
+/* "bar[1]": mbarrier id's buffer and element */
+static void
+mbar_name(const Run *r, int id, char *out, size_t n)
+{
+	int b;
+
+	for (b = r->k->nbuf - 1; b >= 0; b--)
+		if (r->rb[b].mb && id >= r->rb[b].mbase) {
+			snprintf(out, n, "%s[%d]", r->k->buf[b].name, id - r->rb[b].mbase);
+			return;
+		}
+	snprintf(out, n, "mbarrier %d", id);
+}
+
+static int
+fail_unwaited(Run *r, Thr *th, const Ins *in, int64_t off, const Shadow *s)
+{
+	char w[256], el[160], bn[80];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	mbar_name(r, (int)s->mbar - 1, bn, sizeof bn);
+	return err_set(r->e, "race: %s: %s %s (offset %lld, shared memory), which a TMA landed at completion %u of "
+	               "mbarrier %s, and this thread has not waited on it (it has seen %u completions): wait on the "
+	               "mbarrier first", w, in->op == I_STORE ? "writes" : "reads", el, (long long)off,
+	               (unsigned)s->mphase, bn, (unsigned)th->obs[s->mbar - 1]);
 }
 
 /* The checks of one access (bounds, uninitialized, races); 0 when it may go on. */
@@ -1473,11 +1635,15 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 	}
 	s = &B->sh[off];
 	if (s->async)
-		return fail_inflight(r, th, in, off, s->async - 1);
+		return fail_inflight(r, th, in, off, s->async);
+	/* data a TMA landed is ordered by its mbarrier phase, and only for threads that waited on it */
+	if (s->mbar && th->obs[s->mbar - 1] < s->mphase)
+		return fail_unwaited(r, th, in, off, s);
 	cur.launch = r->launch;
 	cur.block = r->blin;
 	cur.phase = r->phase;
 	cur.thread = (uint32_t)th->tid;
+	cur.ev = th->ev;
 	if (write && r->o->watch_buf == a->buf + 1 && off == r->o->watch_off && r->o->watch_msg)
 		where(r, th, in, r->o->watch_msg, r->o->watch_len);
 	if (write) {
@@ -1489,6 +1655,7 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 		s->w = cur;
 		memset(s->r, 0, sizeof s->r);
 		s->init = 1;
+		s->mbar = 0;
 		return 0;
 	}
 	if (!s->init) {
@@ -1748,6 +1915,304 @@ fail_wg_end(Run *r, Thr *th)
 	               r->k->buf[th->wg[0].d].name);
 }
 
+/* ---- mbarriers and TMA ---- */
+
+/*
+** An mbarrier's state lives beside its uint64 element (MBar), not in it. Its
+** statements are checked as accesses of the element: an init is a write (a
+** use by another thread in the same phase, without a barrier between, is a
+** race), arrive and wait are atomic (never races among themselves; a race
+** with the init is reported). A phase completes when its pending arrivals and
+** its transaction count reach 0: the TMAs attached to the barrier land then.
+**
+** Ordering. Data a TMA landed records the barrier and the completion that
+** landed it; a thread may touch it once it has seen that completion by
+** waiting (Thr.obs), whatever the phase (a bar.sync after another thread's
+** wait does not count: stricter than PTX, never weaker). A TMA's writes
+** meet the earlier reads of its destination as a store would (a reader in
+** the same phase, another thread: a race), unless the reader arrived on a
+** barrier after its read and the issuing thread has seen the completion that
+** arrival counted toward (the producer waited on the empty barrier the
+** consumers released). Only each thread's last arrival per barrier is kept,
+** which is exact for the usual rings (a consumer arrives on a slot's empty
+** barrier again only after reading it again).
+*/
+
+static MBar *
+mbar_at(Run *r, Thr *th, const Ins *in, int64_t off, int write, int *id)
+{
+	const MemAux *a = &r->P->aux[in->c];
+	RBuf *B = &r->rb[a->buf];
+	Ins fi = *in;
+
+	fi.op = write ? I_STORE : I_LOAD;
+	fi.imm = a->buf;
+	if ((uint64_t)off >= (uint64_t)B->size || !B->mb) {
+		fail_oob(r, th, &fi, off, -1);
+		return NULL;
+	}
+	if (r->checks) {
+		Shadow *s = &B->sh[off];
+		Acc cur = { r->launch, r->blin, r->phase, (uint32_t)th->tid, th->ev };
+
+		if (write) {
+			if (check(r, th, &fi, off, 1) < 0)
+				return NULL;
+		} else if (conflict(&s->w, &cur)) {
+			fail_race(r, th, &fi, off, &s->w, 1);
+			return NULL;
+		}
+	}
+	*id = B->mbase + (int)off;
+	return &B->mb[off];
+}
+
+static int
+fail_mbar(Run *r, Thr *th, const Ins *in, int id, const char *what)
+{
+	char w[256], bn[80];
+
+	where(r, th, NULL, w, sizeof w);
+	mbar_name(r, id, bn, sizeof bn);
+	(void)in;
+	return err_set(r->e, "mbarrier: %s: %s %s", w, what, bn);
+}
+
+/* The phase of barrier id completed: TMAs attached to it land. */
+static void
+mbar_complete(Run *r, MBar *m, int id)
+{
+	int i, kept = 0;
+	int64_t j;
+
+	m->phase++;
+	m->pending = m->count;
+	for (i = 0; i < r->ntf; i++) {
+		TmaF *f = &r->tf[i];
+		RBuf *D = &r->rb[f->dst];
+
+		if (f->bar != id) {
+			r->tf[kept++] = *f;
+			continue;
+		}
+		for (j = 0; j < f->n; j++) {
+			memcpy(D->p + f->off[j] * D->bytes, f->data + j * D->bytes, (size_t)D->bytes);
+			if (D->sh) {
+				Shadow *s = &D->sh[f->off[j]];
+
+				memset(s, 0, sizeof *s);
+				s->init = 1;
+				s->mbar = (uint32_t)id + 1;
+				s->mphase = m->phase;
+			}
+		}
+		free(f->off);
+		free(f->data);
+	}
+	r->ntf = kept;
+}
+
+static int
+mbar_init(Run *r, Thr *th, const Ins *in, int64_t off)
+{
+	int id;
+	MBar *m = mbar_at(r, th, in, off, 1, &id);
+
+	if (!m)
+		return -1;
+	m->init = 1;
+	m->count = m->pending = (uint32_t)in->imm;
+	m->phase = 0;
+	m->tx = 0;
+	return 0;
+}
+
+static int
+mbar_arrive(Run *r, Thr *th, const Ins *in, int64_t off)
+{
+	int id;
+	MBar *m = mbar_at(r, th, in, off, 0, &id);
+	char what[200];
+
+	if (!m)
+		return -1;
+	if (!m->init)
+		return fail_mbar(r, th, in, id, "arrives on an uninitialized mbarrier (no mbarrier_init before it):");
+	if (m->pending == 0) {
+		snprintf(what, sizeof what, "arrives once too often (phase %u has all its %u arrivals and waits for "
+		         "%lld tx bytes) on", (unsigned)m->phase, (unsigned)m->count, (long long)m->tx);
+		return fail_mbar(r, th, in, id, what);
+	}
+	th->ev++;
+	if (th->arr) {
+		th->arr[2 * id] = th->ev;
+		th->arr[2 * id + 1] = m->phase + 1;
+	}
+	m->tx += in->imm;
+	if (--m->pending == 0 && m->tx == 0)
+		mbar_complete(r, m, id);
+	return 0;
+}
+
+/* 1: the phase of that parity has completed; 0: not yet (the thread stops); -1 an error. */
+static int
+mbar_wait(Run *r, Thr *th, const Ins *in, int64_t off, int64_t parity, int quiet)
+{
+	const MemAux *a = &r->P->aux[in->c];
+	RBuf *B = &r->rb[a->buf];
+	MBar *m;
+	int id;
+
+	if (quiet) {
+		/* a stopped thread's retry: checked at its first try */
+		m = &B->mb[off];
+		id = B->mbase + (int)off;
+	} else if (!(m = mbar_at(r, th, in, off, 0, &id)))
+		return -1;
+	if (!m->init)
+		return fail_mbar(r, th, in, id, "waits on an uninitialized mbarrier (no mbarrier_init before it):");
+	if ((int64_t)(m->phase & 1) == parity)
+		return 0;
+	if (m->phase && th->obs && th->obs[id] < m->phase)
+		th->obs[id] = m->phase;
+	return 1;
+}
+
+/* The readers of a TMA's destination element before it: ordered by an mbarrier? */
+static int
+released(const Run *r, const Thr *th, const Acc *p)
+{
+	const Thr *rt = &r->th[p->thread];
+	int id;
+
+	for (id = 0; id < r->nmb; id++)
+		if (rt->arr[2 * id] > p->ev && th->obs[id] >= rt->arr[2 * id + 1])
+			return 1;
+	return 0;
+}
+
+/*
+** A TMA_LOAD: the box is read from global memory now (coordinates past the
+** tensor read as zeros, as TMA fills them), each element's shared address
+** is TMA's (dense, swizzled), checked as a store of this thread and then in
+** flight; the bytes complete_tx on the barrier at once and land with its
+** phase.
+*/
+static int
+tma_issue(Run *r, Thr *th, const Ins *in, int64_t doff, int64_t boff)
+{
+	const TmaProg *T = &r->P->tma[in->imm];
+	const MemAux *as = &r->P->aux[in->c];
+	RBuf *D = &r->rb[T->dst], *S = &r->rb[T->src];
+	const KBuf *G = &r->k->buf[T->src];
+	Ins li = *in, si = *in, bi = *in;
+	int64_t n = 1, j, crd[5], base, g, x, sh;
+	int d, id, eb = D->bytes, inside;
+	MBar *m;
+	TmaF *f;
+
+	li.op = I_LOAD;
+	li.imm = T->src;
+	si.op = I_STORE;
+	si.imm = T->dst;
+	si.c = T->adst;
+	bi.c = T->abar;
+	if (!(m = mbar_at(r, th, &bi, boff, 0, &id)))
+		return -1;
+	if (!m->init)
+		return fail_mbar(r, th, in, id, "issues a TMA on an uninitialized mbarrier (no mbarrier_init before it):");
+	base = doff * eb;
+	if (base % (T->swizzle ? 8 * T->swizzle : 128)) {
+		char w[256];
+
+		where(r, th, &si, w, sizeof w);
+		return err_set(r->e, "tma: %s: the box starts at byte %lld of %s, not a multiple of %d (%s)", w,
+		               (long long)base, r->k->buf[T->dst].name, T->swizzle ? 8 * T->swizzle : 128,
+		               T->swizzle ? "the swizzle's repeat" : "TMA's alignment");
+	}
+	for (d = 0; d < T->rank; d++)
+		n *= T->box[d];
+	if (r->ntf == r->captf) {
+		int nc = r->captf ? 2 * r->captf : 16;
+		TmaF *p = realloc(r->tf, (size_t)nc * sizeof *p);
+
+		if (!p)
+			return err_set(r->e, "kernel.run: out of memory (TMAs in flight)");
+		r->tf = p;
+		r->captf = nc;
+	}
+	f = &r->tf[r->ntf];
+	f->dst = T->dst;
+	f->bar = id;
+	f->tid = th->tid;
+	f->n = n;
+	f->off = malloc((size_t)n * sizeof *f->off);
+	f->data = calloc((size_t)n, (size_t)eb);
+	if (!f->off || !f->data) {
+		free(f->off);
+		free(f->data);
+		return err_set(r->e, "kernel.run: out of memory (a TMA in flight)");
+	}
+	r->ntf++;
+	for (j = 0; j < n; j++) {
+		x = j;
+		for (d = T->rank - 1; d >= 0; d--) {
+			crd[d] = x % T->box[d];
+			x /= T->box[d];
+		}
+		for (d = 0, g = 0, inside = 1; d < T->rank; d++) {
+			int64_t c = th->v[as->idx[d]].i + crd[d];
+
+			inside &= c >= 0 && c < G->shape[d];
+			g += c * T->stride[d];
+		}
+		sh = kernel_tma_swizzle(T->swizzle, base + j * eb) / eb;
+		if ((uint64_t)sh >= (uint64_t)D->size)
+			return fail_oob(r, th, &si, sh, -1);
+		if (inside) {
+			if (r->checks && check(r, th, &li, g, 0) < 0)
+				return -1;
+			if ((uint64_t)g >= (uint64_t)S->size)
+				return fail_oob(r, th, &li, g, -1);
+			memcpy(f->data + j * eb, S->p + g * eb, (size_t)eb);
+		}
+		f->off[j] = sh;
+		if (r->checks) {
+			Shadow *s = &D->sh[sh];
+			Acc cur = { r->launch, r->blin, r->phase, (uint32_t)th->tid, th->ev };
+			int i;
+
+			if (s->async)
+				return fail_inflight(r, th, &si, sh, s->async);
+			if (conflict(&s->w, &cur))
+				return fail_race(r, th, &si, sh, &s->w, 1);
+			for (i = 0; i < 2; i++)
+				if (conflict(&s->r[i], &cur) && !released(r, th, &s->r[i])) {
+					char w[256];
+					const char *bn = r->k->buf[T->dst].name;
+					int64_t pt[3];
+
+					where(r, th, &si, w, sizeof w);
+					coords(s->r[i].thread, r->blk, pt);
+					return err_set(r->e, "race: %s: a TMA writes %s at offset %lld while thread (%lld,%lld,%lld) "
+					               "read it in this phase, and no mbarrier orders them (the reader arrives on a "
+					               "barrier after its read, the issuing thread waits on that barrier's phase "
+					               "first)", w, bn, (long long)sh, (long long)pt[0], (long long)pt[1],
+					               (long long)pt[2]);
+				}
+			s->async = ((uint32_t)th->tid + 1) | TMA_BIT;
+		}
+	}
+	if (r->cnt) {
+		r->cnt->tmas++;
+		r->cnt->tma_bytes += T->bytes;
+	}
+	m->tx -= T->bytes;
+	if (m->pending == 0 && m->tx == 0)
+		mbar_complete(r, m, id);
+	return 0;
+}
+
 /* ---- the interpreter loop ---- */
 
 static int
@@ -1819,6 +2284,28 @@ exec(Run *r, const Prog *P, Thr *th)
 		case I_WGC: th->wgcommit++; break;
 		case I_WGW: wg_wait(th, in->imm); break;
 		case I_CPW: cp_wait(r, th, in->imm); break;
+		case I_MBI:
+			if (mbar_init(r, th, in, D.i) < 0)
+				goto fail;
+			break;
+		case I_MBA:
+			if (mbar_arrive(r, th, in, D.i) < 0)
+				goto fail;
+			break;
+		case I_MBW:
+			if ((x = mbar_wait(r, th, in, D.i, A.i, 0)) < 0)
+				goto fail;
+			if (!x) {
+				th->pc = pc - 1;
+				r->left = left;
+				r->ops += ops;
+				return W_MBAR;
+			}
+			break;
+		case I_TMA:
+			if (tma_issue(r, th, in, D.i, A.i) < 0)
+				goto fail;
+			break;
 		case I_BAR:
 			th->bar = (int)in->imm;
 			th->pc = pc;
@@ -2121,6 +2608,8 @@ stop_desc(const Prog *P, const Thr *t, char *out, size_t n)
 		snprintf(out, n, "has finished");
 	else if (t->wait == W_BAR)
 		snprintf(out, n, "waits at barrier #%d", t->bar);
+	else if (t->wait == W_MBAR)
+		snprintf(out, n, "waits on an mbarrier (parity %lld)", (long long)t->v[in->a].i);
 	else if (in->op == I_SHFL)
 		snprintf(out, n, "waits at shuffle #%lld", (long long)in->imm);
 	else if (in->op == I_LDSM)
@@ -2630,6 +3119,11 @@ warps(Run *r, Thr *th, int nthr)
 			;
 		if (first == nl)
 			continue;
+		/* lanes still waiting on an mbarrier may come later */
+		for (i = 0; i < nl && (l[i].done || l[i].wait != W_MBAR); i++)
+			;
+		if (i < nl)
+			continue;
 		for (i = 0; i < nl; i++)
 			if (l[i].done || l[i].wait != W_WARP || l[i].pc != l[first].pc)
 				return fail_warp(r, w, l, first, i);
@@ -2663,11 +3157,80 @@ warps(Run *r, Thr *th, int nthr)
 		}
 		n++;
 	}
+	/* threads waiting on an mbarrier may still join their warpgroup's wgmma in a later round */
+	for (i = 0; !n && deferred && i < nthr; i++)
+		if (!th[i].done && th[i].wait == W_MBAR)
+			deferred = 0;
 	if (!n && deferred)
 		return err_set(r->e, "wgmma: stage %s, block (%lld,%lld,%lld): the threads of a warpgroup wait at "
 		               "different places and cannot meet", P->name, (long long)r->bc[0], (long long)r->bc[1],
 		               (long long)r->bc[2]);
 	return n;
+}
+
+/* No thread can move and some wait on an mbarrier. */
+static int
+fail_deadlock(Run *r, Thr *th, int nthr, int t)
+{
+	const Prog *P = r->P;
+	const Ins *in = &P->code[th[t].pc];
+	const MemAux *a = &P->aux[in->c];
+	const MBar *m = &r->rb[a->buf].mb[th[t].v[in->d].i];
+	char bn[80], d[120];
+	int i, nm = 0, nb = 0, nd = 0, nw = 0, other = -1;
+
+	mbar_name(r, r->rb[a->buf].mbase + (int)th[t].v[in->d].i, bn, sizeof bn);
+	for (i = 0; i < nthr; i++) {
+		if (th[i].done)
+			nd++;
+		else if (th[i].wait == W_MBAR)
+			nm++;
+		else if (th[i].wait == W_BAR)
+			nb++;
+		else
+			nw++;
+		if (other < 0 && i != t && (th[i].done || th[i].wait != W_MBAR))
+			other = i;
+	}
+	d[0] = 0;
+	if (other >= 0) {
+		char sd[80];
+
+		stop_desc(P, &th[other], sd, sizeof sd);
+		snprintf(d, sizeof d, "; thread (%lld,%lld,%lld) %s", (long long)th[other].tc[0], (long long)th[other].tc[1],
+		         (long long)th[other].tc[2], sd);
+	}
+	return err_set(r->e, "mbarrier: deadlock: stage %s, block (%lld,%lld,%lld): thread (%lld,%lld,%lld) waits on %s "
+	               "for parity %lld, and its phase %u (parity %u) never completes: %u of %u arrivals pending, %lld tx "
+	               "bytes outstanding; of %d threads, %d wait on mbarriers, %d at a barrier, %d at a warp op, %d "
+	               "have finished%s", P->name, (long long)r->bc[0], (long long)r->bc[1], (long long)r->bc[2],
+	               (long long)th[t].tc[0], (long long)th[t].tc[1], (long long)th[t].tc[2], bn,
+	               (long long)th[t].v[in->a].i, (unsigned)m->phase, (unsigned)(m->phase & 1), (unsigned)m->pending,
+	               (unsigned)m->count, (long long)m->tx, nthr, nm, nb, nw, nd, d);
+}
+
+/* The block ends with TMA boxes that never landed. */
+static int
+fail_tma_end(Run *r)
+{
+	const TmaF *f = &r->tf[0];
+	const MBar *m = NULL;
+	char bn[80];
+	int64_t pt[3];
+	int b;
+
+	for (b = 0; b < r->k->nbuf; b++)
+		if (r->rb[b].mb && f->bar >= r->rb[b].mbase && f->bar < r->rb[b].mbase + r->rb[b].size)
+			m = &r->rb[b].mb[f->bar - r->rb[b].mbase];
+	mbar_name(r, f->bar, bn, sizeof bn);
+	coords(f->tid, r->blk, pt);
+	return err_set(r->e, "tma: stage %s, block (%lld,%lld,%lld): %d TMA box%s never landed (the first into %s, "
+	               "issued by thread (%lld,%lld,%lld)): its mbarrier %s is at phase %u with %u of %u arrivals "
+	               "pending and %lld tx bytes outstanding at the end of the stage", r->P->name, (long long)r->bc[0],
+	               (long long)r->bc[1], (long long)r->bc[2], r->ntf, r->ntf > 1 ? "es" : "",
+	               r->k->buf[f->dst].name, (long long)pt[0], (long long)pt[1], (long long)pt[2], bn,
+	               m ? (unsigned)m->phase : 0u, m ? (unsigned)m->pending : 0u, m ? (unsigned)m->count : 0u,
+	               m ? (long long)m->tx : 0LL);
 }
 
 /* One stage: every block of the grid, phase by phase. */
@@ -2679,7 +3242,7 @@ run_stage(Run *r, const Prog *P, int si)
 	int nslot = P->nstack + P->nconst, rc = -1, i, all_done, gathered = 0;
 	Thr *th = NULL;
 	Val *slots = NULL;
-	uint32_t *kc = NULL;
+	uint32_t *kc = NULL, *obs = NULL;
 	int32_t *wgs = NULL;
 	uint64_t before = r->used;
 	char what[K_NAME + 32];
@@ -2734,6 +3297,21 @@ run_stage(Run *r, const Prog *P, int si)
 		r->rb[P->wgmma[i].d].wgd = 1;
 	if (P->nwgmma && !(wgs = rmalloc(r, (uint64_t)nthr * 2 * k->nbuf * sizeof *wgs, 0, "the wgmma state")))
 		goto out;
+	/* mbarriers: every shared uint64 buffer of a stage with mbarrier statements */
+	r->nmb = 0;
+	r->th = th;
+	for (i = 0; P->nmbw && i < k->nbuf; i++) {
+		RBuf *B = &r->rb[i];
+
+		if (B->scope != AS_LOCAL || k->buf[i].dtype != DT_UINT64 || r->nmb + B->size > (1 << 16))
+			continue;
+		B->mbase = r->nmb;
+		r->nmb += (int)B->size;
+		if (!(B->mb = rmalloc(r, (uint64_t)B->size * sizeof *B->mb, 1, "the mbarriers")))
+			goto out;
+	}
+	if (r->nmb && !(obs = rmalloc(r, (uint64_t)nthr * r->nmb * 3 * sizeof *obs, 1, "the mbarrier observations")))
+		goto out;
 	if ((P->nmma || P->nldsm) && nthr % WARP) {
 		err_set(r->e, "%s: stage %s: blocks of %lld threads; an %s runs on whole warps (a multiple "
 		        "of %d threads)", P->nmma ? "mma" : "ldmatrix", P->name, (long long)nthr,
@@ -2759,7 +3337,11 @@ run_stage(Run *r, const Prog *P, int si)
 				memset(B->sh, 0, n * sizeof *B->sh);
 			if (B->init)
 				memset(B->init, 0, n);
+			if (B->mb)
+				memset(B->mb, 0, B->size * sizeof *B->mb);
 		}
+		if (obs)
+			memset(obs, 0, (size_t)nthr * r->nmb * 3 * sizeof *obs);
 		for (t = 0; t < nthr; t++) {
 			Val *v = slots + t * nslot;
 
@@ -2778,6 +3360,9 @@ run_stage(Run *r, const Prog *P, int si)
 					th[t].wgs[k->nbuf + i] = 1;
 				}
 			}
+			th[t].ev = 0;
+			th[t].obs = obs ? obs + t * r->nmb * 3 : NULL;
+			th[t].arr = obs ? obs + t * r->nmb * 3 + r->nmb : NULL;
 			th[t].tid = (int)t;
 			th[t].v = v;
 			th[t].kc = kc ? kc + t * (P->naux + 1) : NULL;
@@ -2791,19 +3376,42 @@ run_stage(Run *r, const Prog *P, int si)
 				memset(kc, 0, (size_t)nthr * (P->naux + 1) * sizeof *kc);
 			for (t = 0; t < nthr; t++)
 				th[t].wait = W_RUN;
-			/* rounds: every thread to its next stop; warps that gathered exchange */
-			do {
+			/* rounds: every thread to its next stop; warps that gathered exchange; threads
+			** whose mbarrier phase completed resume */
+			for (;;) {
+				int ran = 0;
+
 				for (t = 0; t < nthr; t++) {
 					if (r->counting && t % WARP == 0)
 						flush(r);
-					if (!th[t].done && th[t].wait == W_RUN && (th[t].wait = exec(r, P, &th[t])) < 0)
-						goto out;
+					if (th[t].done)
+						continue;
+					if (th[t].wait == W_MBAR) {
+						const Ins *in = &P->code[th[t].pc];
+
+						if (mbar_wait(r, &th[t], in, th[t].v[in->d].i, th[t].v[in->a].i, 1) <= 0)
+							continue;
+						th[t].wait = W_RUN;
+					}
+					if (th[t].wait == W_RUN) {
+						ran = 1;
+						if ((th[t].wait = exec(r, P, &th[t])) < 0)
+							goto out;
+					}
 				}
 				if (r->counting)
 					flush(r);
-			} while (P->nshfl + P->nmma + P->nldsm + P->nwgmma && (gathered = warps(r, th, (int)nthr)) > 0);
-			if (gathered < 0)
-				goto out;
+				gathered = 0;
+				if (P->nshfl + P->nmma + P->nldsm + P->nwgmma && (gathered = warps(r, th, (int)nthr)) < 0)
+					goto out;
+				if (!gathered && (!ran || !P->nmbw))
+					break;
+			}
+			for (t = 0; t < nthr; t++)
+				if (!th[t].done && th[t].wait == W_MBAR) {
+					fail_deadlock(r, th, (int)nthr, (int)t);
+					goto out;
+				}
 			if (r->pending == AS_LOCAL) {
 				memcpy(r->e->msg, r->pend, sizeof r->pend);
 				goto out;
@@ -2813,8 +3421,13 @@ run_stage(Run *r, const Prog *P, int si)
 				if (u < 0 && !th[t].done)
 					u = t;
 			}
-			if (all_done)
+			if (all_done) {
+				if (r->ntf) {
+					fail_tma_end(r);
+					goto out;
+				}
 				break;
+			}
 			/* every thread must wait at the barrier the first waiting one waits at */
 			for (t = 0; t < nthr; t++)
 				if (th[t].done || th[t].bar != th[u].bar) {
@@ -2860,6 +3473,18 @@ out:
 		free(th[t].wg);
 	}
 	free(wgs);
+	for (i = 0; i < r->ntf; i++) {
+		free(r->tf[i].off);
+		free(r->tf[i].data);
+	}
+	r->ntf = 0;
+	for (i = 0; i < k->nbuf; i++) {
+		free(r->rb[i].mb);
+		r->rb[i].mb = NULL;
+	}
+	r->th = NULL;
+	r->nmb = 0;
+	free(obs);
 	free(th);
 	free(slots);
 	free(kc);

@@ -15,7 +15,7 @@
 ** the bits the swizzle reads).
 */
 
-enum { MAXVARS = 8, MAXEVALS = 1 << 22 };
+enum { MAXVARS = 8, MAXEVALS = 1 << 22, MAXVALS = 256 };   /* MAXVALS: distinct values of one start coordinate */
 
 static const char *const lnames[4] = { "interleave", "128B", "64B", "32B" };
 static const int lwidth[4] = { 1, 8, 4, 2 };   /* 16-byte chunks a swizzle row */
@@ -254,6 +254,46 @@ starts(Opnd *o, const UBind *bind, int nbind)
 	return 0;
 }
 
+/*
+** The distinct values of start expression x over its own variables (their
+** product at most 2^16 points), sorted into vals[0..*n), at most max of them:
+** 0, or 1 when there are more (or too many points), or -1.
+*/
+static int
+coord_values(const UOp *x, int64_t *vals, int max, int *n, Err *e)
+{
+	const UOp *v[MAXVARS];
+	UBind b[MAXVARS];
+	int nv = uop_vars(x, v, MAXVARS), i, j;
+	int64_t pts = 1, p, val;
+
+	*n = 0;
+	if (nv > MAXVARS)
+		return 1;
+	for (i = 0; i < nv; i++) {
+		b[i].name = v[i]->name;
+		b[i].value = v[i]->arg[0];
+		if (uck_mul(pts, v[i]->arg[1] - v[i]->arg[0] + 1, &pts) < 0 || pts > (1 << 16))
+			return 1;
+	}
+	for (p = 0; p < pts; p++) {
+		if (uop_eval(x, b, nv, &val, e) < 0)
+			return -1;
+		for (i = 0; i < *n && vals[i] < val; i++)
+			;
+		if (i == *n || vals[i] != val) {
+			if (*n == max)
+				return 1;
+			for (j = (*n)++; j > i; j--)
+				vals[j] = vals[j - 1];
+			vals[i] = val;
+		}
+		for (i = nv - 1; i >= 0 && ++b[i].value > v[i]->arg[1]; i--)
+			b[i].value = v[i]->arg[0];
+	}
+	return 0;
+}
+
 static int
 shape_check(const Kernel *k, const KRegion *r, int operand, Err *e)
 {
@@ -298,8 +338,8 @@ kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *b
 {
 	const UOp *vars[MAXVARS], *tmp[MAXVARS];
 	UBind vb[MAXVARS];
-	int nv = 0, d, i, j, n, found = 0;
-	int64_t combos = 1, at, start, rep = -1;
+	int nv = 0, d, i, j, n, found = 0, cross, nval[T_MAXDIM];
+	int64_t combos = 1, ncross, at, start, rep = -1, cval[T_MAXDIM][MAXVALS];
 	Cand best, c;
 	Opnd o;
 	char where[200];
@@ -332,25 +372,46 @@ kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *b
 			combos = combos > KGMMA_MAXSTARTS ? combos : combos * (tmp[i]->arg[1] - tmp[i]->arg[0] + 1);
 		}
 	}
-	if (combos > KGMMA_MAXSTARTS) {
-		region_desc(k, r, where, sizeof where);
-		return err_set(e, "wgmma: operand %c %s: the start takes more than %d values (its variables' ranges); "
-		               "the descriptor is verified at each, so fewer or shorter loops in the start", operand,
-		               where, KGMMA_MAXSTARTS);
+	/* Too many bindings: every combination of each coordinate's own values
+	** instead (a superset of the starts the region takes; pipeline slots and
+	** warpgroup rows have a few values each however long the loops are). */
+	cross = combos > KGMMA_MAXSTARTS;
+	for (d = 0, ncross = 1; cross && d < o.kb->ndim; d++) {
+		int rc = coord_values(r->begin[d], cval[d], MAXVALS, &nval[d], e);
+
+		if (rc < 0)
+			return -1;
+		if (rc > 0 || (ncross *= nval[d]) > KGMMA_MAXSTARTS) {
+			region_desc(k, r, where, sizeof where);
+			return err_set(e, "wgmma: operand %c %s: the start takes more than %d values; the descriptor "
+			               "is verified at each, so fewer or shorter loops in the start", operand, where,
+			               KGMMA_MAXSTARTS);
+		}
 	}
+	if (cross)
+		combos = ncross;
 	memset(&best, 0, sizeof best);
 	best.bi = best.bj = -1;
 	for (at = 0; at < combos; at++) {
 		int64_t x = at;
 
-		for (i = 0; i < nv; i++) {
-			int64_t span = vars[i]->arg[1] - vars[i]->arg[0] + 1;
+		if (cross) {
+			for (d = o.kb->ndim - 1; d >= 0; d--) {
+				o.begin[d] = cval[d][x % nval[d]];
+				x /= nval[d];
+			}
+		} else {
+			for (i = 0; i < nv; i++) {
+				int64_t span = vars[i]->arg[1] - vars[i]->arg[0] + 1;
 
-			vb[i].name = vars[i]->name;
-			vb[i].value = vars[i]->arg[0] + x % span;
-			x /= span;
+				vb[i].name = vars[i]->name;
+				vb[i].value = vars[i]->arg[0] + x % span;
+				x /= span;
+			}
+			if (starts(&o, vb, nv) < 0)
+				return -1;
 		}
-		if (starts(&o, vb, nv) < 0 || phys(&o, 0, 0, &start) < 0)
+		if (phys(&o, 0, 0, &start) < 0)
 			return -1;
 		if (!found) {
 			int mn, t;
@@ -382,7 +443,14 @@ kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *b
 		if (!n) {
 			size_t w = snprintf(where, sizeof where, " at the start where");
 
-			for (i = 0; i < nv && w < sizeof where; i++)
+			if (cross) {
+				w = snprintf(where, sizeof where, " at the start (");
+				for (d = 0; d < o.kb->ndim && w < sizeof where; d++)
+					w += snprintf(where + w, sizeof where - w, "%s%lld", d ? ", " : "", (long long)o.begin[d]);
+				if (w < sizeof where)
+					snprintf(where + w, sizeof where - w, ")");
+			}
+			for (i = 0; !cross && i < nv && w < sizeof where; i++)
 				w += snprintf(where + w, sizeof where - w, "%s %s = %lld", i ? "," : "", vb[i].name,
 				              (long long)vb[i].value);
 			return refuse(&o, &c, where);

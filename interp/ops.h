@@ -118,7 +118,20 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 **         tiles from the elements the indices name (the last two dimensions;
 **         leading extents 1); arg[0] = N; dtype void
 ** WG_FENCE (), WG_COMMIT (): wgmma.fence, wgmma.commit_group
-** WG_WAIT (): arg[0] = n: wgmma.wait_group n */
+** WG_WAIT (): arg[0] = n: wgmma.wait_group n
+** Hopper's shared-memory barriers and bulk tensor copies (kernel_tma.c):
+** MBAR_INIT src (bar index): arg[0] = count: mbarrier.init of the uint64
+**         shared element (expected arrivals count, phase 0)
+** MBAR_ARRIVE src (bar index): arg[0] = tx bytes: mbarrier.arrive (tx > 0:
+**         .expect_tx of tx bytes first)
+** MBAR_WAIT src (bar index, parity): waits until the phase of that parity
+**         has completed (try_wait.parity in a loop)
+** TMA_LOAD src (dst index, src index, bar index): one box of
+**         cp.async.bulk.tensor: data holds int64 box[rank of the global
+**         buffer] (logical order), arg[0] the swizzle in bytes (0, 32, 64,
+**         128); dst names the box's first shared element, src its first
+**         global element; its bytes complete_tx on the barrier and land when
+**         the barrier's phase completes; dtype void */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -134,3 +147,7 @@ O(WGMMA, "wgmma", 3, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WG_FENCE, "wg_fence", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WG_COMMIT, "wg_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WG_WAIT, "wg_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MBAR_INIT, "mbar_init", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MBAR_ARRIVE, "mbar_arrive", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(MBAR_WAIT, "mbar_wait", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(TMA_LOAD, "tma_load", 3, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

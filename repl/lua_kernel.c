@@ -950,6 +950,121 @@ l_ldmatrix(lua_State *L)
 	return 0;
 }
 
+/* ---- mbarriers and TMA ---- */
+
+/* The barrier element bar[key] (bar at bi, key at keyi) of the kernel being recorded. */
+static UOp *
+bar_element(lua_State *L, LKernel *x, int bi, int keyi, const char *what)
+{
+	UOp *ix;
+
+	luaL_checkudata(L, bi, KBUFFER);
+	luaL_checkany(L, keyi);
+	if (owner(L, bi) != x)
+		luaL_error(L, "%s: the barrier belongs to another kernel than the stage being recorded", what);
+	ix = access(L, bi, keyi, lua_gettop(L), what);
+	lua_pop(L, 1);
+	return ix;
+}
+
+/* kernel.mbarrier_init(bar, {s}, count) */
+static int
+l_mbarrier_init(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.mbarrier_init");
+	lua_Integer n = luaL_checkinteger(L, 3);
+	Err e = { "" };
+	UOp *u = kernel_mbar_init(x->k, bar_element(L, x, 1, 2, "kernel.mbarrier_init"), n, &e);
+
+	if (!u)
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
+/* kernel.mbarrier_arrive(bar, {s} [, {tx = bytes}]) */
+static int
+l_mbarrier_arrive(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.mbarrier_arrive");
+	lua_Integer tx = 0;
+	Err e = { "" };
+	UOp *u;
+
+	if (lua_type(L, 3) == LUA_TTABLE) {
+		int isnum = 1;
+
+		if (lua_getfield(L, 3, "tx") != LUA_TNIL)
+			tx = lua_tointegerx(L, -1, &isnum);
+		if (!isnum)
+			return luaL_error(L, "kernel.mbarrier_arrive: tx is %s, not a number of bytes", luaL_typename(L, -1));
+		lua_pop(L, 1);
+	} else if (!lua_isnoneornil(L, 3))
+		return luaL_argerror(L, 3, "a table {tx = bytes} expected");
+	if (!(u = kernel_mbar_arrive(x->k, bar_element(L, x, 1, 2, "kernel.mbarrier_arrive"), tx, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
+/* kernel.mbarrier_wait(bar, {s}, parity) */
+static int
+l_mbarrier_wait(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.mbarrier_wait");
+	Err e = { "" };
+	UOp *bar, *par, *u;
+	int ki;
+
+	luaL_checkany(L, 3);
+	bar = bar_element(L, x, 1, 2, "kernel.mbarrier_wait");
+	lua_getfield(L, LUA_REGISTRYINDEX, STAGING);
+	ki = lua_gettop(L);
+	par = operand(L, 3, ki, DT_INDEX, "kernel.mbarrier_wait");
+	if (!(u = kernel_mbar_wait(x->k, bar, par, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
+static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
+
+/* kernel.tma(dst, src, bar, {s}): the plan as a table */
+static int
+l_tma(lua_State *L)
+{
+	LKernel *K = staging(L, "kernel.tma");
+	KRegion dst, src;
+	KTma t;
+	Err e = { "" };
+	UOp *bar, *u;
+	int d;
+
+	lua_settop(L, 4);
+	dst = region_arg(L, 1, K, "kernel.tma");
+	src = region_arg(L, 2, K, "kernel.tma");
+	bar = bar_element(L, K, 3, 4, "kernel.tma");
+	if (!(u = kernel_tma(K->k, &dst, &src, bar, &t, &e)))
+		return err(L, &e);
+	append(L, K, u);
+	lua_createtable(L, 0, 6);
+	lua_pushinteger(L, t.swizzle);
+	lua_setfield(L, -2, "swizzle");
+	lua_pushinteger(L, t.nbox);
+	lua_setfield(L, -2, "boxes");
+	lua_pushinteger(L, t.bytes);
+	lua_setfield(L, -2, "bytes");
+	lua_createtable(L, t.rank, 0);
+	for (d = 0; d < t.rank; d++) {
+		lua_pushinteger(L, t.box[t.rank - 1 - d]);
+		lua_rawseti(L, -2, d + 1);
+	}
+	lua_setfield(L, -2, "box");
+	lua_pushstring(L, t.reason);
+	lua_setfield(L, -2, "reason");
+	return 1;
+}
+
 /* ---- collective operators ---- */
 
 typedef struct LRegion {
@@ -1929,7 +2044,8 @@ k_counts(lua_State *L)
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
 	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(wgmmas); F(blocks); F(threads);
+	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(wgmmas); F(tmas); F(tma_bytes);
+	F(blocks); F(threads);
 #undef F
 	return 1;
 }
@@ -2180,6 +2296,25 @@ static const HelpReg kfuncs[] = {
 	  "thread are in flight (cp.async.wait_group n); the older ones have landed. Other threads\n"
 	  "see them after a kernel.barrier(). The interpreter reports an access to a destination\n"
 	  "before its wait, and copies still in flight when a thread ends." },
+	{ "mbarrier_init", l_mbarrier_init,
+	  "kernel.mbarrier_init(bar, {s}, count): element bar[s] of a shared uint64 buffer becomes an\n"
+	  "mbarrier expecting count arrivals a phase (mbarrier.init; one thread does it, then a\n"
+	  "kernel.barrier() before others use it)" },
+	{ "mbarrier_arrive", l_mbarrier_arrive,
+	  "kernel.mbarrier_arrive(bar, {s} [, {tx = bytes}]): one arrival on bar[s]; with tx, first\n"
+	  "expect that many bytes of TMA transactions (mbarrier.arrive.expect_tx). A phase completes\n"
+	  "when its arrivals and its bytes are all in; then TMAs attached to it land" },
+	{ "mbarrier_wait", l_mbarrier_wait,
+	  "kernel.mbarrier_wait(bar, {s}, parity): wait until the phase of that parity (0 or 1) has\n"
+	  "completed (try_wait.parity in a loop); parity 1 passes on a fresh barrier. The interpreter\n"
+	  "reports a wait that can never pass (deadlock), with the barrier's state" },
+	{ "tma", l_tma,
+	  "kernel.tma(dst, src, bar, {s}): Hopper's bulk tensor copy of the global tile src into the\n"
+	  "shared tile dst, completing its bytes on mbarrier bar[s]. The box and the swizzle (128B,\n"
+	  "64B, 32B or none) are decided by enumerating dst's layout; a tile wider than the swizzle\n"
+	  "is several boxes. One thread issues it: put it under kernel.when(k.tx == 0, ...), with\n"
+	  "kernel.mbarrier_arrive(bar, {s}, {tx = plan.bytes}). Returns the plan: {swizzle, box\n"
+	  "(innermost first), boxes, bytes, reason}. Refused with the element that breaks each mode" },
 	{ "shuffle", l_shuffle,
 	  "kernel.shuffle(value, lane): value as lane `lane` (0..31) of the same warp holds it\n"
 	  "(__shfl_sync over the full warp: every lane of the warp must reach it)" },
@@ -2294,7 +2429,8 @@ static const HelpReg kmeths[] = {
 	{ "counts", k_counts,
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
-	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, wgmmas, blocks,\n"
+	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, wgmmas,\n"
+	  "tmas, tma_bytes, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "tile_ir", k_tile_ir,

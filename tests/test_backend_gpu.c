@@ -714,6 +714,44 @@ cp_async2(void)
 }
 
 /*
+** TMA: two 32x32 float32 tiles of X into the two slots of S (row-major, so
+** SWIZZLE_NONE, one box each), each completing on its mbarrier; thread 0
+** initializes the barriers and issues, every thread waits and copies the
+** slot into Y.
+*/
+static void
+tma_pipe(void)
+{
+	int x = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
+	int y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
+	int sb = mkbuf("S", DT_FLOAT32, AS_LOCAL, KB_TEMP, 3, (int64_t)2, (int64_t)32, (int64_t)32);
+	int bar = mkbuf("bar", DT_UINT64, AS_LOCAL, KB_TEMP, 1, (int64_t)2);
+	UOp *bx = kernel_var(K, "bx", 2), *tx = kernel_var(K, "tx", 64), *kt = kernel_var(K, "kt", 2);
+	UOp *j = kernel_var(K, "j", 16), *one = alu(OP_CMPLT, DT_BOOL, tx, I(1)), *init[2], *issue[2], *r, *c;
+	KRegion dst, src;
+	KTma t;
+
+	init[0] = ok(kernel_mbar_init(K, at(bar, 1, I(0)), 1, &E));
+	init[1] = ok(kernel_mbar_init(K, at(bar, 1, I(1)), 1, &E));
+	dst = region(sb, 3, kt, (int64_t)1, I(0), (int64_t)32, I(0), (int64_t)32);
+	src = region(x, 2, mul(bx, I(32)), (int64_t)32, mul(kt, I(32)), (int64_t)32);
+	issue[0] = ok(kernel_mbar_arrive(K, at(bar, 1, kt), 4096, &E));
+	issue[1] = ok(kernel_tma(K, &dst, &src, at(bar, 1, kt), &t, &E));
+	assert_int_equal(t.swizzle, 0);
+	assert_int_equal(t.nbox, 1);
+	r = kernel_alu(K, OP_IDIV, DT_INDEX, (UOp *[]){ tx, I(2) }, 2);
+	c = add(mul(kernel_alu(K, OP_MOD, DT_INDEX, (UOp *[]){ tx, I(2) }, 2), I(16)), j);
+	stage("tma", loop(bx, HW_BLOCK_X, 1, loop(tx, HW_THREAD_X, 3,
+	      kernel_if(K, one, init, 2),
+	      kernel_barrier(K),
+	      loop(kt, HW_NONE, 3,
+	           kernel_if(K, one, issue, 2),
+	           ok(kernel_mbar_wait(K, at(bar, 1, kt), I(0), &E)),
+	           loop(j, HW_NONE, 1, st(at(y, 2, add(mul(bx, I(32)), r), add(mul(kt, I(32)), c)),
+	                                  ld(at(sb, 3, kt, r, c))))))));
+}
+
+/*
 ** Shared buffers past 48 KiB (32768 + 48 + 16384 bytes): CUDA carves them from one dynamic
 ** array at offsets 0, 32768 and 32816. Each of 2 blocks of 256 threads fills them from X,
 ** passes a barrier and sums elements that other threads wrote into Y.
@@ -768,6 +806,7 @@ static Kernel *ex_ldsm_mma(void) { return by_hand(ldsm_mma); }
 static Kernel *ex_cp_async(void) { return by_hand(cp_async2); }
 static Kernel *ex_wgmma(void) { return by_hand(wgmma_gemm); }
 static Kernel *ex_big_shared(void) { return by_hand(big_shared); }
+static Kernel *ex_tma(void) { return by_hand(tma_pipe); }
 
 static const Example examples[] = {
 	{ "softmax", ex_softmax, NULL },
@@ -785,6 +824,7 @@ static const Example examples[] = {
 	{ "cp_async", ex_cp_async, "opencl: stage cpa: a cp_async; asynchronous global-to-shared copies are sm_80's cp.async" },
 	{ "big_shared", ex_big_shared, NULL },
 	{ "wgmma", ex_wgmma, "buffer A is float16" },
+	{ "tma", ex_tma, "opencl: stage tma: a mbar_init; mbarriers and bulk tensor copies (TMA) are sm_90's" },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -986,9 +1026,9 @@ test_wgmma(void **state)
 	cu = source(k, D_CUDA);
 	has(cu, "  __shared__ __align__(1024) __half As[4096];");
 	has(cu, "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n  __syncthreads();\n");
-	has(cu, "const uint64_t tessel_da = (((uint64_t)__cvta_generic_to_shared(&As[kk * 16]) >> 4) & 0x3FFFull) | "
+	has(cu, "const uint64_t tessel_da = ((uint64_t)((unsigned)__cvta_generic_to_shared(&As[kk * 16]) >> 4) & 0x3FFFull) | "
 	        "0x4000004000010000ull;  /* K-major, 128B, LBO 16, SBO 1024 */");
-	has(cu, "const uint64_t tessel_db = (((uint64_t)__cvta_generic_to_shared(&Bs[kk * 1024]) >> 4) & 0x3FFFull) | "
+	has(cu, "const uint64_t tessel_db = ((uint64_t)((unsigned)__cvta_generic_to_shared(&Bs[kk * 1024]) >> 4) & 0x3FFFull) | "
 	        "0x4000004000000000ull;  /* MN-major, 128B, LBO 0, SBO 1024 */");
 	has(cu, "\"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1,");
 	has(cu, "%31}, %32, %33, p, 1, 1, 0, 1;\\n}\\n\"");
@@ -1046,6 +1086,60 @@ test_cp_async(void **state)
 	refused(k, D_C, "c: stage cpa: a cp_async; asynchronous global-to-shared copies are sm_80's cp.async, which "
 	        "only the cuda dialect writes");
 	kernel_free(k);
+}
+
+static int have_nvcc(char *path, size_t n);
+
+static void
+test_tma(void **state)
+{
+	Kernel *k = ex_tma();
+	char *cu = source(k, D_CUDA), nvcc[1024], cuobj[1024], *dir, path[600], obj[600], logp[600], *log = NULL;
+	int rc;
+
+	has(cu, "tma(const float *__restrict__ X, float *__restrict__ Y, const __grid_constant__ CUtensorMap tessel_tmap0)");
+	has(cu, "__shared__ __align__(1024) float S[2048];");
+	has(cu, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];");
+	has(cu, "\"l\"(&tessel_tmap0)");
+	has(cu, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;");
+	has(cu, "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;");
+	has(cu, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE");
+	has(cu, "static const cuuint64_t dims[] = {64ull, 64ull}, strides[] = {256ull};");
+	refused(k, D_TRITON, "triton: stage tma: ");
+	kernel_free(k);
+	/* the SASS has the TMA load when cuobjdump is there to show it */
+	if (!have_nvcc(nvcc, sizeof nvcc) || find_exe("cuobjdump", "/usr/local/cuda/bin/cuobjdump", cuobj, sizeof cuobj) < 0) {
+		print_message("note: no nvcc or no cuobjdump: the TMA's SASS is not checked\n");
+		free(cu);
+		return;
+	}
+	dir = tmpdir();
+	snprintf(path, sizeof path, "%s/t.cu", dir);
+	snprintf(obj, sizeof obj, "%s/t.o", dir);
+	snprintf(logp, sizeof logp, "%s/log", dir);
+	write_text(path, cu);
+	free(cu);
+	{
+		char *const argv[] = { nvcc, "-arch=sm_90", "-c", path, "-o", obj, NULL };
+
+		if ((rc = run_child(argv, logp, &log)) != 0)
+			fail_msg("nvcc (exit %d):\n%s", rc, log ? log : "");
+		free(log);
+		log = NULL;
+	}
+	{
+		char *const argv[] = { cuobj, "-sass", obj, NULL };
+
+		if ((rc = run_child(argv, logp, &log)) != 0)
+			fail_msg("cuobjdump (exit %d):\n%s", rc, log ? log : "");
+		has(log ? log : "", "UTMALDG");
+		free(log);
+	}
+	unlink(path);
+	unlink(obj);
+	unlink(logp);
+	rmdir(dir);
+	free(dir);
 }
 
 static void
@@ -1578,6 +1672,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cp_async, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_under_guard, setup, teardown),

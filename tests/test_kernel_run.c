@@ -2086,6 +2086,80 @@ test_wgmma_desc(void **state)
 	}
 }
 
+/* ---- TMA: the dispatch's plans, exactly ---- */
+
+static int
+tma_shared(const char *name, const char *layout, int64_t a, int64_t b, int64_t c)
+{
+	Composed cl;
+	int sb = mkbuf(name, DT_FLOAT16, AS_LOCAL, KB_TEMP, 3, a, b, c);
+
+	if (composed_parse(layout, &cl, &E) < 0 || kernel_layout_cute(K, sb, NULL, &cl, &E) < 0)
+		fail_msg("layout %s: %s", layout, E.msg);
+	return sb;
+}
+
+static void
+test_tma_plan(void **state)
+{
+	int ga = mkbuf("A", DT_FLOAT16, AS_GLOBAL, KB_INPUT, 2, (int64_t)4096, (int64_t)4096);
+	int as = tma_shared("As", "Sw<3,3,3> o 0 o (4,128,64):(8192,64,1)", 4, 128, 64);
+	int bs = tma_shared("Bs", "Sw<3,3,3> o 0 o (4,64,(64,4)):(16384,64,(1,4096))", 4, 64, 256);
+	int ps = mkbuf("P", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)64, (int64_t)72);
+	int bar = mkbuf("bar", DT_UINT64, AS_LOCAL, KB_TEMP, 1, (int64_t)4);
+	UOp *st = var("s", 4), *kt = var("kt", 64), *m = var("m", 32), *u, *idx[3];
+	KRegion d = { as, { st, I(0), I(0) }, { 1, 128, 64 } }, g = { ga, { mul(m, I(128)), mul(kt, I(64)) }, { 128, 64 } };
+	KTma t;
+	int j;
+
+	/* A's tile {128, 64}: one box {64 cols, 128 rows}, 128B, starts s*16384 bytes */
+	if (kernel_tma_plan(K, &d, &g, &t, &E) < 0)
+		fail_msg("plan: %s", E.msg);
+	assert_int_equal(t.swizzle, 128);
+	assert_int_equal(t.nbox, 1);
+	assert_int_equal(t.box[0], 128);
+	assert_int_equal(t.box[1], 64);
+	assert_int_equal(t.bytes, 16384);
+	assert_int_equal(t.global_dim[0], 4096);
+	assert_int_equal(t.global_stride[0], 2);
+	assert_int_equal(t.global_stride[1], 8192);
+	for (j = 0; j < 4; j++) {
+		idx[0] = I(j), idx[1] = I(0), idx[2] = I(0);
+		assert_int_equal(kernel_offset(K, as, idx)->arg[0] * 2, j * 16384);
+	}
+	/* B's tile {64, 256}: four boxes {64, 64}, starts s*32768 + j*8192 bytes */
+	d = (KRegion){ bs, { st, I(0), I(0) }, { 1, 64, 256 } };
+	g = (KRegion){ ga, { mul(kt, I(64)), mul(var("n", 16), I(256)) }, { 64, 256 } };
+	if (!(u = kernel_tma(K, &d, &g, kernel_index(K, bar, &st, 1), &t, &E)))
+		fail_msg("tma: %s", E.msg);
+	assert_int_equal(t.swizzle, 128);
+	assert_int_equal(t.nbox, 4);
+	assert_int_equal(t.box[0], 64);
+	assert_int_equal(t.box[1], 64);
+	assert_int_equal(u->nsrc, 5);
+	for (j = 0; j < 4; j++) {
+		const UOp *x = u->src[j + 1];
+		UOp *o, *zero = I(0);
+
+		assert_int_equal(x->op, OP_TMA_LOAD);
+		assert_int_equal(x->arg[0], 128);
+		o = kernel_offset(K, bs, (UOp *const *)x->src[0]->src + 1);
+		o = kernel_substitute(K->c, o, &st, &zero, 1);
+		assert_true(uop_simplify(K->c, o, &o, &E) == 0 && o->op == OP_CONST);
+		assert_int_equal(o->arg[0] * 2, j * 8192);
+	}
+	/* rows of 72 elements with 64 used: no box */
+	d = (KRegion){ ps, { I(0), I(0) }, { 64, 64 } };
+	g = (KRegion){ ga, { I(0), I(0) }, { 64, 64 } };
+	assert_int_equal(kernel_tma_plan(K, &d, &g, &t, &E), -1);
+	if (!strstr(E.msg, "without swizzle: element (1,0) is at byte 144, TMA writes it at byte 128 (TMA writes a box densely"))
+		fail_msg("%s", E.msg);
+	/* a barrier that is not a shared uint64 */
+	assert_null(kernel_mbar_init(K, kernel_index(K, ps, (UOp *[]){ I(0), I(0) }, 2), 1, &E));
+	if (!strstr(E.msg, "an mbarrier is an element of a shared uint64 buffer"))
+		fail_msg("%s", E.msg);
+}
+
 int
 main(void)
 {
@@ -2128,6 +2202,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma_desc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tma_plan, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,13 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 		emit(&b, "cp_async_wait(%lld)", (long long)u->arg[0]);
 		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");
 		break;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		kernel_print_tma(&b, t->k, u);
+		n = node(t, b.s ? b.s : "", u->op == OP_TMA_LOAD ? 0xd1c4e9 : 0xe0e0e0, "box");
+		break;
 	case OP_MMA: {
 		int i;
 

@@ -547,6 +547,12 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	case OP_WG_WAIT:
 		w->bad = "a wgmma";
 		return 0;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		w->bad = "an mbarrier or TMA statement";
+		return 0;
 	default:
 		w->bad = "an unknown statement";
 		return 0;
@@ -1065,6 +1071,16 @@ touches(const UOp *u, const UOp *def, int store, PMap *seen, int depth)
 		if ((u->src[1]->src[0] == def || u->src[2]->src[0] == def) && (store == 0 || store == 2))
 			return 1;
 	}
+	/* a TMA writes its destination and reads its source; an mbarrier statement writes its barrier */
+	if (u->op == OP_TMA_LOAD && u->nsrc == 3) {
+		if (u->src[0]->src[0] == def && store >= 1)
+			return 1;
+		if ((u->src[1]->src[0] == def || u->src[2]->src[0] == def) && (store == 0 || store == 2))
+			return 1;
+	}
+	if ((u->op == OP_MBAR_INIT || u->op == OP_MBAR_ARRIVE || u->op == OP_MBAR_WAIT) && u->src[0]->src[0] == def
+	&& store >= 1)
+		return 1;
 	/* a cp.async writes its destination and reads its source */
 	if (u->op == OP_CP_ASYNC && u->nsrc == 2) {
 		if (u->src[0]->src[0] == def && store >= 1)
@@ -1191,6 +1207,8 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 		return "a cp_async";
 	if (s->op == OP_WGMMA || s->op == OP_WG_FENCE || s->op == OP_WG_COMMIT || s->op == OP_WG_WAIT)
 		return "a wgmma";
+	if (s->op == OP_MBAR_INIT || s->op == OP_MBAR_ARRIVE || s->op == OP_MBAR_WAIT || s->op == OP_TMA_LOAD)
+		return "an mbarrier or TMA statement";
 	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
 		*loop = s;
 		return "a reduction loop";

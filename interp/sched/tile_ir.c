@@ -832,6 +832,14 @@ stmt(Tr *t, const UOp *s, int ind, int depth)
 		indent(t, ind);
 		emit(t->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);
 		break;
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		indent(t, ind);
+		kernel_print_tma(t->b, t->k, s);
+		emit(t->b, "\n");
+		break;
 	default:
 		indent(t, ind);
 		emit(t->b, "<%s>\n", uop_info[s->op].name);

@@ -163,18 +163,23 @@ end
 -- writes with its 128-byte swizzle (Sw<3,3,3> in float16 units), and the same ones wgmma's
 -- descriptors name: A K-major (rows of 128 bytes, 8-row atoms 1024 bytes apart), B MN-major
 -- (64-column boxes of 64 k-rows, 8 KB apart). The order of a step, with S stages:
---   wait full[kt % S]; fence; 4 wgmmas; commit; wgmma_wait(1)  (step kt-1's group retired)
---   barrier                     (every warpgroup has retired step kt-1: its slot is free)
---   thread 0: arm and issue step kt+S-1 into slot (kt+S-1) % S = (kt-1) % S
--- so step kt's wgmmas run while the next step's wait, barrier and copies go on.
+--   wait full[kt % S]; fence; 4 wgmmas; commit; wgmma_wait(P)
+--   barrier                     (every warpgroup has retired step kt-P: its slot is free)
+--   thread 0: arm and issue step kt+S-P into slot (kt+S-P) % S, the one step kt-P read
+-- With P = opts.pending = 1 step kt's wgmmas run while the next step's wait, barrier and copies
+-- go on (ptxas serializes the wgmmas of that form, warning C7514), with P = 0 (the default)
+-- they do not. opts.ws: warp specialization instead, a producer warpgroup whose one thread
+-- waits on each slot's `empty` mbarrier (all 128 WG consumer threads arrive on it once the
+-- step's wgmmas have retired) and refills it, no block barrier in the loop.
 function M.kernel_wgmma(m, n, kd, opts)
   opts = opts or {}
-  local WG, BN, BK, NS = opts.wg or 2, opts.bn or 256, 64, opts.stages or 4
+  local WG, BN, BK, NS, P = opts.wg or 2, opts.bn or 256, 64, opts.stages or 4, opts.pending or 0
   local BM = 64 * WG
   assert(m % BM == 0 and n % BN == 0 and kd % BK == 0, "gemm: the tiles must divide the matrices")
   assert(BN % 64 == 0 and BN <= 256, "gemm: BN is a multiple of 64 up to 256")
   local nk = kd // BK
-  assert(NS >= 2 and nk >= NS - 1, "gemm: stages >= 2, and at most K/64 + 1")
+  assert(NS >= 2 and nk >= NS, "gemm: stages >= 2, and at most K/64")
+  assert(P == 0 or P == 1, "gemm: pending is 0 or 1")
   local WS = opts.ws                                   -- warp specialization: a producer warpgroup
   local k = kernel.new{grid = {n // BN, m // BM}, block = {128 * (WG + (WS and 1 or 0))}}
   local A = k:input("A", "float16", {m, kd})
@@ -190,8 +195,10 @@ function M.kernel_wgmma(m, n, kd, opts)
   local acc = k:register("acc", "float32", {BN // 2})
   local bytes = (BM * BK + BK * BN) * 2
   k:stage("gemm", function()
-    -- with warp specialization warpgroup 0 is the producer and the consumers are 1..WG
-    local wg, t = WS and k.tx // 128 - 1 or k.tx // 128, k.tx % 128
+    -- with warp specialization the consumers are warpgroups 0..WG-1 and the producer is warpgroup
+    -- WG (the clamp keeps the tiles' row starts inside the buffers for the producer's threads,
+    -- which never reach the wgmmas: the descriptors are verified at every start the index takes)
+    local wg, t = WS and kernel.min(k.tx // 128, WG - 1) or k.tx // 128, k.tx % 128
     local warp, lane = t // 32, t % 32
     local function issue(kt, s)
       kernel.mbarrier_arrive(full, {s}, {tx = bytes})
@@ -208,7 +215,7 @@ function M.kernel_wgmma(m, n, kd, opts)
     if WS then
       -- the producer's one thread: wait until the consumers have left slot s (a fresh barrier's
       -- parity 1 has completed: the first pass through the slots does not wait), then refill it
-      kernel.when(kernel.eq(k.tx, 0), function()
+      kernel.when(kernel.eq(k.tx, 128 * WG), function()
         for kt in kernel.range(nk, {name = "kt", type = "loop"}) do
           local s = kt % NS
           kernel.mbarrier_wait(empty, {s}, (kt // NS + 1) % 2)
@@ -216,7 +223,7 @@ function M.kernel_wgmma(m, n, kd, opts)
         end
       end)
       -- the consumers: wait for the slot, multiply, release it once the group has retired
-      kernel.when(kernel.ge(k.tx, 128), function()
+      kernel.when(kernel.lt(k.tx, 128 * WG), function()
         for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do acc[v] = 0 end
         for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
           local s = kt % NS
@@ -236,8 +243,11 @@ function M.kernel_wgmma(m, n, kd, opts)
       end)
       return
     end
+    -- step kt + L goes into the slot step kt + L - S read, free after step kt's barrier when
+    -- kt + L - S <= kt - P: a lead of L = S - P steps, the prologue issuing steps 0..L-1
+    local L = NS - P
     kernel.when(kernel.eq(k.tx, 0), function()
-      for s = 0, NS - 2 do issue(s, s) end
+      for s = 0, L - 1 do issue(s, s) end
     end)
     for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do acc[v] = 0 end
     for kt in kernel.range(nk, {name = "kt", type = "reduce"}) do
@@ -248,11 +258,11 @@ function M.kernel_wgmma(m, n, kd, opts)
         kernel.wgmma(acc, As:tile({s, wg * 64, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, BN}))
       end
       kernel.wgmma_commit()
-      kernel.wgmma_wait(1)
+      kernel.wgmma_wait(P)
       kernel.barrier()
-      local nt = kernel.min(kt + (NS - 1), nk - 1)
+      local nt = kernel.min(kt + L, nk - 1)
       kernel.when(kernel.eq(k.tx, 0), function()
-        kernel.when(kernel.lt(kt + (NS - 1), nk), function() issue(nt, (kt + (NS - 1)) % NS) end)
+        kernel.when(kernel.lt(kt + L, nk), function() issue(nt, (kt + L) % NS) end)
       end)
     end
     kernel.wgmma_wait(0)
@@ -285,6 +295,20 @@ function M.cases()
                            ns and string.format(", %d cp.async stages", ns) or ""),
     }
   end
+  -- wgmma + TMA: {name suffix, options}
+  for _, c in ipairs{{"", {}}, {"_p1", {pending = 1}}, {"_ws", {ws = true}}, {"_bn128", {bn = 128, stages = 6}}} do
+    local s = 4096
+    local o = c[2]
+    out[#out + 1] = {
+      name = "gemm_f16_4096_wgmma" .. c[1],
+      kernel = M.kernel_wgmma(s, s, s, o),
+      inputs = {A = "randn", B = "randn"}, torch = "x[0] @ x[1]",
+      flops = 2 * s * s * s, bytes = 3 * s * s * 2, tol = 2e-3,
+      note = string.format("%dx%dx64 tiles, %d consumer warpgroups, wgmma m64n%dk16 + TMA, %d stages%s",
+                           64 * (o.wg or 2), o.bn or 256, o.wg or 2, o.bn or 256, o.stages or 4,
+                           o.ws and ", warp-specialized producer" or o.pending == 1 and ", one group in flight" or ""),
+    }
+  end
   return out
 end
 
@@ -315,6 +339,25 @@ if not ... then
                         .. "the tensor program; %d shared loads, %d cp.async", m, n, kd, bk,
                         ns and ns .. " cp.async stages" or "synchronous copies", ldm and "ldmatrix" or "element",
                         worst, c.shared_loads, c.cp_asyncs))
+  end
+  -- wgmma + TMA: 128x256 tiles, K = 256 (4 steps of 64)
+  local a = tensor.rand({128, 256}, {seed = 3}):cast("float16")
+  local b = tensor.rand({256, 256}, {seed = 4}):cast("float16")
+  local want = a:cast("float32"):matmul(b:cast("float32")):tolist()
+  for _, o in ipairs{{}, {pending = 1, stages = 3}, {ws = true}} do
+    local k = M.kernel_wgmma(128, 256, 256, o)
+    local got = k:run{A = a, B = b}:cast("float32"):tolist()
+    local worst = 0
+    for i = 1, 128 do for j = 1, 256 do
+      worst = math.max(worst, math.abs(got[i][j] - want[i][j]) / math.max(1, math.abs(want[i][j])))
+    end end
+    assert(worst < 1e-3, "gemm wgmma: off by " .. worst)
+    local c = k:counts{A = a, B = b}
+    print(string.format("gemm 128x256x256 float16 through wgmma and TMA, %d stages, %s: within %.1e (relative) "
+                        .. "of the tensor program; %d wgmmas, %d TMA boxes (%d bytes)", o.stages or 4,
+                        o.ws and "warp-specialized" or string.format("%d group%s in flight", o.pending or 0,
+                                                                      o.pending == 1 and "" or "s"),
+                        worst, c.wgmmas, c.tmas, c.tma_bytes))
   end
 end
 return M

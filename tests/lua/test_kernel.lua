@@ -548,4 +548,151 @@ check("pictures, listings and help", function()
   end
 end)
 
+
+check("tma: mbarriers and TMA boxes (swizzled, several boxes, none), both pipelines, the checks", function()
+  -- (1) one thread issues expect_tx + TMA for slot s, every thread waits, computes, bar.sync
+  local S = 2
+  local function mk1(variant)
+    local k = kernel.new{grid = {2}, block = {128}}
+    local A = k:input("A", "float16", {256, 256})
+    local B = k:output("B", "float16", {256, 256})
+    local As = k:shared("As", "float16", {S, 128, 64}, "Sw<3,3,3> o 0 o (2,128,64):(8192,64,1)")
+    local full = k:shared("full", "uint64", {S})
+    local plan
+    k:stage("scale", function()
+      kernel.when(kernel.eq(k.tx, 0), function()
+        for s = 0, S - 1 do kernel.mbarrier_init(full, {s}, variant == "inflight" and 2 or 1) end
+      end)
+      kernel.barrier()
+      for kt in kernel.range(4, {name = "kt"}) do
+        local s = kt % S
+        kernel.when(kernel.eq(k.tx, 0), function()
+          if variant ~= "noarrive" then kernel.mbarrier_arrive(full, {s}, {tx = 16384}) end
+          plan = kernel.tma(As:tile({s, 0, 0}, {1, 128, 64}), A:tile({k.bx * 128, kt * 64}, {128, 64}), full, {s})
+        end)
+        if variant ~= "nowait" and variant ~= "inflight" then kernel.mbarrier_wait(full, {s}, kt // S % 2) end
+        for c in kernel.range(64) do
+          B[{k.bx * 128 + k.tx, kt * 64 + c}] = As[{s, k.tx, c}] * 2
+        end
+        kernel.barrier()
+      end
+    end)
+    return k, plan
+  end
+  local a = tensor.rand({256, 256}, {seed = 3}):cast("float16")
+  local want = a:tolist()
+  local k, plan = mk1("ok")
+  eq(plan.swizzle, 128); eq(plan.boxes, 1); eq(plan.bytes, 16384); eq(plan.box[1], 64); eq(plan.box[2], 128)
+  local txt = tostring(k)
+  assert(txt:find("tma.box{64,128}.sw128(As[kt%2, 0, 0], A[bx*128, kt*64], full[kt%2])", 1, true), txt)
+  assert(txt:find("mbarrier_arrive(full[kt%2], tx=16384)", 1, true), txt)
+  for _, opts in ipairs{{checks = true}, {checks = false}} do
+    local got = k:run({A = a}, opts):tolist()
+    for i = 1, 256 do for j = 1, 256 do eq(got[i][j], 2 * want[i][j]) end end
+  end
+  local c = k:counts{A = a}
+  eq(c.tmas, 8); eq(c.tma_bytes, 131072)
+  assert(k:check())
+  raises(function() mk1("nowait"):run{A = a} end, "which a TMA landed at completion 1 of mbarrier full[0], and this thread has not waited on it")
+  raises(function() mk1("inflight"):run{A = a} end, "while its TMA is in flight (issued by thread (0,0,0)); wait on the mbarrier first")
+  raises(function() mk1("noarrive"):run{A = a} end, "mbarrier: deadlock: stage scale, block (0,0,0): thread (0,0,0) waits on full[0] for parity 0, and its phase 0 (parity 0) never completes: 1 of 1 arrivals pending, -16384 tx bytes outstanding")
+  -- CUDA: the tensor map parameter, the PTX, 1024-byte alignment
+  local cu = k:source("cuda")
+  for _, s in ipairs{"const __grid_constant__ CUtensorMap tessel_tmap0", "__shared__ __align__(1024) __half As[16384]",
+                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                     "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 16384;",
+                     "CU_TENSOR_MAP_SWIZZLE_128B", "cudaGetDriverEntryPoint"} do
+    assert(cu:find(s, 1, true), s)
+  end
+
+  -- (2) producer/consumer: the producer waits empty[s] (parity starting 1), consumers wait full[s],
+  -- read, arrive on empty[s]; "early": consumers release the slot before reading it (a WAR race)
+  local function mk2(variant)
+    local k = kernel.new{grid = {2}, block = {160}}
+    local A = k:input("A", "float16", {256, 256})
+    local B = k:output("B", "float16", {256, 256})
+    local As = k:shared("As", "float16", {S, 128, 64}, "Sw<3,3,3> o 0 o (2,128,64):(8192,64,1)")
+    local full, empty = k:shared("full", "uint64", {S}), k:shared("empty", "uint64", {S})
+    k:stage("pc", function()
+      kernel.when(kernel.eq(k.tx, 0), function()
+        for s = 0, S - 1 do kernel.mbarrier_init(full, {s}, 1); kernel.mbarrier_init(empty, {s}, 128) end
+      end)
+      kernel.barrier()
+      kernel.when(kernel.eq(k.tx, 0), function()
+        for kt in kernel.range(4, {name = "kt"}) do
+          local s = kt % S
+          kernel.mbarrier_wait(empty, {s}, (kt // S + 1) % 2)
+          kernel.mbarrier_arrive(full, {s}, {tx = 16384})
+          kernel.tma(As:tile({s, 0, 0}, {1, 128, 64}), A:tile({k.bx * 128, kt * 64}, {128, 64}), full, {s})
+        end
+      end)
+      kernel.when(kernel.ge(k.tx, 32), function()
+        for kt in kernel.range(4, {name = "kt"}) do
+          local s = kt % S
+          kernel.mbarrier_wait(full, {s}, kt // S % 2)
+          if variant == "early" then kernel.mbarrier_arrive(empty, {s}) end
+          for c in kernel.range(64) do
+            B[{k.bx * 128 + k.tx - 32, kt * 64 + c}] = As[{s, k.tx - 32, c}] * 2
+          end
+          if variant ~= "early" then kernel.mbarrier_arrive(empty, {s}) end
+        end
+      end)
+    end)
+    return k
+  end
+  local got = mk2("ok"):run({A = a}):tolist()
+  for i = 1, 256 do for j = 1, 256 do eq(got[i][j], 2 * want[i][j]) end end
+  raises(function() mk2("early"):run{A = a} end, "a TMA writes As at offset 0 while thread (32,0,0) read it in this phase, and no mbarrier orders them")
+
+  -- several boxes: a 64 x 256 tile through a hierarchical (64,4) mode: 4 boxes of {64, 64}
+  local k3 = kernel.new{block = {128}}
+  local Bg = k3:input("B", "float16", {256, 512})
+  local O = k3:output("O", "float16", {64, 256})
+  local Bs = k3:shared("Bs", "float16", {2, 64, 256}, "Sw<3,3,3> o 0 o (2,64,(64,4)):(16384,64,(1,4096))")
+  local bar = k3:shared("bar", "uint64", {2})
+  local p3
+  k3:stage("b", function()
+    kernel.when(kernel.eq(k3.tx, 0), function() kernel.mbarrier_init(bar, {1}, 1) end)
+    kernel.barrier()
+    kernel.when(kernel.eq(k3.tx, 0), function()
+      kernel.mbarrier_arrive(bar, {1}, {tx = 32768})
+      p3 = kernel.tma(Bs:tile({1, 0, 0}, {1, 64, 256}), Bg:tile({64, 256}, {64, 256}), bar, {1})
+    end)
+    kernel.mbarrier_wait(bar, {1}, 0)
+    for c in kernel.range(128) do O[{k3.tx // 2, k3.tx % 2 * 128 + c}] = Bs[{1, k3.tx // 2, k3.tx % 2 * 128 + c}] end
+  end)
+  eq(p3.swizzle, 128); eq(p3.boxes, 4); eq(p3.box[1], 64); eq(p3.box[2], 64); eq(p3.bytes, 32768)
+  txt = tostring(k3)
+  for j = 0, 3 do
+    assert(txt:find(string.format("tma.box{64,64}.sw128(Bs[1, 0, %d], B[64, %d], bar[1])", j * 64, 256 + j * 64), 1, true), txt)
+  end
+  local bt = tensor.rand({256, 512}, {seed = 5}):cast("float16")
+  local g3, w3 = k3:run{B = bt}:tolist(), bt:tolist()
+  for i = 1, 64 do for j = 1, 256 do eq(g3[i][j], w3[64 + i][256 + j]) end end
+
+  -- no swizzle for a row-major tile; padding refused with the element; a barrier of the wrong dtype
+  local function one(lay, dt)
+    local k4 = kernel.new{block = {32}}
+    local X = k4:input("X", "float32", {64, 64})
+    local T = k4:shared("T", "float32", {32, 64}, lay)
+    local br = k4:shared("br", dt or "uint64", {1})
+    local p
+    k4:stage("s", function() p = kernel.tma(T, X:tile({0, 0}, {32, 64}), br, {0}) end)
+    return p, k4
+  end
+  local p4, k4 = one("(32,64):(64,1)")
+  for _, d in ipairs{"c", "opencl"} do
+    raises(function() k4:source(d) end, d .. ": stage s: a tma_load; mbarriers and bulk tensor copies (TMA) are sm_90's")
+  end
+  raises(function() k4:source("triton") end, "mbarriers and TMA are one thread's view")
+  eq(p4.swizzle, 0); eq(p4.boxes, 1); eq(p4.box[1], 64); eq(p4.box[2], 32)
+  raises(function() one("(32,64):(72,1)") end, "without swizzle: element (1,0) is at byte 288, TMA writes it at byte 256 (TMA writes a box densely")
+  raises(function() one("(32,64):(64,1)", "uint32") end, "an mbarrier is an element of a shared uint64 buffer")
+  raises(function()
+    local k5 = kernel.new{block = {32}}
+    local br = k5:shared("br", "uint64", {1})
+    k5:stage("s", function() kernel.mbarrier_wait(br, {0}, k5.tx) end)
+  end, "the parity must be an index expression in [0, 1]")
+end)
+
 finish()
