@@ -559,12 +559,12 @@ cuda_tma(Emit *E, EStage *S, const UOp *s, int ind)
 			buf_free(&p.s);
 			goto out;
 		}
-		emit(E->out, "for (unsigned tessel_ok = 0; !tessel_ok;)\n");
+		/* the retry loop inside one asm block: a C loop here would put a branch between a
+		** wgmma and its wait, and ptxas then serializes the wgmmas (warning C7514) */
+		emit(E->out, "asm volatile(\"{\\n .reg .pred p;\\n tessel_wait:\\n mbarrier.try_wait.parity.shared::cta.b64 p, "
+		     "[%%0], %%1;\\n @!p bra.uni tessel_wait;\\n}\\n\"\n");
 		emit_indent(E->out, ind + 2);
-		emit(E->out, "asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2;\\n"
-		     " selp.u32 %%0, 1, 0, p;\\n}\\n\"\n");
-		emit_indent(E->out, ind + 4);
-		emit(E->out, ": \"=r\"(tessel_ok) : \"r\"(%s), \"r\"((unsigned)(", a.s);
+		emit(E->out, ":: \"r\"(%s), \"r\"((unsigned)(", a.s);
 		emit_operand(E->out, &p, 0);
 		emit(E->out, ")) : \"memory\");\n");
 		buf_free(&p.s);
@@ -627,6 +627,11 @@ cuda_async(Emit *E, EStage *S, const UOp *s, int ind)
 	case OP_WG_COMMIT:
 		emit_indent(E->out, ind);
 		emit(E->out, "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");\n");
+		return 0;
+	case OP_SETMAXNREG:
+		emit_indent(E->out, ind);
+		emit(E->out, "asm volatile(\"setmaxnreg.%s.sync.aligned.u32 %lld;\\n\");\n", s->arg[1] ? "inc" : "dec",
+		     (long long)s->arg[0]);
 		return 0;
 	case OP_WG_WAIT:
 		emit_indent(E->out, ind);

@@ -1749,6 +1749,7 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:
 	case OP_WG_WAIT:
+	case OP_SETMAXNREG:
 		if (!E->D->async)
 			return err_set(E->e, "%s: stage %s: a %s; the warpgroup MMA is sm_90a's wgmma, which only the cuda "
 			               "dialect writes (kernel.mma or kernel.gemm for this one)", E->D->name,

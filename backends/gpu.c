@@ -88,7 +88,7 @@ own_bits(const UOp *u)
 	/* an ldmatrix gathers a whole warp as an MMA does */
 	return u->op == OP_BARRIER ? S_BARRIER : u->op == OP_SHUFFLE ? S_SHUFFLE
 	     : u->op == OP_MMA || u->op == OP_LDMATRIX ? S_MMA : u->op == OP_WGMMA || u->op == OP_WG_FENCE
-	       || u->op == OP_WG_COMMIT || u->op == OP_WG_WAIT ? S_MMA | S_WGMMA : 0;
+	       || u->op == OP_WG_COMMIT || u->op == OP_WG_WAIT || u->op == OP_SETMAXNREG ? S_MMA | S_WGMMA : 0;
 }
 
 static unsigned
@@ -376,6 +376,22 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 	return 0;
 }
 
+/* Whether statement s holds a SETMAXNREG. */
+static int
+has_setmaxnreg(const UOp *s, int depth)
+{
+	int i;
+
+	if (s->op == OP_SETMAXNREG)
+		return 1;
+	if (depth > 2000 || (s->op != OP_END && s->op != OP_IF))
+		return 0;
+	for (i = 1; i < s->nsrc; i++)
+		if (has_setmaxnreg(s->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
 int
 gpu_stage(Emit *E, EStage *S)
 {
@@ -404,10 +420,9 @@ gpu_stage(Emit *E, EStage *S)
 	if (tails(G, S->body, 1, 0) < 0 || sync_bits(G, S->body) < 0)
 		return oom(E);
 	bits = bits_of(G, S->body);
-	if ((bits & S_WGMMA) && nthr % 128)
-		return err_set(E->e, "%s: stage %s: blocks of %lld threads; a wgmma runs on whole warpgroups (a multiple "
-		               "of 128 threads), as the interpreter requires", name, stn, (long long)nthr);
-	if ((bits & S_MMA) && nthr % WARP)
+	/* wgmma: whole warps; a trailing partial warpgroup (a producer warp) must never reach one,
+	** which the interpreter checks as it runs */
+	if ((bits & (S_MMA | S_WGMMA)) && nthr % WARP)
 		return err_set(E->e, "%s: stage %s: blocks of %lld threads; an MMA or ldmatrix runs on whole warps (a multiple "
 		               "of 32 threads), as the interpreter requires", name, stn, (long long)nthr);
 	G->nthr = nthr;
@@ -432,8 +447,10 @@ gpu_stage(Emit *E, EStage *S)
 	}
 	for (b = 0; b < G->ntmap; b++)
 		emit(&decl, "%sconst __grid_constant__ CUtensorMap tessel_tmap%d", n++ ? ", " : "", b);
+	/* setmaxnreg takes effect only under a register cap at entry: one block an SM */
 	if (cuda)
-		emit(E->out, "\n__global__ void __launch_bounds__(%lld)\n", (long long)nthr);
+		emit(E->out, "\n__global__ void __launch_bounds__(%lld%s)\n", (long long)nthr,
+		     has_setmaxnreg(S->body, 0) ? ", 1" : "");
 	else
 		emit(E->out, "\n__kernel void __attribute__((reqd_work_group_size(%lld, %lld, %lld)))\n",
 		     (long long)S->blk[0], (long long)S->blk[1], (long long)S->blk[2]);

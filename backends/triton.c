@@ -203,6 +203,7 @@ check_fn(Emit *E, int st, const UOp *u)
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:
 	case OP_WG_WAIT:
+	case OP_SETMAXNREG:
 		return refuse(E, st, u, "a wgmma is a warpgroup's asynchronous MMA; Triton's tl.dot chooses it "
 		              "itself on sm_90: the wgmma");
 	case OP_MBAR_INIT:

@@ -328,6 +328,11 @@ UOp *kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e);
 int kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Err *e);
 /* Whether a stage of k holds a WGMMA (it needs sm_90a). */
 int kernel_has_wgmma(const Kernel *k);
+/* SETMAXNREG: the warpgroup's threads raise (inc) or lower their register
+** budget to n (24..256, a multiple of 8): setmaxnreg, which lets a producer
+** warpgroup hand registers to the consumers' accumulators. Warpgroup-wide;
+** the CUDA emitter then caps the kernel at entry (__launch_bounds__(n, 1)). */
+UOp *kernel_setmaxnreg(Kernel *k, int n, int inc, Err *e);
 /* WG_FENCE, WG_COMMIT and WG_WAIT(n), n in [0, 7]. */
 UOp *kernel_wg_fence(Kernel *k);
 UOp *kernel_wg_commit(Kernel *k);

@@ -115,7 +115,8 @@ static void af_next(const UOp **vars, int nv, UBind *bind);
 ** which cond takes one value, or 1. cond may depend on thread.x (the linear
 ** thread id when thread.y and thread.z are 1) or on warp, and on variables
 ** that are not threads; it is enumerated over all of them (at most
-** ENUM_LIMIT points), each thread against the first thread of its group.
+** ENUM_LIMIT points), each thread against the first thread of its group (the
+** last group may be partial: a producer warp after whole warpgroups).
 */
 static int
 uniform_width(const Ck *c, const UOp *cond)
@@ -146,8 +147,6 @@ uniform_width(const Ck *c, const UOp *cond)
 		const UOp *r = binder(c, vars[t]);
 
 		unit = krange_hw(r) == HW_WARP ? g / 32 : g;
-		if (krange_hw(r) == HW_THREAD_X && c->hwext[HW_THREAD_X] % g)
-			continue;
 		if (!(pts = af_points(vars, nv, bind)))
 			return 1;
 		for (p = 0; p < pts; p++, af_next(vars, nv, bind)) {
@@ -339,7 +338,7 @@ expr(Ck *c, const UOp *u, int depth)
 		return access(c, u->src[0], u->nsrc > 1 ? u->src[1] : NULL, 0);
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
 	case OP_INDEX: case OP_MMA: case OP_LDMATRIX: case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT:
-	case OP_WGMMA: case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT:
+	case OP_WGMMA: case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
 	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_TMA_LOAD:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
@@ -555,11 +554,14 @@ stmt(Ck *c, const UOp *s, int depth)
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:
 	case OP_WG_WAIT:
+	case OP_SETMAXNREG:
 		if (c->divergent && c->divergent < 128)
 			return fail(c, "a %s under control flow that divides a warpgroup (%s): the warpgroup's threads "
 			            "must all run it (.sync.aligned)", uop_info[s->op].name, c->why);
 		if (s->op == OP_WG_WAIT && (s->arg[0] < 0 || s->arg[0] > 7))
 			return fail(c, "a wgmma_wait of %lld groups (0 to 7)", (long long)s->arg[0]);
+		if (s->op == OP_SETMAXNREG && (s->arg[0] < 24 || s->arg[0] > 256 || s->arg[0] % 8))
+			return fail(c, "a setmaxnreg of %lld registers (a multiple of 8 from 24 to 256)", (long long)s->arg[0]);
 		return 0;
 	case OP_CP_COMMIT:
 		return 0;

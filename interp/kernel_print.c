@@ -498,6 +498,10 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		indent(p, ind);
 		emit(p->b, "wgmma_commit()\n");
 		break;
+	case OP_SETMAXNREG:
+		indent(p, ind);
+		emit(p->b, "setmaxnreg(%lld, %s)\n", (long long)s->arg[0], s->arg[1] ? "inc" : "dec");
+		break;
 	case OP_WG_WAIT:
 		indent(p, ind);
 		emit(p->b, "wgmma_wait(%lld)\n", (long long)s->arg[0]);

@@ -1086,6 +1086,8 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return emit_ins(C, I_WGF, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
 	case OP_WG_COMMIT:
 		return emit_ins(C, I_WGC, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
+	case OP_SETMAXNREG:
+		return 0;   /* a register budget: nothing to run */
 	case OP_WG_WAIT:
 		if (s->arg[0] < 0 || s->arg[0] > 7)
 			return err_set(C->e, "wgmma_wait: stage %s: %lld groups (0 to 7)", p->name, (long long)s->arg[0]);
@@ -3081,12 +3083,19 @@ wg_ready(Run *r, Thr *th, int nthr, int w, int pc)
 	int base = (w / 4) * WG, t;
 	char wh[200], da[120], db[120];
 
-	for (t = base; t < base + WG && t < nthr; t++) {
+	if (base + WG > nthr)
+		/* a block may end in a partial warpgroup (a producer warp), which must not reach a wgmma */
+		return err_set(r->e, "wgmma: stage %s, block (%lld,%lld,%lld): warpgroup %d reaches a wgmma with %d "
+		               "threads; a wgmma runs on a whole warpgroup of %d (the block ends at thread %d)",
+		               P->name, (long long)r->bc[0], (long long)r->bc[1], (long long)r->bc[2], w / 4, nthr - base,
+		               WG, nthr);
+	for (t = base; t < base + WG; t++) {
 		const Thr *x = &th[t];
 
 		if (!x->done && x->wait == W_WARP && x->pc == pc)
 			continue;
-		if (!x->done && (x->wait == W_RUN || (x->wait == W_WARP && P->code[x->pc].op != I_WGMMA)))
+		if (!x->done && (x->wait == W_RUN || x->wait == W_MBAR
+		                 || (x->wait == W_WARP && P->code[x->pc].op != I_WGMMA)))
 			return 0;
 		snprintf(wh, sizeof wh, "stage %s, block (%lld,%lld,%lld), warpgroup %d", P->name, (long long)r->bc[0],
 		         (long long)r->bc[1], (long long)r->bc[2], w / 4);
@@ -3285,11 +3294,6 @@ run_stage(Run *r, const Prog *P, int si)
 			goto out;
 		if (r->checks && B->scope == AS_REG && !(B->init = rmalloc(r, n, 0, what)))
 			goto out;
-	}
-	if (P->nwgmma && nthr % WG) {
-		err_set(r->e, "wgmma: stage %s: blocks of %lld threads; a wgmma runs on whole warpgroups (a multiple of "
-		        "%d threads)", P->name, (long long)nthr, WG);
-		goto out;
 	}
 	for (i = 0; i < k->nbuf; i++)
 		r->rb[i].wgd = 0;

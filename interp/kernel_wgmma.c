@@ -605,6 +605,14 @@ kernel_wg_fence(Kernel *k)
 }
 
 UOp *
+kernel_setmaxnreg(Kernel *k, int n, int inc, Err *e)
+{
+	if (n < 24 || n > 256 || n % 8)
+		return err_set(e, "setmaxnreg: %d registers; setmaxnreg takes a multiple of 8 from 24 to 256", n), NULL;
+	return uop_new(k->c, OP_SETMAXNREG, DT_VOID, NULL, 0, n, inc != 0, NULL, NULL, 0);
+}
+
+UOp *
 kernel_wg_commit(Kernel *k)
 {
 	return uop_new(k->c, OP_WG_COMMIT, DT_VOID, NULL, 0, 0, 0, NULL, NULL, 0);

@@ -119,6 +119,8 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 **         leading extents 1); arg[0] = N; dtype void
 ** WG_FENCE (), WG_COMMIT (): wgmma.fence, wgmma.commit_group
 ** WG_WAIT (): arg[0] = n: wgmma.wait_group n
+** SETMAXNREG (): arg[0] = n, arg[1] = 1 (inc) or 0 (dec): setmaxnreg, the
+**         warpgroup's registers a thread (a hint: no value changes)
 ** Hopper's shared-memory barriers and bulk tensor copies (kernel_tma.c):
 ** MBAR_INIT src (bar index): arg[0] = count: mbarrier.init of the uint64
 **         shared element (expected arrivals count, phase 0)
@@ -145,6 +147,7 @@ O(CP_COMMIT, "cp_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0,
 O(CP_WAIT, "cp_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WGMMA, "wgmma", 3, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WG_FENCE, "wg_fence", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(SETMAXNREG, "setmaxnreg", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WG_COMMIT, "wg_commit", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(WG_WAIT, "wg_wait", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(MBAR_INIT, "mbar_init", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

@@ -1131,6 +1131,26 @@ l_wgmma_wait(lua_State *L)
 	return 0;
 }
 
+/* kernel.setmaxnreg(n, "inc" | "dec"): the warpgroup's register budget */
+static int
+l_setmaxnreg(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.setmaxnreg");
+	lua_Integer n = luaL_checkinteger(L, 1);
+	const char *how = luaL_checkstring(L, 2);
+	Err e = { "" };
+	UOp *u;
+
+	if (strcmp(how, "inc") != 0 && strcmp(how, "dec") != 0)
+		return luaL_error(L, "kernel.setmaxnreg: '%s' is not \"inc\" or \"dec\"", how);
+	if (n < 0 || n > 1024)
+		return luaL_error(L, "kernel.setmaxnreg: %I registers; setmaxnreg takes a multiple of 8 from 24 to 256", n);
+	if (!(u = kernel_setmaxnreg(x->k, (int)n, how[0] == 'i', &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
 /* kernel.wgmma_desc(region, "A" | "B" [, {var = value, ...}]): the GMMA descriptor of an operand */
 static int
 l_wgmma_desc(lua_State *L)
@@ -2342,6 +2362,11 @@ static const HelpReg kfuncs[] = {
 	{ "wgmma_fence", l_wgmma_fence,
 	  "kernel.wgmma_fence(): wgmma.fence.sync.aligned: orders this thread's accesses to the\n"
 	  "accumulators before the wgmmas that follow (needed before the first one)" },
+	{ "setmaxnreg", l_setmaxnreg,
+	  "kernel.setmaxnreg(n, \"inc\" | \"dec\"): the warpgroup's threads raise or lower their register\n"
+	  "budget to n (a multiple of 8 from 24 to 256; setmaxnreg.sync.aligned, warpgroup-wide). A\n"
+	  "producer warpgroup gives registers up (\"dec\") for the consumers' accumulators (\"inc\");\n"
+	  "the CUDA kernel gets __launch_bounds__(threads, 1). No value changes (the interpreter skips it)" },
 	{ "wgmma_commit", l_wgmma_commit,
 	  "kernel.wgmma_commit(): the wgmmas issued since the last commit become one group\n"
 	  "(wgmma.commit_group.sync.aligned)" },

@@ -113,6 +113,10 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 		emit(&b, "wgmma_wait(%lld)", (long long)u->arg[0]);
 		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");
 		break;
+	case OP_SETMAXNREG:
+		emit(&b, "setmaxnreg(%lld, %s)", (long long)u->arg[0], u->arg[1] ? "inc" : "dec");
+		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");
+		break;
 	case OP_CP_WAIT:
 		emit(&b, "cp_async_wait(%lld)", (long long)u->arg[0]);
 		n = node(t, b.s ? b.s : "", 0xe0e0e0, "box");

@@ -545,6 +545,7 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:
 	case OP_WG_WAIT:
+	case OP_SETMAXNREG:
 		w->bad = "a wgmma";
 		return 0;
 	case OP_MBAR_INIT:
@@ -1205,7 +1206,8 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 		return "an ldmatrix";
 	if (s->op == OP_CP_ASYNC || s->op == OP_CP_COMMIT || s->op == OP_CP_WAIT)
 		return "a cp_async";
-	if (s->op == OP_WGMMA || s->op == OP_WG_FENCE || s->op == OP_WG_COMMIT || s->op == OP_WG_WAIT)
+	if (s->op == OP_WGMMA || s->op == OP_WG_FENCE || s->op == OP_WG_COMMIT || s->op == OP_WG_WAIT
+	|| s->op == OP_SETMAXNREG)
 		return "a wgmma";
 	if (s->op == OP_MBAR_INIT || s->op == OP_MBAR_ARRIVE || s->op == OP_MBAR_WAIT || s->op == OP_TMA_LOAD)
 		return "an mbarrier or TMA statement";

@@ -828,6 +828,10 @@ stmt(Tr *t, const UOp *s, int ind, int depth)
 		indent(t, ind);
 		emit(t->b, "wgmma_wait(%lld)\n", (long long)s->arg[0]);
 		break;
+	case OP_SETMAXNREG:
+		indent(t, ind);
+		emit(t->b, "setmaxnreg(%lld, %s)\n", (long long)s->arg[0], s->arg[1] ? "inc" : "dec");
+		break;
 	case OP_CP_WAIT:
 		indent(t, ind);
 		emit(t->b, "cp_async_wait(%lld)\n", (long long)s->arg[0]);

@@ -529,8 +529,48 @@ check("wgmma: products against float64, descriptors, asynchrony and divergence e
     kernel.wgmma_wait(0)
     O1[dv.tx] = c1[0]
   end)
-  raises(function() assert(dv:check()) end, "a wgmma under thread-divergent control flow")
+  raises(function() assert(dv:check()) end, "a wgmma under control flow that divides a warpgroup (an if whose "
+         .. "condition depends on a thread index")
   raises(function() dv:stage("w", function() kernel.wgmma_wait(8) end) end, "0 to 7")
+  -- uniformity: an if taken by whole warpgroups may hold a wgmma, one taken by whole warps an mma
+  -- but not a wgmma (the verifier enumerates the condition against each group's first thread)
+  local function under(cond, op)
+    local u = kernel.new{block = {256}}
+    local S = u:shared("S", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+    local c = u:register("c", "float32", {32})
+    local a, b, d = u:register("a", "float16", {8}), u:register("b", "float16", {4}), u:register("d", "float32", {4})
+    local O = u:output("O", "float32", {256})
+    u:stage("u", function()
+      kernel.fill(S, 1, {scope = "cta"})
+      for v in kernel.range(32) do c[v] = 0 end
+      for v in kernel.range(8) do a[v] = 1 end
+      for v in kernel.range(4) do b[v] = 1; d[v] = 0 end
+      kernel.barrier()
+      kernel.wgmma_fence()
+      kernel.when(cond(u.tx), function()
+        if op == "wgmma" then
+          kernel.wgmma(c, S:tile({0, 0}, {64, 16}), S:tile({0, 0}, {16, 64}))
+        else
+          kernel.mma("SM80_16x8x16_F32F16F16F32_TN", d, a, b, d)
+        end
+      end)
+      kernel.wgmma_commit()
+      kernel.wgmma_wait(0)
+      O[u.tx] = c[0] + d[0]
+    end)
+    return u
+  end
+  local wgu = under(function(tx) return kernel.ge(tx, 128) end, "wgmma")
+  assert(wgu:check())
+  local out = wgu:run{}:tolist()
+  assert(out[1] == 0 and out[129] ~= 0, "the second warpgroup alone ran the wgmma")
+  assert(under(function(tx) return kernel.eq(tx // 128 % 2, 1) end, "wgmma"):check())
+  raises(function() assert(under(function(tx) return kernel.lt(tx, 32) end, "wgmma"):check()) end,
+         "divides a warpgroup")
+  assert(under(function(tx) return kernel.lt(tx, 32) end, "mma"):check())
+  assert(under(function(tx) return kernel.eq(tx // 32 % 2, 0) end, "mma"):check())
+  raises(function() assert(under(function(tx) return kernel.lt(tx, 16) end, "mma"):check()) end,
+         "an mma under thread-divergent control flow")
 end)
 
 check("pictures, listings and help", function()
