@@ -1102,7 +1102,7 @@ test_tma(void **state)
 	has(cu, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];");
 	has(cu, "\"l\"(&tessel_tmap0)");
 	has(cu, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;");
-	has(cu, "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;");
+	has(cu, "tessel_wait:\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n @!p bra.uni tessel_wait;");
 	has(cu, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE");
 	has(cu, "static const cuuint64_t dims[] = {64ull, 64ull}, strides[] = {256ull};");
 	refused(k, D_TRITON, "triton: stage tma: ");

@@ -571,6 +571,42 @@ check("wgmma: products against float64, descriptors, asynchrony and divergence e
   assert(under(function(tx) return kernel.eq(tx // 32 % 2, 0) end, "mma"):check())
   raises(function() assert(under(function(tx) return kernel.lt(tx, 16) end, "mma"):check()) end,
          "an mma under thread-divergent control flow")
+  -- setmaxnreg: warpgroup-wide, a multiple of 8 in 24..256, __launch_bounds__(threads, 1) in CUDA;
+  -- a block of one warpgroup and a producer warp: the warp never reaches the wgmma
+  local function regs(cond, n)
+    local u = kernel.new{block = {160}}
+    local S = u:shared("S", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+    local c = u:register("c", "float32", {32})
+    local O = u:output("O", "float32", {160})
+    u:stage("r", function()
+      kernel.fill(S, 1, {scope = "cta"})
+      for v in kernel.range(32) do c[v] = 0 end
+      kernel.barrier()
+      kernel.when(cond(u.tx), function()
+        kernel.setmaxnreg(n, "inc")
+        kernel.wgmma_fence()
+        kernel.wgmma(c, S:tile({0, 0}, {64, 16}), S:tile({0, 0}, {16, 64}))
+        kernel.wgmma_commit()
+        kernel.wgmma_wait(0)
+      end)
+      O[u.tx] = c[1]
+    end)
+    return u
+  end
+  local r = regs(function(tx) return kernel.lt(tx, 128) end, 232)
+  assert(r:check())
+  local got = r:run{}:tolist()
+  assert(got[1] == 16 and got[129] == 0, "the warpgroup ran the wgmma, the producer warp did not")
+  local cu = r:source("cuda")
+  assert(cu:find("__launch_bounds__(160, 1)", 1, true), cu)
+  assert(cu:find('asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\\n");', 1, true), cu)
+  raises(function() regs(function(tx) return kernel.lt(tx, 128) end, 20) end,
+         "setmaxnreg takes a multiple of 8 from 24 to 256")
+  raises(function() assert(regs(function(tx) return kernel.lt(tx, 64) end, 232):check()) end,
+         "a setmaxnreg under control flow that divides a warpgroup")
+  -- the producer warp reaching the wgmma is the interpreter's error
+  raises(function() regs(function(tx) return kernel.ge(tx, 0) end, 232):run{} end,
+         "warpgroup 1 reaches a wgmma with 32 threads; a wgmma runs on a whole warpgroup of 128")
 end)
 
 check("pictures, listings and help", function()
