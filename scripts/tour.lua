@@ -137,6 +137,26 @@ title("Device code: the scheduled GEMM as CUDA (k:export adds a harness that che
 print(s:kernel():source("cuda"))
 print("-- more: k:source(\"c\"), k:run(b, {backend = \"c\"}) (the C JIT), docs/export.md")
 
+title("Hopper: shared-memory layouts choose the TMA boxes and the wgmma descriptors")
+-- the GEMM's 4-slot tiles, 128-byte swizzled (Sw<3,3,3> in float16 units); both analyses
+-- enumerate the layout and refuse, with the element, a layout the hardware cannot read
+k = kernel.new{grid = {16, 32}, block = {384}}
+A = k:input("A", "float16", {4096, 4096})
+As = k:shared("As", "float16", {4, 128, 64}, "Sw<3,3,3> o 0 o (4,128,64):(8192,64,1)")
+Bs = k:shared("Bs", "float16", {4, 64, 256}, "Sw<3,3,3> o 0 o (4,64,(64,4)):(16384,64,(1,4096))")
+full = k:shared("full", "uint64", {4})
+k:stage("load", function()
+  kernel.when(kernel.eq(k.tx, 0), function()
+    kernel.mbarrier_init(full, {0}, 1)
+    plan = kernel.tma(As:tile({0, 0, 0}, {1, 128, 64}), A:tile({k.by * 128, 0}, {128, 64}), full, {0})
+  end)
+end)
+print("TMA of an A tile: " .. plan.reason)
+d = kernel.wgmma_desc(Bs:tile({1, 16, 0}, {1, 16, 256}), "B")
+print(("wgmma's B operand, slot 1, k 16..31: %s-major, %s swizzle, LBO %d, SBO %d, start byte %d")
+      :format(d.major, d.swizzle, d.lbo, d.sbo, d.start))
+print("-- more: scripts/gpu/gemm.lua (M.kernel_wgmma: 0.79x cuBLAS on an H100), docs/kernels.md")
+
 title("Fusion: Neptune's rolling update derives FlashAttention's repair, and proves it")
 x = tensor.param("inp", {2, 4})
 s = kernel.lower((x - x:max(1, true)):exp():sum(1, true), "xsum"):schedule()
