@@ -188,6 +188,8 @@ function M.kernel_wgmma(m, n, kd, opts)
   -- fills the next tile's slots while the consumers multiply and store the current one
   local G = opts.persistent
   assert(not G or WS, "gemm: persistent needs ws")
+  assert(not opts.group or (G and (m // (64 * (opts.wg or 2))) % opts.group == 0),
+         "gemm: group needs persistent, and divides the rows of tiles")
   local tn, tiles = n // BN, (m // BM) * (n // BN)
   -- the producer is the warpgroup after the consumers; it gives registers up (setmaxnreg) for the
   -- consumers' accumulators: 128 x 40 + 128 WG x 232 of the SM's 65536 at WG = 2
@@ -224,11 +226,22 @@ function M.kernel_wgmma(m, n, kd, opts)
     kernel.barrier()
     if WS then
       -- tiles: one (by, bx), or with G the it-th of this block's; g counts the block's steps
+      -- opts.group = GM: tiles in groups of GM rows of tiles, N fastest within a group of GM
+      -- (Triton's GROUP_M order), so that the blocks running together share fewer A and B strips
+      local GM = opts.group
       local function tiles_do(body)
         if not G then return body(k.by, k.bx, 0) end
         for it in kernel.range((tiles + G - 1) // G, {name = "it", type = "loop"}) do
           local t = kernel.min(it * G + k.bx, tiles - 1)
-          kernel.when(kernel.lt(it * G + k.bx, tiles), function() body(t // tn, t % tn, it * nk) end)
+          kernel.when(kernel.lt(it * G + k.bx, tiles), function()
+            if GM then
+              -- group q holds rows q*GM .. q*GM+GM-1; within it tile i is (row i % GM, column i // GM)
+              local q, i = t // (GM * tn), t % (GM * tn)
+              body(q * GM + i % GM, i // GM, it * nk)
+            else
+              body(t // tn, t % tn, it * nk)
+            end
+          end)
         end
       end
       -- the producer's one thread: wait until the consumers have left slot s (a fresh barrier's
@@ -345,9 +358,11 @@ function M.cases()
   end
   -- wgmma + TMA: {name suffix, options}
   -- (measured and dropped, docs/gpu-notes.md version 10: BN = 128 with 6 stages, 0.62x; the
-  -- warp-specialized kernel persistent with no group in flight, as fast as without)
+  -- warp-specialized kernel persistent with no group in flight, as fast as without; groups of 8
+  -- and 32 rows of tiles, 0.83x and 0.80x beside 16's 0.82x)
   for _, c in ipairs{{"", {}}, {"_p1", {pending = 1}}, {"_ws", {ws = true}}, {"_ws_p1", {ws = true, pending = 1}},
-                     {"_ws_p1_persistent", {ws = true, pending = 1, persistent = 132}}} do
+                     {"_ws_p1_persistent", {ws = true, pending = 1, persistent = 132}},
+                     {"_ws_p1_persistent_g16", {ws = true, pending = 1, persistent = 132, group = 16}}} do
     local s = 4096
     local o = c[2]
     out[#out + 1] = {
@@ -359,6 +374,7 @@ function M.cases()
                            64 * (o.wg or 2), o.bn or 256, o.wg or 2, o.bn or 256, o.stages or 4,
                            (o.ws and ", warp-specialized producer" or "")
                            .. (o.persistent and string.format(", %d persistent blocks", o.persistent) or "")
+                           .. (o.group and string.format(", tiles in groups of %d rows", o.group) or "")
                            .. (o.pending == 1 and ", one group in flight" or "")),
     }
   end
