@@ -770,7 +770,7 @@ tma_host(Buf *b)
 	     "    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);\n\n"
 	     "static void\ntessel_tmap(CUtensorMap *m, void *p, CUtensorMapDataType t, cuuint32_t rank, const cuuint64_t *dims,\n"
 	     "            const cuuint64_t *strides, const cuuint32_t *box, CUtensorMapSwizzle sw)\n{\n"
-	     "  static tessel_encode_t encode;\n"
+	     "  static thread_local tessel_encode_t encode;\n"
 	     "  static const cuuint32_t one[5] = {1, 1, 1, 1, 1};\n"
 	     "  cudaDriverEntryPointQueryResult q;\n\n"
 	     "  if (!encode) {\n"
@@ -804,8 +804,10 @@ cuda_tail(Emit *E, Buf *b)
 			const GpuTmap *t = &L->tmap[j];
 			int d;
 
-			/* encoded once per device pointer, kept in static storage */
-			emit(b, "  static CUtensorMap %s_tmap%d;\n  static void *%s_tptr%d;\n", L->name, j, L->name, j);
+			/* encoded once per device pointer, kept per host thread: a multi-GPU host launches
+			** from one thread a device (backends/nccl.c), each with its own pointers */
+			emit(b, "  static thread_local CUtensorMap %s_tmap%d;\n  static thread_local void *%s_tptr%d;\n", L->name, j,
+			     L->name, j);
 			emit(b, "  if (%s_tptr%d != tessel_dbufs[%d]) {\n", L->name, j, t->buf);
 			emit(b, "    static const cuuint64_t dims[] = {");
 			for (d = 0; d < t->rank; d++)

@@ -696,20 +696,23 @@ static const char main_cu[] =
 	"  return 0;\n"
 	"}\n";
 
+/* wgmma in a step needs the architecture-specific target sm_90a (gencode) */
 static void
-makefile(Buf *b, int fast)
+makefile(Buf *b, int fast, int wgmma)
 {
 	emit(b, "# Builds and runs a tessel distributed program: make, make check, make time.\n"
 	        "# NCCL: found by nvcc's include and library paths, or NCCL_HOME=/path (include/, lib/).\n"
-	        "NVCC ?= nvcc\nARCH ?= sm_90\nNCCL_HOME ?=\n"
+	        "NVCC ?= nvcc\nARCH ?= %s\nNCCL_HOME ?=\n"
 	        "NCCL_FLAGS = $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib -Xlinker -rpath=$(NCCL_HOME)/lib)\n"
-	        "FLAGS = -O3 -std=c++17 -arch=$(ARCH)%s\n\n"
+	        "FLAGS = -O3 -std=c++17 %s%s\n\n", wgmma ? "90a" : "sm_90",
+	        wgmma ? "-gencode=arch=compute_$(ARCH),code=sm_$(ARCH)" : "-arch=$(ARCH)", fast ? "" : " -fmad=false");
+	emit(b,
 	        "all: check\n\n"
 	        "dist: main.cu dist.cu $(wildcard step*.cu)\n"
 	        "\t$(NVCC) $(FLAGS) $(NCCL_FLAGS) -o dist main.cu -lnccl -lpthread\n\n"
 	        "check: dist\n\t./dist check\n\n"
 	        "time: dist\n\t./dist time\n\n"
-	        ".PHONY: all check time\n", fast ? "" : " -fmad=false");
+	        ".PHONY: all check time\n");
 }
 
 static int
@@ -749,7 +752,7 @@ backend_export_dist(const DistProgram *p, const char *dir, const BDistExportOpts
 	BDistExportOpts dflt = { 0 };
 	Units U = { 0 };
 	Buf plan, dcu, mk;
-	int **pk = NULL, **up = NULL, i, rc = -1;
+	int **pk = NULL, **up = NULL, i, rc = -1, wg;
 	Buf *files;
 
 	if (!o)
@@ -781,7 +784,9 @@ backend_export_dist(const DistProgram *p, const char *dir, const BDistExportOpts
 	dist_plan(&plan, p);
 	if (dist_cu(&dcu, p, &U, pk, up, plan.s ? plan.s : "", e) < 0)
 		goto out;
-	makefile(&mk, o->fast);
+	for (i = 0, wg = 0; i < p->ns; i++)
+		wg |= p->s[i].kind == DIST_LAUNCH && kernel_has_wgmma(p->s[i].k);
+	makefile(&mk, o->fast, wg);
 	if (plan.oom || dcu.oom || mk.oom) {
 		err_set(e, "export: out of memory");
 		goto out;

@@ -11,7 +11,10 @@ local dir = arg and arg[1] or "bench/dist/out"
 local n = math.tointeger(tonumber(arg and arg[2])) or 2
 local gemm = assert(loadfile("scripts/gpu/gemm.lua"))("module")
 
--- C = A B on n GPUs: A (M, K) sharded on K, B (K, N) on K, C's partial sums reduce-scattered over rows
+-- C = A B on n GPUs: A (M, K) sharded on K, B (K, N) on K, C's partial sums reduce-scattered over rows.
+-- The local GEMM is the wgmma + TMA kernel (docs/gpu-notes.md, version 10): warp-specialized, one
+-- group in flight, persistent in groups of 16 rows of tiles at the benchmark sizes; 2 stages and
+-- one block a tile for the small checked program
 local function gemm_rs(M, N, K)
   local mesh = {{"gpuid", n}}
   local function layout(shape, p) return axe.dtensor(shape, mesh, {p}) end
@@ -20,7 +23,9 @@ local function gemm_rs(M, N, K)
   P:tensor("B", "float16", {K, N}, layout({K, N}, "S(0)"))
   P:tensor("Cp", "float16", {M, N}, layout({M, N}, "R"), {partial = true})
   P:tensor("C", "float16", {M, N}, layout({M, N}, "S(0)"))
-  P:launch(gemm.kernel(M, N, K // n, {stages = 3, bk = 64}), {C = "Cp"})   -- the cp.async pipeline (version 5c)
+  local big = M >= 4096
+  P:launch(gemm.kernel_wgmma(M, N, K // n, big and {ws = true, pending = 1, persistent = 132, group = 16}
+                                           or {ws = true, pending = 1, stages = 2}), {C = "Cp"})
   P:redistribute("Cp", "C")
   return P
 end

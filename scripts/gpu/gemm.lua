@@ -289,7 +289,9 @@ function M.kernel_wgmma(m, n, kd, opts)
             -- loop (there ptxas 13.0 moved the epilogue's reads of the accumulators above the
             -- wait_group 0: wrong results on the H100; docs/gpu-notes.md, version 10)
             step(0, true)
-            for kt in kernel.range(nk - 2, {name = "kt", type = "reduce"}) do step(kt + 1) end
+            if nk > 2 then
+              for kt in kernel.range(nk - 2, {name = "kt", type = "reduce"}) do step(kt + 1) end
+            end
             step(nk - 1, false, true)
           end
           for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
