@@ -1,7 +1,7 @@
 /* bench/dist/ref.cu - the hand-written reference for tessel's GEMM + reduce_scatter on TESSEL_NDEV GPUs
 ** (bench/dist/run.sh builds it against an export of bench/dist/export.lua):
 **
-**     nvcc -O3 -std=c++17 -arch=sm_90 -I<export dir> -o ref bench/dist/ref.cu -lcublas -lnccl -lpthread
+**     nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I<export dir> -o ref bench/dist/ref.cu -lcublas -lnccl -lpthread
 **     ./ref M N K [runs]
 **
 ** The same inputs on every GPU for both: A (M, K/n) and B (K/n, N) float16, a hash of the element.

@@ -46,7 +46,8 @@ for d in "$dir"/gemm_rs_*_*_*; do
 	make -s -C "$d" dist
 	(cd "$d" && ./dist time 20)
 	# shellcheck disable=SC2086
-	nvcc -O3 -std=c++17 -arch=sm_90 -I"$d" $lib -o "$d/ref" bench/dist/ref.cu -lcublas -lnccl -lpthread
+	# sm_90a: the local GEMM is a wgmma kernel
+	nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I"$d" $lib -o "$d/ref" bench/dist/ref.cu -lcublas -lnccl -lpthread
 	"$d/ref" "$3" "$4" "$5" 30 >"$d/ref.txt"
 done
 nt=bench/dist/nccl-tests
