@@ -3481,7 +3481,9 @@ out:
 		free(r->tf[i].off);
 		free(r->tf[i].data);
 	}
-	r->ntf = 0;
+	free(r->tf);
+	r->tf = NULL;
+	r->ntf = r->captf = 0;
 	for (i = 0; i < k->nbuf; i++) {
 		free(r->rb[i].mb);
 		r->rb[i].mb = NULL;
