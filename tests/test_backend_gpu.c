@@ -627,6 +627,10 @@ ldsm_mma(void)
 ** wgmma: a 64x64x64 product over one warpgroup, A (K-major) and B (MN-major) staged by 16-byte
 ** copies in 128-byte swizzled shared tiles, four m64n64k16 wgmmas, D out by CUTLASS's C layout.
 */
+/* the wgmma example's variations: its block size, a guard tx < wg_guard around the warpgroup's
+** statements (0: none) and a setmaxnreg in the guard (0: none); the copies at cta scope then */
+static int64_t wg_threads = 128, wg_guard, wg_regs;
+
 static void
 wgmma_gemm(void)
 {
@@ -636,7 +640,7 @@ wgmma_gemm(void)
 	int sa = mkbuf("As", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)64, (int64_t)64);
 	int sb = mkbuf("Bs", DT_FLOAT16, AS_LOCAL, KB_TEMP, 2, (int64_t)64, (int64_t)64);
 	int c = mkbuf("c", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)32);
-	UOp *tx = kernel_var(K, "tx", 128), *th[3] = { tx }, *v = kernel_var(K, "v", 32), *kk = kernel_var(K, "kk", 4);
+	UOp *tx = kernel_var(K, "tx", wg_threads), *th[3] = { tx }, *v = kernel_var(K, "v", 32), *kk = kernel_var(K, "kk", 4);
 	UOp *u = kernel_var(K, "u", 32), *ops[9], *w = uop_idiv(K->c, tx, I(32)), *l = uop_mod(K->c, tx, I(32)), *row, *col;
 	KScope sc;
 	KDispatch dd;
@@ -646,7 +650,7 @@ wgmma_gemm(void)
 	if (composed_parse("Sw<3,3,3> o 0 o (64,64):(64,1)", &cl, &E) < 0 || kernel_layout_cute(K, sa, NULL, &cl, &E) < 0
 	|| kernel_layout_cute(K, sb, NULL, &cl, &E) < 0)
 		fail_msg("swizzle: %s", E.msg);
-	if (kernel_scope(K, KS_WARPGROUP, th, NULL, 0, 0, &sc, &E) < 0)
+	if (kernel_scope(K, wg_guard ? KS_CTA : KS_WARPGROUP, th, NULL, 0, 0, &sc, &E) < 0)
 		fail_msg("scope: %s", E.msg);
 	rsa = region(sa, 2, I(0), (int64_t)64, I(0), (int64_t)64);
 	ra = region(a, 2, I(0), (int64_t)64, I(0), (int64_t)64);
@@ -665,6 +669,19 @@ wgmma_gemm(void)
 	row = add(add(mul(w, I(16)), uop_idiv(K->c, l, I(4))), mul(uop_mod(K->c, uop_idiv(K->c, u, I(2)), I(2)), I(8)));
 	col = add(add(mul(uop_idiv(K->c, u, I(4)), I(8)), mul(uop_mod(K->c, l, I(4)), I(2))), uop_mod(K->c, u, I(2)));
 	ops[8] = loop(u, HW_NONE, 1, st(at(o, 2, row, col), ld(at(c, 1, u))));
+	if (wg_guard) {
+		/* the warpgroup's part under tx < wg_guard, a setmaxnreg first */
+		UOp *g[7], *lt = kernel_alu(K, OP_CMPLT, DT_BOOL, (UOp *[]){ tx, I(wg_guard) }, 2);
+		int n = 0, i;
+
+		if (wg_regs)
+			g[n++] = ok(kernel_setmaxnreg(K, (int)wg_regs, 1, &E));
+		for (i = 4; i < 9; i++)
+			g[n++] = ops[i];
+		ops[4] = kernel_if(K, lt, g, n);
+		stage("wg", loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 5)));
+		return;
+	}
 	stage("wg", loop(tx, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), ops, 9)));
 }
 
@@ -989,6 +1006,41 @@ test_vector_copies(void **state)
 }
 
 /* wgmma: the interpreter's product against float64, then the CUDA text: descriptors, the instruction, alignment, fences */
+/* control flow that keeps warpgroups whole may hold a wgmma and a setmaxnreg: a warpgroup and a
+** producer warp (160 threads), the warpgroup's part under tx < 128; under tx < 64 it is refused */
+static void
+test_wgmma_uniform(void **state)
+{
+	Kernel *k;
+	Buf notes;
+	char *cu;
+
+	(void)state;
+	wg_threads = 160;
+	wg_guard = 128;
+	wg_regs = 232;
+	k = by_hand(wgmma_gemm);
+	buf_init(&notes);
+	if (kernel_check(k, &notes, &E) < 0)
+		fail_msg("check: %s", E.msg);
+	buf_free(&notes);
+	cu = source(k, D_CUDA);
+	has(cu, "__global__ void __launch_bounds__(160, 1)");
+	has(cu, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\");");
+	free(cu);
+	kernel_free(k);
+	wg_guard = 64;
+	k = by_hand(wgmma_gemm);
+	assert_int_equal(kernel_check(k, NULL, &E), -1);
+	has(E.msg, "a setmaxnreg under control flow that divides a warpgroup (an if whose condition depends on a "
+	    "thread index");
+	kernel_free(k);
+	wg_threads = 128;
+	wg_guard = wg_regs = 0;
+	assert_null(kernel_setmaxnreg(K, 20, 1, &E));
+	has(E.msg, "setmaxnreg takes a multiple of 8 from 24 to 256");
+}
+
 static void
 test_wgmma(void **state)
 {
@@ -1671,6 +1723,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_vector_copies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wgmma_uniform, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cp_async, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
