@@ -262,6 +262,8 @@ typedef struct KRegion {
 	UOp *begin[T_MAXDIM];
 	int64_t extent[T_MAXDIM];
 } KRegion;
+/* "A[i*16:+16, :]": region r of its buffer, for messages (out gets at most n bytes). */
+void kernel_region_str(char *out, size_t n, const Kernel *k, const KRegion *r);
 typedef struct KDispatch {
 	char impl[32];
 	char reason[400];

@@ -160,8 +160,8 @@ squeeze(const Kernel *k, const KRegion *r, Sq *q, const char *op, Err *e)
 	return 0;
 }
 
-static void
-region_str(char *out, size_t n, const Kernel *k, const KRegion *r)
+void
+kernel_region_str(char *out, size_t n, const Kernel *k, const KRegion *r)
 {
 	const KBuf *b = &k->buf[r->buf];
 	Buf s;
@@ -515,8 +515,8 @@ elementwise(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, 
 	if (squeeze(k, dst, &qd, op, e) < 0 || (src && squeeze(k, src, &qs, op, e) < 0))
 		return NULL;
 	if (src && !same_shape(&qd, &qs)) {
-		region_str(rd, sizeof rd, k, dst);
-		region_str(rs, sizeof rs, k, src);
+		kernel_region_str(rd, sizeof rd, k, dst);
+		kernel_region_str(rs, sizeof rs, k, src);
 		return err_set(e, "%s: %s and %s have different shapes", op, rd, rs), NULL;
 	}
 	if (src && k->buf[dst->buf].dtype != k->buf[src->buf].dtype)
@@ -546,9 +546,9 @@ elementwise(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src, 
 	body = guarded(k, s, u, units, iters, body);
 	if (it)
 		body = kernel_loop(k, kernel_range(k, it, AX_LOOP, HW_NONE), &body, 1);
-	region_str(rd, sizeof rd, k, dst);
+	kernel_region_str(rd, sizeof rd, k, dst);
 	if (src) {
-		region_str(rs, sizeof rs, k, src);
+		kernel_region_str(rs, sizeof rs, k, src);
 		snprintf(head, sizeof head, "%s %s <- %s at %s: %s (%s)", op, rd, rs, s->desc, d->impl, d->reason);
 	} else
 		snprintf(head, sizeof head, "%s %s at %s: %s (%s)", op, rd, s->desc, d->impl, d->reason);
@@ -695,8 +695,8 @@ cp_async_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *src
 
 	if (squeeze(k, dst, &qd, "copy", e) < 0 || squeeze(k, src, &qs, "copy", e) < 0)
 		return NULL;
-	region_str(rd, sizeof rd, k, dst);
-	region_str(rs, sizeof rs, k, src);
+	kernel_region_str(rd, sizeof rd, k, dst);
+	kernel_region_str(rs, sizeof rs, k, src);
 	db = &k->buf[dst->buf];
 	sb = &k->buf[src->buf];
 	if (!same_shape(&qd, &qs))
@@ -768,8 +768,8 @@ kernel_op_copy(Kernel *k, const KScope *s, const KRegion *dst, const KRegion *sr
 		if (force && !body)
 			return err_set(e, "copy: staged is not possible: %s", why), NULL;
 		if (body) {
-			region_str(rd, sizeof rd, k, dst);
-			region_str(rs, sizeof rs, k, src);
+			kernel_region_str(rd, sizeof rd, k, dst);
+			kernel_region_str(rs, sizeof rs, k, src);
 			snprintf(head, sizeof head, "copy %s <- %s at %s: %s (%s)", rd, rs, s->desc, d->impl, d->reason);
 			if (!(body = named(k, head, body)))
 				err_set(e, "copy: out of memory");
@@ -885,8 +885,8 @@ kernel_op_reduce(Kernel *k, const KScope *s, Op op, const KRegion *dst, const KR
 		return err_set(e, "reduce: the op is add, max or mul"), NULL;
 	if (squeeze(k, dst, &qd, "reduce", e) < 0 || squeeze(k, src, &qs, "reduce", e) < 0)
 		return NULL;
-	region_str(rd, sizeof rd, k, dst);
-	region_str(rs, sizeof rs, k, src);
+	kernel_region_str(rd, sizeof rd, k, dst);
+	kernel_region_str(rs, sizeof rs, k, src);
 	if (qd.n >= qs.n && qs.n > 0)
 		return err_set(e, "reduce: %s reduces nothing into %s (the outputs are the outer dimensions "
 		               "of the source)", rs, rd), NULL;
@@ -1188,9 +1188,9 @@ kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion *a, c
 	M = c->extent[cr];
 	N = c->extent[cc];
 	K = a->extent[ac];
-	region_str(rc, sizeof rc, k, c);
-	region_str(ra, sizeof ra, k, a);
-	region_str(rb, sizeof rb, k, b);
+	kernel_region_str(rc, sizeof rc, k, c);
+	kernel_region_str(ra, sizeof ra, k, a);
+	kernel_region_str(rb, sizeof rb, k, b);
 	if (a->extent[ar] != M || b->extent[bc] != N || b->extent[br] != K)
 		return err_set(e, "gemm: %s += %s %s: shapes (%lld, %lld) += (%lld, %lld) (%lld, %lld) do not "
 		               "match", rc, ra, rb, (long long)M, (long long)N, (long long)a->extent[ar],

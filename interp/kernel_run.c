@@ -2545,18 +2545,19 @@ fail:
 }
 
 /* The physical offset of logical element lin (row-major) of buffer b. */
+/* The physical offset of element c (logical coordinates) of buffer B through its layout program. */
 static int
-lay_offset(Run *r, RBuf *B, const KBuf *kb, int64_t lin, Val *slots, int64_t *off)
+lay_at(Run *r, RBuf *B, const KBuf *kb, const int64_t *c, Val *slots, int64_t *off)
 {
 	Thr th;
 	const Prog *save = r->P;
 	int64_t left = r->left, ops = r->ops;
 	int i, rc;
+	char cs[160];
+	size_t at;
 
-	for (i = kb->ndim - 1; i >= 0; i--) {
-		slots[i].i = lin % kb->shape[i];
-		lin /= kb->shape[i];
-	}
+	for (i = 0; i < kb->ndim; i++)
+		slots[i].i = c[i];
 	memset(&th, 0, sizeof th);
 	th.v = slots;
 	r->P = NULL;
@@ -2569,10 +2570,26 @@ lay_offset(Run *r, RBuf *B, const KBuf *kb, int64_t lin, Val *slots, int64_t *of
 	if (rc < 0)
 		return -1;
 	*off = slots[B->lay.res].i;
-	if (*off < 0 || *off >= B->size)
-		return err_set(r->e, "out of bounds: buffer %s: its layout maps element %lld outside [0, %lld)",
-		               kb->name, (long long)lin, (long long)B->size);
-	return 0;
+	if (*off >= 0 && *off < B->size)
+		return 0;
+	for (i = 0, at = 0; i < kb->ndim && at < sizeof cs; i++)
+		at += snprintf(cs + at, sizeof cs - at, "%s%lld", i ? ", " : "", (long long)c[i]);
+	return err_set(r->e, "out of bounds: buffer %s: its layout maps element (%s) outside [0, %lld)", kb->name, cs,
+	               (long long)B->size);
+}
+
+/* The same for element lin of the row-major logical order. */
+static int
+lay_offset(Run *r, RBuf *B, const KBuf *kb, int64_t lin, Val *slots, int64_t *off)
+{
+	int64_t c[T_MAXDIM];
+	int i;
+
+	for (i = kb->ndim - 1; i >= 0; i--) {
+		c[i] = lin % kb->shape[i];
+		lin /= kb->shape[i];
+	}
+	return lay_at(r, B, kb, c, slots, off);
 }
 
 static Val *
@@ -2844,33 +2861,6 @@ ldsm(Run *r, int w, Thr *l, const Ins *in)
 /* ---- wgmma: the warpgroup's side ---- */
 
 /* The physical offset of the element at coordinates c of buffer kb (its layout program). */
-static int
-lay_at(Run *r, RBuf *B, const KBuf *kb, const int64_t *c, Val *slots, int64_t *off)
-{
-	Thr th;
-	const Prog *save = r->P;
-	int64_t left = r->left, ops = r->ops;
-	int i, rc;
-
-	for (i = 0; i < kb->ndim; i++)
-		slots[i].i = c[i];
-	memset(&th, 0, sizeof th);
-	th.v = slots;
-	r->P = NULL;
-	r->left = INT64_MAX;
-	rc = exec(r, &B->lay, &th);
-	r->P = save;
-	r->left = left;
-	r->ops = ops;
-	if (rc < 0)
-		return -1;
-	*off = slots[B->lay.res].i;
-	if (*off < 0 || *off >= B->size)
-		return err_set(r->e, "out of bounds: buffer %s: its layout maps an element outside [0, %lld)", kb->name,
-		               (long long)B->size);
-	return 0;
-}
-
 /* "As[0, 3, 8]" */
 static void
 crd_desc(const KBuf *kb, const int64_t *c, char *out, size_t n)

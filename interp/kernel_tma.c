@@ -247,31 +247,6 @@ crd_str(char *out, size_t n, const int64_t *x, int nd)
 		snprintf(out + at, n - at, ")");
 }
 
-static void
-region_str(char *out, size_t n, const Kernel *k, const KRegion *r)
-{
-	const KBuf *b = &k->buf[r->buf];
-	Buf s;
-	int i;
-
-	buf_init(&s);
-	emit(&s, "%s[", b->name);
-	for (i = 0; i < b->ndim; i++) {
-		if (i)
-			emit(&s, ", ");
-		if (r->extent[i] == b->shape[i] && r->begin[i]->op == OP_CONST && r->begin[i]->arg[0] == 0)
-			emit(&s, ":");
-		else {
-			uop_print(&s, r->begin[i], D_INFIX);
-			if (r->extent[i] > 1)
-				emit(&s, ":+%lld", (long long)r->extent[i]);
-		}
-	}
-	emit(&s, "]");
-	snprintf(out, n, "%s", s.s ? s.s : "?");
-	buf_free(&s);
-}
-
 /* Squeezed dimensions of a region (extent > 1), checked to lie in the buffer. */
 static int
 squeezed(const Kernel *k, const KRegion *r, int *dim, int *n, Err *e)
@@ -394,8 +369,8 @@ kernel_tma_plan(const Kernel *k, const KRegion *dst, const KRegion *src, KTma *t
 		return -1;
 	if (squeezed(k, dst, sd, &ns, e) < 0 || squeezed(k, src, gd, &ng, e) < 0)
 		return -1;
-	region_str(rd, sizeof rd, k, dst);
-	region_str(rs, sizeof rs, k, src);
+	kernel_region_str(rd, sizeof rd, k, dst);
+	kernel_region_str(rs, sizeof rs, k, src);
 	if (ns != ng)
 		return err_set(e, "tma: %s and %s have different shapes", rd, rs);
 	for (i = 0; i < ns; i++)
@@ -557,8 +532,8 @@ kernel_tma(Kernel *k, const KRegion *dst, const KRegion *src, UOp *bar, KTma *pl
 		                                          (uint32_t)(G->ndim * sizeof(int64_t)))))
 			return err_set(e, "tma: out of memory"), NULL;
 	}
-	region_str(rd, sizeof rd, k, dst);
-	region_str(rs, sizeof rs, k, src);
+	kernel_region_str(rd, sizeof rd, k, dst);
+	kernel_region_str(rs, sizeof rs, k, src);
 	snprintf(head, sizeof head, "tma %s <- %s: %s", rd, rs, t.reason);
 	if (plan)
 		*plan = t;

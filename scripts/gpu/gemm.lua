@@ -212,10 +212,29 @@ function M.kernel_wgmma(m, n, kd, opts)
     -- which never reach the wgmmas: the descriptors are verified at every start)
     local wg, t = WS and kernel.min(k.tx // 128, WG - 1) or k.tx // 128, k.tx % 128
     local warp, lane = t // 32, t % 32
-    local function issue(kt, s)
+    local function issue(kt, s, by, bx)
       kernel.mbarrier_arrive(full, {s}, {tx = bytes})
-      kernel.tma(As:tile({s, 0, 0}, {1, BM, BK}), A:tile({k.by * BM, kt * BK}, {BM, BK}), full, {s})
-      kernel.tma(Bs:tile({s, 0, 0}, {1, BK, BN}), B:tile({kt * BK, k.bx * BN}, {BK, BN}), full, {s})
+      kernel.tma(As:tile({s, 0, 0}, {1, BM, BK}), A:tile({(by or k.by) * BM, kt * BK}, {BM, BK}), full, {s})
+      kernel.tma(Bs:tile({s, 0, 0}, {1, BK, BN}), B:tile({kt * BK, (bx or k.bx) * BN}, {BK, BN}), full, {s})
+    end
+    -- a warpgroup's step on slot s: wait until its tiles have landed (the slot's use of that
+    -- parity), 4 wgmmas of K 16 into acc as one group, then wait until n groups are in flight
+    local function multiply(s, parity, n)
+      kernel.mbarrier_wait(full, {s}, parity)
+      kernel.wgmma_fence()
+      for kk = 0, BK // 16 - 1 do
+        kernel.wgmma(acc, As:tile({s, wg * 64, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, BN}))
+      end
+      kernel.wgmma_commit()
+      kernel.wgmma_wait(n)
+    end
+    -- the m64nBN fragment to C: value v of lane l in warp w holds row 16w + l/4 + 8(v/2 % 2),
+    -- column 8(v/4) + 2(l%4) + v%2
+    local function store(by, bx)
+      for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+        C[{by * BM + wg * 64 + warp * 16 + lane // 4 + v // 2 % 2 * 8, bx * BN + v // 4 * 8 + lane % 4 * 2 + v % 2}] =
+          kernel.cast(acc[v], "float16")
+      end
     end
     kernel.when(kernel.eq(k.tx, 0), function()
       for s = 0, NS - 1 do
@@ -254,9 +273,7 @@ function M.kernel_wgmma(m, n, kd, opts)
             local g = g0 + kt
             local s = g % NS
             kernel.mbarrier_wait(empty, {s}, (g // NS + 1) % 2)
-            kernel.mbarrier_arrive(full, {s}, {tx = bytes})
-            kernel.tma(As:tile({s, 0, 0}, {1, BM, BK}), A:tile({by * BM, kt * BK}, {BM, BK}), full, {s})
-            kernel.tma(Bs:tile({s, 0, 0}, {1, BK, BN}), B:tile({kt * BK, bx * BN}, {BK, BN}), full, {s})
+            issue(kt, s, by, bx)
           end
         end)
         end)
@@ -271,13 +288,7 @@ function M.kernel_wgmma(m, n, kd, opts)
           local function step(kt, first, last)
             local g = g0 + kt
             local s = g % NS
-            kernel.mbarrier_wait(full, {s}, g // NS % 2)
-            kernel.wgmma_fence()
-            for kk = 0, BK // 16 - 1 do
-              kernel.wgmma(acc, As:tile({s, wg * 64, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, BN}))
-            end
-            kernel.wgmma_commit()
-            kernel.wgmma_wait(last and 0 or P)
+            multiply(s, g // NS % 2, last and 0 or P)
             if P == 1 and not first then kernel.mbarrier_arrive(empty, {(g + NS - 1) % NS}) end
             if P == 0 or last then kernel.mbarrier_arrive(empty, {s}) end
           end
@@ -294,10 +305,7 @@ function M.kernel_wgmma(m, n, kd, opts)
             end
             step(nk - 1, false, true)
           end
-          for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
-            C[{by * BM + wg * 64 + warp * 16 + lane // 4 + v // 2 % 2 * 8, bx * BN + v // 4 * 8 + lane % 4 * 2 + v % 2}] =
-              kernel.cast(acc[v], "float16")
-          end
+          store(by, bx)
         end)
       end)
       return
@@ -312,14 +320,7 @@ function M.kernel_wgmma(m, n, kd, opts)
     -- step kt (a loop variable, or the last step's number: its wait retires every group, as in
     -- the warp-specialized consumers above)
     local function step(kt, last)
-      local s = kt % NS
-      kernel.mbarrier_wait(full, {s}, kt // NS % 2)
-      kernel.wgmma_fence()
-      for kk = 0, BK // 16 - 1 do
-        kernel.wgmma(acc, As:tile({s, wg * 64, kk * 16}, {1, 64, 16}), Bs:tile({s, kk * 16, 0}, {1, 16, BN}))
-      end
-      kernel.wgmma_commit()
-      kernel.wgmma_wait(last and 0 or P)
+      multiply(kt % NS, kt // NS % 2, last and 0 or P)
       if last then return end
       kernel.barrier()
       local nt = kernel.min(kt + L, nk - 1)
@@ -329,12 +330,7 @@ function M.kernel_wgmma(m, n, kd, opts)
     end
     for kt in kernel.range(nk - P, {name = "kt", type = "reduce"}) do step(kt) end
     if P == 1 then step(nk - 1, true) end
-    -- the m64nBN fragment: value v of lane l in warp w holds row 16w + l/4 + 8(v/2 % 2),
-    -- column 8(v/4) + 2(l%4) + v%2
-    for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
-      C[{k.by * BM + wg * 64 + warp * 16 + lane // 4 + v // 2 % 2 * 8, k.bx * BN + v // 4 * 8 + lane % 4 * 2 + v % 2}] =
-        kernel.cast(acc[v], "float16")
-    end
+    store(k.by, k.bx)
   end)
   return k
 end
