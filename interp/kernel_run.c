@@ -1066,22 +1066,20 @@ cstmt(Comp *C, const UOp *s, int depth)
 	case OP_MMA:
 		return cmma(C, s);
 	case OP_LDMATRIX:
-		if (cldsm(C, s) < 0)
-			return -1;
-		p->nslot = mark;
-		return 0;
 	case OP_CP_ASYNC:
-		if (ccpa(C, s) < 0)
+	case OP_WGMMA:
+	case OP_MBAR_INIT:
+	case OP_MBAR_ARRIVE:
+	case OP_MBAR_WAIT:
+	case OP_TMA_LOAD:
+		/* statements with their own tables (the slots their indices took are free after) */
+		if ((s->op == OP_LDMATRIX ? cldsm(C, s) : s->op == OP_CP_ASYNC ? ccpa(C, s) : s->op == OP_WGMMA ? cwgmma(C, s)
+		     : s->op == OP_TMA_LOAD ? ctma(C, s) : cmbar(C, s)) < 0)
 			return -1;
 		p->nslot = mark;
 		return 0;
 	case OP_CP_COMMIT:
 		return emit_ins(C, I_CPC, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
-	case OP_WGMMA:
-		if (cwgmma(C, s) < 0)
-			return -1;
-		p->nslot = mark;
-		return 0;
 	case OP_WG_FENCE:
 		return emit_ins(C, I_WGF, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
 	case OP_WG_COMMIT:
@@ -1094,18 +1092,6 @@ cstmt(Comp *C, const UOp *s, int depth)
 		return emit_ins(C, I_WGW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
 	case OP_CP_WAIT:
 		return emit_ins(C, I_CPW, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
-	case OP_MBAR_INIT:
-	case OP_MBAR_ARRIVE:
-	case OP_MBAR_WAIT:
-		if (cmbar(C, s) < 0)
-			return -1;
-		p->nslot = mark;
-		return 0;
-	case OP_TMA_LOAD:
-		if (ctma(C, s) < 0)
-			return -1;
-		p->nslot = mark;
-		return 0;
 	case OP_IF:
 		if (s->nsrc < 1)
 			return err_set(C->e, "kernel.run: stage %s: an if without a condition", p->name);
