@@ -286,7 +286,8 @@ UOp *kernel_op_gemm(Kernel *k, const KScope *s, const KRegion *c, const KRegion 
 ** consecutive threads from a thread id divisible by 128). A and B are tiles
 ** of shared buffers of one 16-bit float dtype, named by regions: the last
 ** two extents 64 x 16 (m, k) for A, 16 x N (k, n) for B, every leading
-** extent 1; N a multiple of 8 in [8, 256]. D is a register buffer of N/2
+** extent 1 (with KWG_B_NK, B's region is N x 16 (n, k)); N a multiple of 8
+** in [8, 256]. D is a register buffer of N/2
 ** float32 elements a thread (row-major logical order, through its layout):
 ** thread t of the warpgroup, warp w = t/32, lane l, holds in element v
 ** C[16w + l/4 + 8((v/2)%2), 8(v/4) + 2(l%4) + v%2] (CUTLASS's CLayout_64xN).
@@ -319,12 +320,24 @@ typedef struct KGmmaDesc {
 	uint64_t desc;       /* the descriptor at that start, the buffer at shared address 0 */
 } KGmmaDesc;
 const char *kgmma_layout_name(int layout_type);   /* "interleave", "128B", "64B", "32B" */
+/*
+** KWG_B_NK (the WGMMA's arg[1]): B is given (n, k), its region's last two
+** extents N x 16 and B[k][n] the buffer's element [.., n, k] (attention's
+** K^T from a tile stored (key, d)); the analysis then reads B's tile as A's,
+** and a buffer with k contiguous is the K-major form (tnspB 0).
+*/
+enum { KWG_B_NK = 1 };
 /* The descriptor of region r as operand 'A' or 'B' of a wgmma; start is
 ** reported at bind (unbound variables at their least value). */
 int kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *bind, int nbind,
                       KGmmaDesc *out, Err *e);
+/* The same, with flags (KWG_B_NK, for B only). */
+int kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flags, const UBind *bind,
+                            int nbind, KGmmaDesc *out, Err *e);
 /* The WGMMA statement (D a register buffer), or NULL with e saying why. */
 UOp *kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e);
+/* The same, with flags (KWG_B_NK). */
+UOp *kernel_wgmma_flags(Kernel *k, int d, const KRegion *a, const KRegion *b, int flags, Err *e);
 /* A WGMMA statement's buffers and both operands' analysis (a, b may be
 ** NULL), shared by the verifier, the interpreter and the emitters. */
 int kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Err *e);

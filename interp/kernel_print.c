@@ -488,7 +488,7 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		access(p->b, s->src[1], 0);
 		emit(p->b, ", ");
 		access(p->b, s->src[2], 0);
-		emit(p->b, ")\n");
+		emit(p->b, "%s)\n", s->arg[1] & KWG_B_NK ? ", b_nk" : "");
 		break;
 	case OP_WG_FENCE:
 		indent(p, ind);
@@ -648,7 +648,7 @@ list(Lst *l, const UOp *u, int depth)
 		emit(l->b, " %lld", (long long)u->arg[0]);
 		break;
 	case OP_WGMMA:
-		emit(l->b, " m64n%lldk16", (long long)u->arg[0]);
+		emit(l->b, " m64n%lldk16%s", (long long)u->arg[0], u->arg[1] & KWG_B_NK ? " b_nk" : "");
 		break;
 	default:
 		break;

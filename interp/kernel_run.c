@@ -127,6 +127,7 @@ typedef struct LdsmProg {
 enum { WG = 128 };
 typedef struct WgmmaProg {
 	int d, a, b, n;
+	int nk;               /* KWG_B_NK: B's tile is read N x 16, (n, k) */
 	int auxa, auxb;
 	int64_t off[128];
 } WgmmaProg;
@@ -931,6 +932,7 @@ cwgmma(Comp *C, const UOp *s)
 	W->a = (int)s->src[1]->src[0]->arg[0];
 	W->b = (int)s->src[2]->src[0]->arg[0];
 	W->n = (int)s->arg[0];
+	W->nk = (s->arg[1] & KWG_B_NK) != 0;
 	for (v = 0; v < W->n / 2; v++)
 		if (reg_offset(C, W->d, v, &W->off[v]) < 0)
 			return -1;
@@ -2994,7 +2996,8 @@ wgmma(Run *r, int g, Thr *l, const Ins *in)
 		free(ta);
 		return err_set(r->e, "kernel.run: out of memory (wgmma tiles)");
 	}
-	if (wg_tile(r, l, W->a, ca, 64, 16, 1, ta) < 0 || wg_tile(r, l, W->b, cb, 16, W->n, 0, tb) < 0)
+	if (wg_tile(r, l, W->a, ca, 64, 16, 1, ta) < 0
+	|| wg_tile(r, l, W->b, cb, W->nk ? W->n : 16, W->nk ? 16 : W->n, 0, tb) < 0)
 		goto fail;
 	for (t = 0; t < WG; t++) {
 		int wp = t / 32, ln = t % 32;
@@ -3013,7 +3016,7 @@ wgmma(Run *r, int g, Thr *l, const Ins *in)
 			}
 			acc = dtype_load_f(D->t, p);
 			for (kk = 0; kk < 16; kk++)
-				acc += ta[row * 16 + kk] * tb[kk * W->n + col];
+				acc += ta[row * 16 + kk] * (W->nk ? tb[col * 16 + kk] : tb[kk * W->n + col]);
 			dtype_store_f(D->t, p, fround(D->t, acc));
 		}
 	}

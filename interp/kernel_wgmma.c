@@ -54,6 +54,7 @@ typedef struct Opnd {
 	const KBuf *kb;
 	const KRegion *r;
 	int operand;          /* 'A' or 'B' */
+	int nk;               /* B given (n, k) (KWG_B_NK): its tile is read like A's */
 	int64_t e;            /* the M (A) or N (B) extent */
 	int64_t begin[T_MAXDIM];
 	int64_t evals;
@@ -71,8 +72,8 @@ phys(Opnd *o, int64_t i, int64_t j, int64_t *out)
 
 	for (d = 0; d < n; d++)
 		c[d] = o->begin[d];
-	c[n - 2] += o->operand == 'A' ? i : j;
-	c[n - 1] += o->operand == 'A' ? j : i;
+	c[n - 2] += o->operand == 'A' || o->nk ? i : j;
+	c[n - 1] += o->operand == 'A' || o->nk ? j : i;
 	for (d = 0; d < n; d++) {
 		if (c[d] < 0 || c[d] >= kb->shape[d])
 			return err_set(o->err, "wgmma: operand %c: element (%lld, %lld) of the tile is outside %s "
@@ -210,8 +211,8 @@ elem_desc(const Opnd *o, int64_t i, int64_t j, char *out, size_t n)
 	int d, nd = o->kb->ndim;
 
 	for (d = 0; d < nd && at < n; d++) {
-		int64_t c = o->begin[d] + (d == nd - 2 ? (o->operand == 'A' ? i : j) : d == nd - 1
-		            ? (o->operand == 'A' ? j : i) : 0);
+		int rowi = o->operand == 'A' || o->nk;
+		int64_t c = o->begin[d] + (d == nd - 2 ? (rowi ? i : j) : d == nd - 1 ? (rowi ? j : i) : 0);
 
 		at += snprintf(out + at, n - at, "%s%lld", d ? ", " : "", (long long)c);
 	}
@@ -295,7 +296,7 @@ coord_values(const UOp *x, int64_t *vals, int max, int *n, Err *e)
 }
 
 static int
-shape_check(const Kernel *k, const KRegion *r, int operand, Err *e)
+shape_check(const Kernel *k, const KRegion *r, int operand, int flags, Err *e)
 {
 	const KBuf *kb;
 	char rd[200];
@@ -324,7 +325,12 @@ shape_check(const Kernel *k, const KRegion *r, int operand, Err *e)
 	if (operand == 'A' && (r->extent[kb->ndim - 2] != 64 || r->extent[kb->ndim - 1] != 16))
 		return err_set(e, "wgmma: operand A %s: the tile is %lld x %lld; A is 64 x 16 (m, k)", rd,
 		               (long long)r->extent[kb->ndim - 2], (long long)r->extent[kb->ndim - 1]);
-	if (operand == 'B' && (r->extent[kb->ndim - 2] != 16 || r->extent[kb->ndim - 1] % 8
+	if (operand == 'B' && (flags & KWG_B_NK) && (r->extent[kb->ndim - 1] != 16 || r->extent[kb->ndim - 2] % 8
+	|| r->extent[kb->ndim - 2] < 8 || r->extent[kb->ndim - 2] > 256))
+		return err_set(e, "wgmma: operand B %s (b_nk): the tile is %lld x %lld; B given (n, k) is N x 16, N a "
+		               "multiple of 8 from 8 to 256", rd, (long long)r->extent[kb->ndim - 2],
+		               (long long)r->extent[kb->ndim - 1]);
+	if (operand == 'B' && !(flags & KWG_B_NK) && (r->extent[kb->ndim - 2] != 16 || r->extent[kb->ndim - 1] % 8
 	|| r->extent[kb->ndim - 1] < 8 || r->extent[kb->ndim - 1] > 256))
 		return err_set(e, "wgmma: operand B %s: the tile is %lld x %lld; B is 16 x N (k, n), N a multiple "
 		               "of 8 from 8 to 256", rd, (long long)r->extent[kb->ndim - 2],
@@ -336,6 +342,13 @@ int
 kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *bind, int nbind,
                   KGmmaDesc *out, Err *e)
 {
+	return kernel_wgmma_desc_flags(k, r, operand, 0, bind, nbind, out, e);
+}
+
+int
+kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flags, const UBind *bind,
+                        int nbind, KGmmaDesc *out, Err *e)
+{
 	const UOp *vars[MAXVARS], *tmp[MAXVARS];
 	UBind vb[MAXVARS];
 	int nv = 0, d, i, j, n, found = 0, cross, nval[T_MAXDIM];
@@ -346,7 +359,9 @@ kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *b
 
 	if (operand != 'A' && operand != 'B')
 		return err_set(e, "wgmma: operand %c; a wgmma's operands are A and B", operand);
-	if (shape_check(k, r, operand, e) < 0)
+	if (flags & ~KWG_B_NK || (operand == 'A' && flags))
+		return err_set(e, "wgmma: operand %c: flags %d; b_nk is the only flag, and for B", operand, flags);
+	if (shape_check(k, r, operand, flags, e) < 0)
 		return -1;
 	memset(&o, 0, sizeof o);
 	o.k = k;
@@ -354,7 +369,8 @@ kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *b
 	o.r = r;
 	o.operand = operand;
 	o.err = e;
-	o.e = operand == 'A' ? 64 : r->extent[o.kb->ndim - 1];
+	o.nk = operand == 'B' && (flags & KWG_B_NK);
+	o.e = operand == 'A' ? 64 : r->extent[o.kb->ndim - (o.nk ? 2 : 1)];
 	/* the variables the start depends on, each over its range */
 	for (d = 0; d < o.kb->ndim; d++) {
 		n = uop_vars(r->begin[d], tmp, MAXVARS);
@@ -507,7 +523,7 @@ d_check(const Kernel *k, int d, int64_t n, Err *e)
 
 /* A region from a statement's index: its start, the extents of operand 'A' or 'B'. */
 static int
-region_of(const Kernel *k, const UOp *ix, int operand, int64_t n, KRegion *r, Err *e)
+region_of(const Kernel *k, const UOp *ix, int operand, int64_t n, int nk, KRegion *r, Err *e)
 {
 	const KBuf *kb;
 	int d;
@@ -525,8 +541,8 @@ region_of(const Kernel *k, const UOp *ix, int operand, int64_t n, KRegion *r, Er
 		r->begin[d] = ix->src[d + 1];
 		r->extent[d] = 1;
 	}
-	r->extent[kb->ndim - 2] = operand == 'A' ? 64 : 16;
-	r->extent[kb->ndim - 1] = operand == 'A' ? 16 : n;
+	r->extent[kb->ndim - 2] = operand == 'A' ? 64 : nk ? n : 16;
+	r->extent[kb->ndim - 1] = operand == 'A' || nk ? 16 : n;
 	return 0;
 }
 
@@ -537,13 +553,17 @@ kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Er
 
 	if (!s || s->op != OP_WGMMA || s->nsrc != 3 || s->src[0]->op != OP_DEFINE)
 		return err_set(e, "wgmma: not a (D, A, B) statement");
+	if (s->arg[1] & ~(int64_t)KWG_B_NK)
+		return err_set(e, "wgmma: flags %lld; b_nk (%d) is the only flag", (long long)s->arg[1], KWG_B_NK);
 	if (d_check(k, (int)s->src[0]->arg[0], s->arg[0], e) < 0
-	|| region_of(k, s->src[1], 'A', s->arg[0], &ra, e) < 0 || region_of(k, s->src[2], 'B', s->arg[0], &rb, e) < 0)
+	|| region_of(k, s->src[1], 'A', s->arg[0], 0, &ra, e) < 0
+	|| region_of(k, s->src[2], 'B', s->arg[0], (int)(s->arg[1] & KWG_B_NK), &rb, e) < 0)
 		return -1;
 	if (k->buf[ra.buf].dtype != k->buf[rb.buf].dtype)
 		return err_set(e, "wgmma: A (%s) is %s, B (%s) is %s; one dtype for both", k->buf[ra.buf].name,
 		               dtype_name(k->buf[ra.buf].dtype), k->buf[rb.buf].name, dtype_name(k->buf[rb.buf].dtype));
-	if (kernel_wgmma_desc(k, &ra, 'A', NULL, 0, a, e) < 0 || kernel_wgmma_desc(k, &rb, 'B', NULL, 0, b, e) < 0)
+	if (kernel_wgmma_desc(k, &ra, 'A', NULL, 0, a, e) < 0
+	|| kernel_wgmma_desc_flags(k, &rb, 'B', (int)s->arg[1], NULL, 0, b, e) < 0)
 		return -1;
 	return 0;
 }
@@ -551,21 +571,29 @@ kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Er
 UOp *
 kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e)
 {
+	return kernel_wgmma_flags(k, d, a, b, 0, e);
+}
+
+UOp *
+kernel_wgmma_flags(Kernel *k, int d, const KRegion *a, const KRegion *b, int flags, Err *e)
+{
 	UOp *src[3], *u;
 	int64_t n;
 
 	if (!a || !b || a->buf < 0 || a->buf >= k->nbuf || b->buf < 0 || b->buf >= k->nbuf)
 		return err_set(e, "wgmma: the operands must be regions of buffers of this kernel"), NULL;
-	if (shape_check(k, b, 'B', e) < 0)
+	if (flags & ~KWG_B_NK)
+		return err_set(e, "wgmma: flags %d; b_nk (%d) is the only flag", flags, KWG_B_NK), NULL;
+	if (shape_check(k, b, 'B', flags, e) < 0)
 		return NULL;
-	n = b->extent[k->buf[b->buf].ndim - 1];
-	if (d_check(k, d, n, e) < 0 || shape_check(k, a, 'A', e) < 0)
+	n = b->extent[k->buf[b->buf].ndim - (flags & KWG_B_NK ? 2 : 1)];
+	if (d_check(k, d, n, e) < 0 || shape_check(k, a, 'A', 0, e) < 0)
 		return NULL;
 	src[0] = k->buf[d].def;
 	if (!(src[1] = kernel_index(k, a->buf, (UOp *const *)a->begin, k->buf[a->buf].ndim))
 	|| !(src[2] = kernel_index(k, b->buf, (UOp *const *)b->begin, k->buf[b->buf].ndim)))
 		return err_set(e, "wgmma: out of memory"), NULL;
-	if (!(u = uop_new(k->c, OP_WGMMA, DT_VOID, src, 3, n, 0, NULL, NULL, 0)))
+	if (!(u = uop_new(k->c, OP_WGMMA, DT_VOID, src, 3, n, flags, NULL, NULL, 0)))
 		return err_set(e, "wgmma: out of memory"), NULL;
 	if (kernel_wgmma_check(k, u, NULL, NULL, e) < 0)
 		return NULL;

@@ -1075,7 +1075,30 @@ static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
 
 /* ---- warpgroup MMA (sm_90a) ---- */
 
-/* kernel.wgmma(D, A, B): D += A B over the warpgroup, A and B shared regions */
+/* b_nk from an options table at index i (absent or nil: 0); unknown keys refused */
+static int
+wgmma_flags(lua_State *L, int i, const char *fn)
+{
+	int flags = 0;
+
+	if (lua_isnoneornil(L, i))
+		return 0;
+	luaL_checktype(L, i, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, i)) {
+		if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "b_nk") != 0)
+			return luaL_error(L, "%s: option '%s'; the options are {b_nk = true}", fn,
+			                  lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
+		if (!lua_isboolean(L, -1))
+			return luaL_error(L, "%s: b_nk is %s; true or false", fn, luaL_typename(L, -1));
+		flags |= lua_toboolean(L, -1) ? KWG_B_NK : 0;
+		lua_pop(L, 1);
+	}
+	return flags;
+}
+
+/* kernel.wgmma(D, A, B [, {b_nk = true}]): D += A B over the warpgroup, A and B shared regions
+** (b_nk: B's region is N x 16, (n, k), and B[k][n] its element [.., n, k]) */
 static int
 l_wgmma(lua_State *L)
 {
@@ -1084,6 +1107,7 @@ l_wgmma(lua_State *L)
 	KRegion a, b;
 	Err e = { "" };
 	UOp *u;
+	int flags;
 
 	if (owner(L, 1) != x)
 		return luaL_error(L, "kernel.wgmma: the accumulator belongs to another kernel than the stage being "
@@ -1091,7 +1115,8 @@ l_wgmma(lua_State *L)
 	lua_pop(L, 1);
 	a = region_arg(L, 2, x, "kernel.wgmma");
 	b = region_arg(L, 3, x, "kernel.wgmma");
-	if (!(u = kernel_wgmma(x->k, d->b, &a, &b, &e)))
+	flags = wgmma_flags(L, 4, "kernel.wgmma");
+	if (!(u = kernel_wgmma_flags(x->k, d->b, &a, &b, flags, &e)))
 		return err(L, &e);
 	append(L, x, u);
 	return 0;
@@ -1151,14 +1176,14 @@ l_setmaxnreg(lua_State *L)
 	return 0;
 }
 
-/* kernel.wgmma_desc(region, "A" | "B" [, {var = value, ...}]): the GMMA descriptor of an operand */
+/* kernel.wgmma_desc(region, "A" | "B" [, {var = value, ...} [, {b_nk = true}]]): the GMMA descriptor of an operand */
 static int
 l_wgmma_desc(lua_State *L)
 {
 	LRegion *r = luaL_checkudata(L, 1, KREGION);
 	const char *op = luaL_checkstring(L, 2);
 	UBind bind[16];
-	int nb = 0;
+	int nb = 0, flags;
 	LKernel *K;
 	KGmmaDesc dsc;
 	Err e = { "" };
@@ -1184,7 +1209,10 @@ l_wgmma_desc(lua_State *L)
 	lua_pop(L, 1);
 	if (!K || !K->k)
 		return luaL_error(L, "kernel.wgmma_desc: the region's kernel was freed");
-	if (kernel_wgmma_desc(K->k, &r->r, op[0], bind, nb, &dsc, &e) < 0)
+	flags = wgmma_flags(L, 4, "kernel.wgmma_desc");
+	if (flags && op[0] != 'B')
+		return luaL_error(L, "kernel.wgmma_desc: b_nk is an option of operand B, not A");
+	if (kernel_wgmma_desc_flags(K->k, &r->r, op[0], flags, bind, nb, &dsc, &e) < 0)
 		return err(L, &e);
 	lua_createtable(L, 0, 8);
 	lua_pushstring(L, dsc.mn_major ? "MN" : "K");

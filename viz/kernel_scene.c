@@ -102,7 +102,7 @@ stmt(Tr *t, const UOp *u, int parent, int depth)
 			emit(&b, ", ");
 			kernel_print_expr(&b, t->k, u->src[2]);
 		}
-		emit(&b, ")");
+		emit(&b, "%s)", u->arg[1] & KWG_B_NK ? ", b_nk" : "");
 		n = node(t, b.s ? b.s : "", 0xd1c4e9, "box");
 		break;
 	case OP_WG_FENCE:

@@ -817,7 +817,7 @@ stmt(Tr *t, const UOp *s, int ind, int depth)
 			emit(t->b, ", ");
 			kernel_print_expr(t->b, t->k, s->src[2]);
 		}
-		emit(t->b, ")\n");
+		emit(t->b, "%s)\n", s->arg[1] & KWG_B_NK ? ", b_nk" : "");
 		break;
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:

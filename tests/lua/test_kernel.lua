@@ -464,6 +464,75 @@ local function wgmma_kernel(N, KS, la, lb, opts)
   return m, As, Bs
 end
 
+-- b_nk: B given (n, k), as attention's K^T from a tile stored (key, d): both tiles K-major 128B,
+-- a slot dimension in front of B's (the start over a loop variable)
+check("wgmma: b_nk (B stored (n, k)) against float64, its descriptor, CUDA, refusals", function()
+  local m = kernel.new{block = {128}}
+  local A = m:input("A", "float16", {64, 64})
+  local Bt = m:input("Bt", "float16", {128, 64})
+  local O = m:output("O", "float32", {64, 64})
+  local As = m:shared("As", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local Bs = m:shared("Bs", "float16", {2, 64, 64}, "Sw<3,3,3> o 0 o (2,64,64):(4096,64,1)")
+  local c = m:register("c", "float32", {32})
+  m:stage("mm", function()
+    local t = m.tx
+    kernel.copy(As, A, {scope = "warpgroup"})
+    for s in kernel.range(2) do
+      kernel.copy(Bs:tile({s, 0, 0}, {1, 64, 64}), Bt:tile({s * 64, 0}, {64, 64}), {scope = "warpgroup"})
+    end
+    for v in kernel.range(32) do c[v] = 0 end
+    kernel.barrier()
+    kernel.wgmma_fence()
+    for s in kernel.range(2) do
+      for kk in kernel.range(4) do
+        kernel.wgmma(c, As:tile({0, kk * 16}, {64, 16}), Bs:tile({s, 0, kk * 16}, {1, 64, 16}), {b_nk = true})
+      end
+    end
+    kernel.wgmma_commit()
+    kernel.wgmma_wait(0)
+    local w, l = t // 32, t % 32
+    for v in kernel.range(32) do
+      O[{w * 16 + l // 4 + v // 2 % 2 * 8, v // 4 * 8 + l % 4 * 2 + v % 2}] = c[v]
+    end
+  end)
+  assert(m:check())
+  local ta = tensor.rand({64, 64}, {seed = 5}):cast("float16")
+  local tb = tensor.rand({128, 64}, {seed = 6}):cast("float16")
+  -- O = A (B0 + B1)^T, B0 and B1 the two 64-row halves of Bt (one per slot)
+  local la, lb, want = ta:tolist(), tb:tolist(), {}
+  for i = 1, 64 do
+    want[i] = {}
+    for j = 1, 64 do
+      local acc = 0
+      for q = 1, 64 do acc = acc + la[i][q] * (lb[j][q] + lb[64 + j][q]) end
+      want[i][j] = acc
+    end
+  end
+  near(m:run{A = ta, Bt = tb}:tolist(), want, 1e-4)
+  eq(m:counts{A = ta, Bt = tb}.wgmmas, 8, "wgmmas")
+  local s = tostring(m)
+  assert(s:find("wgmma.m64n64k16(c, As[0, j*16], Bs[i, 0, j*16], b_nk)", 1, true), s)
+  local d = kernel.wgmma_desc(Bs:tile({1, 0, 16}, {1, 64, 16}), "B", nil, {b_nk = true})
+  eq(d.major, "K"); eq(d.swizzle, "128B"); eq(d.sbo, 1024); eq(d.start, 8192 + 32)
+  local cu = m:source("cuda")
+  for _, want in ipairs{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "p, 1, 1, 0, 0;",
+                        "/* K-major, 128B, LBO 16, SBO 1024 */"} do
+    assert(cu:find(want, 1, true), want)
+  end
+  assert(not cu:find("MN-major", 1, true), "both operands K-major")
+  -- refusals: a 16 x N region with b_nk, a flag for A, an unknown option
+  local r = kernel.new{block = {128}}
+  local S = r:shared("S", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local rc = r:register("rc", "float32", {32})
+  raises(function()
+    r:stage("w", function() kernel.wgmma(rc, S:tile({0, 0}, {64, 16}), S:tile({0, 0}, {16, 64}), {b_nk = true}) end)
+  end, "operand B", "(b_nk): the tile is 16 x 64; B given (n, k) is N x 16")
+  raises(function() kernel.wgmma_desc(S:tile({0, 0}, {64, 16}), "A", nil, {b_nk = true}) end, "operand B, not A")
+  raises(function()
+    r:stage("w2", function() kernel.wgmma(rc, S:tile({0, 0}, {64, 16}), S:tile({0, 0}, {64, 16}), {bnk = true}) end)
+  end, "option 'bnk'")
+end)
+
 check("wgmma: products against float64, descriptors, asynchrony and divergence errors, refusals, CUDA", function()
   local function product(N, KS, la, lb)
     local m, As, Bs = wgmma_kernel(N, KS, la, lb)
