@@ -187,8 +187,8 @@ kernel_tma_map(const Kernel *k, int g, int64_t *dims, int64_t *strides, Err *e)
 			return -1;
 		}
 	}
-	for (d = 0; d < r; d++) {
-		int i2 = r - 1 - d;   /* innermost first */
+	for (d = r - 1; d >= 0; d--) {   /* innermost first: a unit dimension takes the span inside it */
+		int i2 = r - 1 - d;
 
 		if (kb->shape[d] > ((int64_t)1 << 32))
 			return err_set(e, "tma: dimension %d of %s has %lld elements; a tensor map takes at most 2^32", d,

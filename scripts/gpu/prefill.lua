@@ -332,6 +332,168 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
   return k
 end
 
+-- Hopper (sm_90a): the same online softmax on wgmma's accumulators, the tiles brought in by TMA.
+-- A block is one warpgroup (128 threads) taking 64 query rows of one (b, h): grid {S/64, H, B}.
+-- Q's tile lands once in sQ {64, D}; key tiles of 64 go into NS = 2 slots of sK and sV {NS, 64, D}
+-- (128B-swizzled rows of 64 halves: at D = 128 a row is two 64-column halves 8 KB apart, as TMA
+-- writes a 128B-swizzled box), each slot's arrival on mbarrier full[s]. Per key tile j: S = Q K^T
+-- by D/16 wgmma m64n64k16 (K^T from sK stored (key, d): {b_nk = true}, both operands K-major),
+-- the online softmax on the accumulator (the m64n64 fragment is the m16n8 C fragment 8 times a
+-- warp: value v is row 16w + lane/4 + 8((v/2)%2), column 8(v/4) + 2(lane%4) + v%2, two rows a
+-- thread), P as float16 into sP {64, 64} (128B-swizzled), a barrier, O += P V by 4 wgmma m64nDk16
+-- (V stored (key, d) = (k, n): MN-major), a barrier, then thread 0 refills slot s with tile j + NS.
+-- Every group is waited for (wgmma_wait(0)) inside its step. Not warp-specialized: the TMA of
+-- tile j + NS overlaps tiles j + 1 .. j + NS - 1's compute only. Causal: the diagonal tile is
+-- masked and the tiles past it skipped (the heaviest query tiles first). opts: none yet.
+function M.kernel_wgmma(B, H, S, D, causal, opts)
+  opts = opts or {}
+  local BM, BN, NS = 64, 64, 2
+  assert(D == 64 or D == 128, "prefill wgmma: D is 64 or 128")
+  assert(S % BM == 0 and S // BN >= NS, "prefill wgmma: S a multiple of 64, at least 128")
+  local NQ, NK = S // BM, S // BN
+  local k = kernel.new{grid = {NQ, H, B}, block = {128}}
+  local Q = k:input("Q", "float16", {B, H, S, D})
+  local K = k:input("K", "float16", {B, H, S, D})
+  local V = k:input("V", "float16", {B, H, S, D})
+  local O = k:output("O", "float16", {B, H, S, D})
+  -- a row of D halves: 64 columns a 128B swizzle row, the second half of D = 128 64 rows further
+  local inner = D == 64 and "64:1" or "(64,2):(1,4096)"
+  local function lay(pre, rows)
+    local shp, str = inner:match("^(.-):(.-)$")
+    return string.format("Sw<3,3,3> o 0 o (%s%d,%s):(%s%d,%s)", pre and pre[1] .. "," or "", rows, shp,
+                         pre and pre[2] .. "," or "", 64, str)
+  end
+  local sQ = k:shared("sQ", "float16", {BM, D}, lay(nil, BM))
+  local sK = k:shared("sK", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
+  local sV = k:shared("sV", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
+  local sP = k:shared("sP", "float16", {BM, BN}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local full = k:shared("full", "uint64", {NS})
+  local sacc = k:register("sacc", "float32", {BN // 2})
+  local oacc = k:register("oacc", "float32", {D // 2})
+  local m = k:register("m", "float32", {2})
+  local l = k:register("l", "float32", {2})
+  local mn = k:register("mn", "float32", {2})
+  local al = k:register("al", "float32", {2})
+  local c = LOG2E / math.sqrt(D)
+  local qbytes, kvbytes = BM * D * 2, 2 * BN * D * 2
+  k:stage("prefill", function()
+    local b, h = k.bz, k.by
+    local qt = causal and (NQ - 1 - k.bx) or k.bx
+    local t = k.tx
+    local w, lane = t // 32, t % 32
+    local x1, x2 = lane + 1 - lane % 2 * 2, lane + 2 - lane // 2 % 2 * 4
+    -- the fragment's value v: row and column in the 64-row tile
+    local function frow(v) return w * 16 + lane // 4 + v // 2 % 2 * 8 end
+    local function fcol(v) return v // 4 * 8 + lane % 4 * 2 + v % 2 end
+    -- whether key tile j (a number or a kernel value) is computed
+    local function exists(j)
+      if causal then return kernel.le(j, qt) end
+      if type(j) == "number" then return j < NK end
+      return kernel.lt(j, NK)
+    end
+    local function guard(cond, f)
+      if cond == true then f() elseif cond then kernel.when(cond, f) end
+    end
+    -- thread 0: key tile j (clamped into K and V: the guard makes the clamp a no-op) into slot s
+    local function issue(j, s, extra)
+      kernel.mbarrier_arrive(full, {s}, {tx = kvbytes + (extra or 0)})
+      local jc = type(j) == "number" and j or kernel.min(j, NK - 1)
+      kernel.tma(sK:tile({s, 0, 0}, {1, BN, D}), K:tile({b, h, jc * BN, 0}, {1, 1, BN, D}), full, {s})
+      kernel.tma(sV:tile({s, 0, 0}, {1, BN, D}), V:tile({b, h, jc * BN, 0}, {1, 1, BN, D}), full, {s})
+    end
+    kernel.when(kernel.eq(t, 0), function()
+      for s = 0, NS - 1 do kernel.mbarrier_init(full, {s}, 1) end
+    end)
+    kernel.barrier()
+    kernel.when(kernel.eq(t, 0), function()
+      -- Q with tile 0 on full[0]
+      issue(0, 0, qbytes)
+      kernel.tma(sQ, Q:tile({b, h, qt * BM, 0}, {1, 1, BM, D}), full, {0})
+      for s = 1, NS - 1 do guard(exists(s), function() issue(s, s) end) end
+    end)
+    for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do oacc[v] = 0 end
+    for r = 0, 1 do
+      m[r] = -math.huge
+      l[r] = 0
+    end
+    for j in kernel.range(NK, {name = "j", type = "reduce"}) do
+      guard(causal and exists(j) or true, function()
+        local s = j % NS
+        kernel.mbarrier_wait(full, {s}, j // NS % 2)
+        -- S = Q K^T
+        for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do sacc[v] = 0 end
+        kernel.wgmma_fence()
+        for kd = 0, D // 16 - 1 do
+          kernel.wgmma(sacc, sQ:tile({0, kd * 16}, {BM, 16}), sK:tile({s, 0, kd * 16}, {1, BN, 16}), {b_nk = true})
+        end
+        kernel.wgmma_commit()
+        kernel.wgmma_wait(0)
+        if causal then
+          -- the diagonal tile: key j*BN + col is masked past query row qt*BM + row
+          kernel.when(kernel.eq(j, qt), function()
+            for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+              sacc[v] = kernel.where(kernel.gt(fcol(v), frow(v)), -math.huge, sacc[v])
+            end
+          end)
+        end
+        -- the online softmax of the thread's two rows (value v = 4 nt + 2 hr + e is row half hr)
+        for hr = 0, 1 do
+          local mx = sacc[2 * hr]
+          for nt = 0, BN // 8 - 1 do
+            for e = 0, 1 do
+              if nt > 0 or e > 0 then mx = kernel.max(mx, sacc[4 * nt + 2 * hr + e]) end
+            end
+          end
+          mn[hr] = mx
+          mn[hr] = kernel.max(mn[hr], kernel.shuffle(mn[hr], x1))
+          mn[hr] = kernel.max(mn[hr], kernel.shuffle(mn[hr], x2))
+          mn[hr] = kernel.max(m[hr], mn[hr] * c)
+          al[hr] = kernel.exp2(m[hr] - mn[hr])
+          m[hr] = mn[hr]
+          local sum = nil
+          for nt = 0, BN // 8 - 1 do
+            for e = 0, 1 do
+              local v = 4 * nt + 2 * hr + e
+              sacc[v] = kernel.exp2(sacc[v] * c - mn[hr])
+              sum = sum and sum + sacc[v] or sacc[v]
+            end
+          end
+          l[hr] = l[hr] * al[hr] + sum
+        end
+        -- P into shared memory as float16; the output rescaled
+        for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+          sP[{frow(v), fcol(v)}] = kernel.cast(sacc[v], "float16")
+        end
+        for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do
+          oacc[v] = oacc[v] * al[v // 2 % 2]
+        end
+        kernel.barrier()   -- P visible to the warpgroup's wgmma (the CUDA emitter fences the async proxy)
+        -- O += P V
+        kernel.wgmma_fence()
+        for kk = 0, BN // 16 - 1 do
+          kernel.wgmma(oacc, sP:tile({0, kk * 16}, {BM, 16}), sV:tile({s, kk * 16, 0}, {1, 16, D}))
+        end
+        kernel.wgmma_commit()
+        kernel.wgmma_wait(0)
+        kernel.barrier()   -- every thread done with slot s and sP
+        kernel.when(kernel.eq(t, 0), function()
+          guard(exists(j + NS), function() issue(j + NS, s) end)
+        end)
+      end)
+    end
+    -- the row sums over the quad, then O / l as float16
+    for r = 0, 1 do
+      l[r] = l[r] + kernel.shuffle(l[r], x1)
+      l[r] = l[r] + kernel.shuffle(l[r], x2)
+      l[r] = kernel.recip(l[r])
+    end
+    for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do
+      O[{b, h, qt * BM + frow(v), fcol(v)}] = kernel.cast(oacc[v] * l[v // 2 % 2], "float16")
+    end
+  end)
+  return k
+end
+
 -- FLOPs: two products of (S x S x D) each, 2 flops a multiply-add; causal: half the score matrix
 local function flops(B, H, S, D, causal)
   return 4 * B * H * S * S * D // (causal and 2 or 1)
@@ -377,6 +539,26 @@ function M.cases()
         note = string.format("B%d H%d S%d D%d%s; %d query rows a block of %d warps, %d keys a tile, Q from %s; "
                              .. "ldmatrix%s", B, H, S, D, causal and " causal" or "", 16 * RM * W, W, BN, q,
                              NS and string.format(", %d cp.async stages%s", NS, ahead and " ahead" or "") or ""),
+      }
+    end
+  end
+  -- wgmma + TMA (sm_90a), a warpgroup of 64 query rows, 64 keys a tile, 2 slots
+  for _, D in ipairs{64, 128} do
+    for _, causal in ipairs{false, true} do
+      local mask = causal and "True" or "False"
+      out[#out + 1] = {
+        name = string.format("prefill_d%d_wgmma%s", D, causal and "_causal" or ""),
+        kernel = M.kernel_wgmma(B, H, S, D, causal),
+        inputs = {Q = "randn", K = "randn", V = "randn"},
+        torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
+        peers = {unfused = string.format(
+          "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
+          causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
+        flops = flops(B, H, S, D, causal),
+        bytes = 4 * B * H * S * D * 2, tol = 1e-2,
+        note = string.format("B%d H%d S%d D%d%s; 64 query rows a warpgroup, 64 keys a tile, wgmma m64n64k16 "
+                             .. "(S, K^T as b_nk) and m64n%dk16 (P V), TMA into 2 slots", B, H, S, D,
+                             causal and " causal" or "", D),
       }
     end
   end
@@ -460,6 +642,35 @@ if not ... then
     print(string.format("prefill D%d, %d rows a block of %d warps, %d keys a tile, Q from %s%s%s: %d ldmatrix.x4 a "
                         .. "warp and tile, no bank conflict", D, 16 * RM * W, W, BN, q, cfg[6] and ", swizzled" or "",
                         pipe(cfg), c.ldmatrices // (c.blocks * W * (128 // BN))))
+  end
+  -- wgmma + TMA (M.kernel_wgmma): S = 256 (4 key tiles on 2 slots: the loop refills them), causal
+  -- and not, at D = 64 and 128, against the tensor program in float32
+  for _, D in ipairs{64, 128} do
+    local function input(seed) return ((tensor.rand({B, H, S, D}, {seed = seed}) - 0.5) * 4):cast("float16") end
+    local qi, ki, vi = input(4), input(5), input(6)
+    for _, causal in ipairs{false, true} do
+      local scores = qi:cast("float32"):matmul(ki:cast("float32"):permute{0, 1, 3, 2}) * (1 / math.sqrt(D))
+      if causal then
+        scores = tensor.arange(S):reshape{S, 1}:lt(tensor.arange(S):reshape{1, S}):where(-math.huge, scores)
+      end
+      local want = scores:softmax(3):matmul(vi:cast("float32")):tolist()
+      local k = M.kernel_wgmma(B, H, S, D, causal)
+      local got = k:run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+      local num, den = 0, 0
+      for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
+        local d = got[a][b][i][j] - want[a][b][i][j]
+        num, den = num + d * d, den + want[a][b][i][j] ^ 2
+      end end end end
+      local rel = math.sqrt(num / den)
+      assert(rel < 2e-3, "prefill wgmma: relative error " .. rel)
+      local cnt = k:counts{Q = qi, K = ki, V = vi}
+      -- a computed tile: D/16 wgmmas for S, 4 for P V
+      local tiles = causal and B * H * (S // 64) * (S // 64 + 1) // 2 or B * H * (S // 64) ^ 2
+      assert(cnt.wgmmas == tiles * (D // 16 + 4), "prefill wgmma: " .. cnt.wgmmas .. " wgmmas")
+      print(string.format("prefill attention, B%d H%d S%d D%d%s, wgmma + TMA, 64 rows a warpgroup, 64 keys a tile, "
+                          .. "2 slots: within %.1e (relative) of the tensor program; %d wgmmas, %d TMA boxes",
+                          B, H, S, D, causal and " causal" or "", rel, cnt.wgmmas, cnt.tmas))
+    end
   end
 end
 return M
