@@ -832,6 +832,30 @@ check("tma: mbarriers and TMA boxes (swizzled, several boxes, none), both pipeli
   raises(function() k4:source("triton") end, "mbarriers and TMA are one thread's view")
   eq(p4.swizzle, 0); eq(p4.boxes, 1); eq(p4.box[1], 64); eq(p4.box[2], 32)
   raises(function() one("(32,64):(72,1)") end, "without swizzle: element (1,0) is at byte 288, TMA writes it at byte 256 (TMA writes a box densely")
+  -- a global with leading unit dimensions (attention's {B, H, S, D} at B = 1): a unit
+  -- dimension's stride is the span inside it, whichever dimension it is
+  do
+    local k6 = kernel.new{block = {128}}
+    local X = k6:input("X", "float16", {1, 1, 128, 64})
+    local O6 = k6:output("O", "float16", {64, 64})
+    local T = k6:shared("T", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+    local br = k6:shared("br", "uint64", {1})
+    local p6
+    k6:stage("s", function()
+      kernel.when(kernel.eq(k6.tx, 0), function() kernel.mbarrier_init(br, {0}, 1) end)
+      kernel.barrier()
+      kernel.when(kernel.eq(k6.tx, 0), function()
+        kernel.mbarrier_arrive(br, {0}, {tx = 8192})
+        p6 = kernel.tma(T, X:tile({0, 0, 64, 0}, {1, 1, 64, 64}), br, {0})
+      end)
+      kernel.mbarrier_wait(br, {0}, 0)
+      for i in kernel.range(32) do O6[{k6.tx // 2, k6.tx % 2 * 32 + i}] = T[{k6.tx // 2, k6.tx % 2 * 32 + i}] end
+    end)
+    eq(p6.swizzle, 128); eq(p6.boxes, 1)
+    local x6 = tensor.rand({1, 1, 128, 64}, {seed = 9}):cast("float16")
+    local g6, w6 = k6:run{X = x6}:tolist(), x6:tolist()
+    for i = 1, 64 do for j = 1, 64 do eq(g6[i][j], w6[1][1][64 + i][j]) end end
+  end
   raises(function() one("(32,64):(64,1)", "uint32") end, "an mbarrier is an element of a shared uint64 buffer")
   raises(function()
     local k5 = kernel.new{block = {32}}
