@@ -347,11 +347,13 @@ end
 -- masked and the tiles past it skipped (the heaviest query tiles first). opts: none yet.
 function M.kernel_wgmma(B, H, S, D, causal, opts)
   opts = opts or {}
-  local BM, BN, NS = 64, 64, 2
+  -- opts.wg = 2: two warpgroups a block, 128 query rows sharing each K and V tile
+  local WG = opts.wg or 1
+  local BM, BN, NS = 64 * WG, 64, 2
   assert(D == 64 or D == 128, "prefill wgmma: D is 64 or 128")
   assert(S % BM == 0 and S // BN >= NS, "prefill wgmma: S a multiple of 64, at least 128")
   local NQ, NK = S // BM, S // BN
-  local k = kernel.new{grid = {NQ, H, B}, block = {128}}
+  local k = kernel.new{grid = {NQ, H, B}, block = {128 * WG}}
   local Q = k:input("Q", "float16", {B, H, S, D})
   local K = k:input("K", "float16", {B, H, S, D})
   local V = k:input("V", "float16", {B, H, S, D})
@@ -366,7 +368,7 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
   local sQ = k:shared("sQ", "float16", {BM, D}, lay(nil, BM))
   local sK = k:shared("sK", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
   local sV = k:shared("sV", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
-  local sP = k:shared("sP", "float16", {BM, BN}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local sP = k:shared("sP", "float16", {BM, BN}, string.format("Sw<3,3,3> o 0 o (%d,64):(64,1)", BM))
   local full = k:shared("full", "uint64", {NS})
   local sacc = k:register("sacc", "float32", {BN // 2})
   local oacc = k:register("oacc", "float32", {D // 2})
@@ -380,14 +382,14 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
     local b, h = k.bz, k.by
     local qt = causal and (NQ - 1 - k.bx) or k.bx
     local t = k.tx
-    local w, lane = t // 32, t % 32
+    local wg, w, lane = t // 128, t // 32 % 4, t % 32
     local x1, x2 = lane + 1 - lane % 2 * 2, lane + 2 - lane // 2 % 2 * 4
     -- the fragment's value v: row and column in the 64-row tile
-    local function frow(v) return w * 16 + lane // 4 + v // 2 % 2 * 8 end
+    local function frow(v) return wg * 64 + w * 16 + lane // 4 + v // 2 % 2 * 8 end
     local function fcol(v) return v // 4 * 8 + lane % 4 * 2 + v % 2 end
     -- whether key tile j (a number or a kernel value) is computed
     local function exists(j)
-      if causal then return kernel.le(j, qt) end
+      if causal then return kernel.le(j * BN, qt * BM + BM - 1) end
       if type(j) == "number" then return j < NK end
       return kernel.lt(j, NK)
     end
@@ -424,15 +426,15 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
         for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do sacc[v] = 0 end
         kernel.wgmma_fence()
         for kd = 0, D // 16 - 1 do
-          kernel.wgmma(sacc, sQ:tile({0, kd * 16}, {BM, 16}), sK:tile({s, 0, kd * 16}, {1, BN, 16}), {b_nk = true})
+          kernel.wgmma(sacc, sQ:tile({wg * 64, kd * 16}, {64, 16}), sK:tile({s, 0, kd * 16}, {1, BN, 16}), {b_nk = true})
         end
         kernel.wgmma_commit()
         kernel.wgmma_wait(0)
         if causal then
-          -- the diagonal tile: key j*BN + col is masked past query row qt*BM + row
-          kernel.when(kernel.eq(j, qt), function()
+          -- the tiles that cross the diagonal: key j*BN + col is masked past query row qt*BM + row
+          kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
             for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
-              sacc[v] = kernel.where(kernel.gt(fcol(v), frow(v)), -math.huge, sacc[v])
+              sacc[v] = kernel.where(kernel.gt(j * BN + fcol(v), qt * BM + frow(v)), -math.huge, sacc[v])
             end
           end)
         end
@@ -471,7 +473,7 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
         -- O += P V
         kernel.wgmma_fence()
         for kk = 0, BN // 16 - 1 do
-          kernel.wgmma(oacc, sP:tile({0, kk * 16}, {BM, 16}), sV:tile({s, kk * 16, 0}, {1, 16, D}))
+          kernel.wgmma(oacc, sP:tile({wg * 64, kk * 16}, {64, 16}), sV:tile({s, kk * 16, 0}, {1, 16, D}))
         end
         kernel.wgmma_commit()
         kernel.wgmma_wait(0)
@@ -542,13 +544,15 @@ function M.cases()
       }
     end
   end
-  -- wgmma + TMA (sm_90a), a warpgroup of 64 query rows, 64 keys a tile, 2 slots
+  -- wgmma + TMA (sm_90a), a warpgroup of 64 query rows (or two, wg2: 128 rows sharing the K and V
+  -- tiles), 64 keys a tile, 2 slots
   for _, D in ipairs{64, 128} do
-    for _, causal in ipairs{false, true} do
+    for _, cfg in ipairs{{false, 1}, {true, 1}, {false, 2}, {true, 2}} do
+      local causal, WG = cfg[1], cfg[2]
       local mask = causal and "True" or "False"
       out[#out + 1] = {
-        name = string.format("prefill_d%d_wgmma%s", D, causal and "_causal" or ""),
-        kernel = M.kernel_wgmma(B, H, S, D, causal),
+        name = string.format("prefill_d%d_wgmma%s%s", D, WG == 2 and "_wg2" or "", causal and "_causal" or ""),
+        kernel = M.kernel_wgmma(B, H, S, D, causal, {wg = WG}),
         inputs = {Q = "randn", K = "randn", V = "randn"},
         torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
         peers = {unfused = string.format(
@@ -556,9 +560,9 @@ function M.cases()
           causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
         flops = flops(B, H, S, D, causal),
         bytes = 4 * B * H * S * D * 2, tol = 1e-2,
-        note = string.format("B%d H%d S%d D%d%s; 64 query rows a warpgroup, 64 keys a tile, wgmma m64n64k16 "
-                             .. "(S, K^T as b_nk) and m64n%dk16 (P V), TMA into 2 slots", B, H, S, D,
-                             causal and " causal" or "", D),
+        note = string.format("B%d H%d S%d D%d%s; 64 query rows a warpgroup, %d a block, 64 keys a tile, wgmma "
+                             .. "m64n64k16 (S, K^T as b_nk) and m64n%dk16 (P V), TMA into 2 slots", B, H, S, D,
+                             causal and " causal" or "", WG, D),
       }
     end
   end
@@ -670,6 +674,19 @@ if not ... then
       print(string.format("prefill attention, B%d H%d S%d D%d%s, wgmma + TMA, 64 rows a warpgroup, 64 keys a tile, "
                           .. "2 slots: within %.1e (relative) of the tensor program; %d wgmmas, %d TMA boxes",
                           B, H, S, D, causal and " causal" or "", rel, cnt.wgmmas, cnt.tmas))
+      if D == 64 then
+        -- two warpgroups a block (128 rows): the rows of the second, and the two tiles that cross
+        -- the diagonal in a causal block
+        local k2 = M.kernel_wgmma(B, H, S, D, causal, {wg = 2})
+        local got2 = k2:run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+        num, den = 0, 0
+        for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
+          local d = got2[a][b][i][j] - want[a][b][i][j]
+          num, den = num + d * d, den + want[a][b][i][j] ^ 2
+        end end end end
+        assert(math.sqrt(num / den) < 2e-3, "prefill wgmma wg2: relative error " .. math.sqrt(num / den))
+        print(string.format("the same, two warpgroups a block: within %.1e", math.sqrt(num / den)))
+      end
     end
   end
 end
