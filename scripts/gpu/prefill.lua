@@ -358,10 +358,11 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
   local K = k:input("K", "float16", {B, H, S, D})
   local V = k:input("V", "float16", {B, H, S, D})
   local O = k:output("O", "float16", {B, H, S, D})
-  -- a row of D halves: 64 columns a 128B swizzle row, the second half of D = 128 64 rows further
-  local inner = D == 64 and "64:1" or "(64,2):(1,4096)"
+  -- a row of D halves: 64 columns a 128B swizzle row; at D = 128 the second 64 columns of all the
+  -- tile's rows follow the first (a TMA box each)
   local function lay(pre, rows)
-    local shp, str = inner:match("^(.-):(.-)$")
+    local shp, str = "64", "1"
+    if D == 128 then shp, str = "(64,2)", string.format("(1,%d)", rows * 64) end
     return string.format("Sw<3,3,3> o 0 o (%s%d,%s):(%s%d,%s)", pre and pre[1] .. "," or "", rows, shp,
                          pre and pre[2] .. "," or "", 64, str)
   end
@@ -674,9 +675,9 @@ if not ... then
       print(string.format("prefill attention, B%d H%d S%d D%d%s, wgmma + TMA, 64 rows a warpgroup, 64 keys a tile, "
                           .. "2 slots: within %.1e (relative) of the tensor program; %d wgmmas, %d TMA boxes",
                           B, H, S, D, causal and " causal" or "", rel, cnt.wgmmas, cnt.tmas))
-      if D == 64 then
-        -- two warpgroups a block (128 rows): the rows of the second, and the two tiles that cross
-        -- the diagonal in a causal block
+      if D == 128 or not causal then
+        -- two warpgroups a block (128 rows): the rows of the second, the two tiles that cross
+        -- the diagonal in a causal block, and Q's tile of 128 rows of two column halves at D 128
         local k2 = M.kernel_wgmma(B, H, S, D, causal, {wg = 2})
         local got2 = k2:run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
         num, den = 0, 0
