@@ -448,7 +448,7 @@ kernel_tma_check(const Kernel *k, const UOp *s, Err *e)
 {
 	const KBuf *S, *G;
 	const int64_t *box;
-	int64_t d0[5], st[5], bytes;
+	int64_t d0[5], st[5];
 	int db, gb, r, d, eb;
 
 	if (s->op != OP_TMA_LOAD || s->nsrc != 3 || s->src[0]->op != OP_INDEX || s->src[1]->op != OP_INDEX
@@ -473,12 +473,9 @@ kernel_tma_check(const Kernel *k, const UOp *s, Err *e)
 	if (s->arg[0] != 0 && s->arg[0] != 32 && s->arg[0] != 64 && s->arg[0] != 128)
 		return err_set(e, "tma: swizzle %lld is not 0, 32, 64 or 128 bytes", (long long)s->arg[0]);
 	box = s->data;
-	bytes = eb;
-	for (d = 0; d < r; d++) {
+	for (d = 0; d < r; d++)
 		if (box[d] < 1 || box[d] > 256)
 			return err_set(e, "tma: box dimension %d is %lld; TMA takes 1 to 256", d, (long long)box[d]);
-		bytes *= box[d];
-	}
 	if (box[r - 1] * eb % 16 || (s->arg[0] && box[r - 1] * eb > s->arg[0]))
 		return err_set(e, "tma: a box row of %lld bytes; TMA needs a multiple of 16%s", (long long)(box[r - 1] * eb),
 		               s->arg[0] ? ", at most the swizzle's width" : "");
