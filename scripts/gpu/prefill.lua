@@ -24,6 +24,34 @@ local M = {}
 
 local LOG2E = 1.4426950408889634
 
+-- The rolling update's online softmax step for one row of the thread's score fragment: x(nt, e)
+-- is value e of n-tile nt (a register element, read and written), NT n-tiles; the row's 4 lanes
+-- are lane/4's quad (x1, x2: lane ^ 1, lane ^ 2). Updates m[r], al[r] (the repair
+-- exp2(m - m')) and l[r] (the thread's part of the row sum: the quad is summed at the end), and
+-- leaves P = exp2(S c - m) in the fragment.
+local function online_row(x, NT, r, m, l, mn, al, c, x1, x2)
+  local mx = x(0, 0)
+  for nt = 0, NT - 1 do
+    for e = 0, 1 do
+      if nt > 0 or e > 0 then mx = kernel.max(mx, x(nt, e)) end
+    end
+  end
+  mn[r] = mx
+  mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x1))
+  mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x2))
+  mn[r] = kernel.max(m[r], mn[r] * c)
+  al[r] = kernel.exp2(m[r] - mn[r])
+  m[r] = mn[r]
+  local sum = nil
+  for nt = 0, NT - 1 do
+    for e = 0, 1 do
+      x(nt, e, kernel.exp2(x(nt, e) * c - mn[r]))
+      sum = sum and sum + x(nt, e) or x(nt, e)
+    end
+  end
+  l[r] = l[r] * al[r] + sum
+end
+
 -- B batches, H heads, S queries and keys, D dimensions; BN keys a tile; RM m-tiles of 16 query
 -- rows a warp, W warps a block (a block takes 16 * RM * W rows); causal or not. opts.q = "shared":
 -- Q's tile is copied into shared memory once and its fragments are loaded by ldmatrix.x4 at each
@@ -183,30 +211,11 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
       for mt = 0, RM - 1 do
         for hr = 0, 1 do
           local r = 2 * mt + hr
-          local mx = sc[mt][0][2 * hr]
-          for nt = 0, NT - 1 do
-            for e = 0, 1 do
-              if nt > 0 or e > 0 then mx = kernel.max(mx, sc[mt][nt][2 * hr + e]) end
-            end
-          end
-          -- the 4 lanes of a row are lane/4's quad: two butterfly steps
-          mn[r] = mx
-          mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x1))
-          mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x2))
-          mn[r] = kernel.max(m[r], mn[r] * c)
-          -- the repair of the rolling update: h(t, m, m') = t * exp2(m - m')
-          al[r] = kernel.exp2(m[r] - mn[r])
-          m[r] = mn[r]
-          -- P = exp2(S c - m); l takes the thread's part of the row sum (the 4 lanes of a row
-          -- are summed once, at the end)
-          local sum = nil
-          for nt = 0, NT - 1 do
-            for e = 0, 1 do
-              sc[mt][nt][2 * hr + e] = kernel.exp2(sc[mt][nt][2 * hr + e] * c - mn[r])
-              sum = sum and sum + sc[mt][nt][2 * hr + e] or sc[mt][nt][2 * hr + e]
-            end
-          end
-          l[r] = l[r] * al[r] + sum
+          -- P = exp2(S c - m), the repair h(t, m, m') = t * exp2(m - m') in al
+          online_row(function(nt, e, y)
+            if y then sc[mt][nt][2 * hr + e] = y end
+            return sc[mt][nt][2 * hr + e]
+          end, NT, r, m, l, mn, al, c, x1, x2)
         end
         -- P as float16 A fragments: the C fragments of n-tiles 2i and 2i+1 are, value for
         -- value, the A fragment of keys 16i..16i+15
@@ -441,27 +450,10 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
         end
         -- the online softmax of the thread's two rows (value v = 4 nt + 2 hr + e is row half hr)
         for hr = 0, 1 do
-          local mx = sacc[2 * hr]
-          for nt = 0, BN // 8 - 1 do
-            for e = 0, 1 do
-              if nt > 0 or e > 0 then mx = kernel.max(mx, sacc[4 * nt + 2 * hr + e]) end
-            end
-          end
-          mn[hr] = mx
-          mn[hr] = kernel.max(mn[hr], kernel.shuffle(mn[hr], x1))
-          mn[hr] = kernel.max(mn[hr], kernel.shuffle(mn[hr], x2))
-          mn[hr] = kernel.max(m[hr], mn[hr] * c)
-          al[hr] = kernel.exp2(m[hr] - mn[hr])
-          m[hr] = mn[hr]
-          local sum = nil
-          for nt = 0, BN // 8 - 1 do
-            for e = 0, 1 do
-              local v = 4 * nt + 2 * hr + e
-              sacc[v] = kernel.exp2(sacc[v] * c - mn[hr])
-              sum = sum and sum + sacc[v] or sacc[v]
-            end
-          end
-          l[hr] = l[hr] * al[hr] + sum
+          online_row(function(nt, e, y)
+            if y then sacc[4 * nt + 2 * hr + e] = y end
+            return sacc[4 * nt + 2 * hr + e]
+          end, BN // 8, hr, m, l, mn, al, c, x1, x2)
         end
         -- P into shared memory as float16; the output rescaled
         for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
