@@ -105,6 +105,8 @@ node(Emit *E, int st, const UOp *u)
 		if (kernel_wgmma_check(E->k, u, NULL, NULL, &ie) < 0)
 			return err_set(E->e, "cuda: stage %s: %s", E->k->stage[st].name, ie.msg);
 		G->wgmma = 1;
+		/* A from registers packs its halves as mma.sync's operands do */
+		G->mma |= E->k->buf[u->src[1]->src[0]->arg[0]].scope == AS_REG;
 		return 0;
 	}
 	if (u->op != OP_MMA)
@@ -461,16 +463,57 @@ wg_desc(Emit *E, const UOp *ix, const KGmmaDesc *d, const char *var, int ind)
 }
 
 /*
+** A from registers (the RS form): the four 32-bit registers of the thread's
+** fragment, each two float16 elements packed, as "r" operands into a; the
+** elements are those of the region's start and the 7 after it along the
+** last dimension.
+*/
+static int
+wg_afrag(Emit *E, const UOp *ix, Buf *a)
+{
+	const Kernel *k = E->k;
+	int b = (int)ix->src[0]->arg[0], nd = k->buf[b].ndim, i;
+	UOp *idx[T_MAXDIM], *o;
+	Ex x[8];
+	int rc = 0;
+
+	for (i = 0; i < 8; i++)
+		buf_init(&x[i].s);
+	for (i = 0; i < nd; i++)
+		idx[i] = ix->src[i + 1];
+	for (i = 0; i < 8 && !rc; i++) {
+		idx[nd - 1] = uop_add(k->c, ix->src[nd], uop_int(k->c, i));
+		if (!idx[nd - 1] || !(o = emit_offset(E, b, idx)))
+			rc = err_set(E->e, "cuda: out of memory");
+		else
+			rc = emit_value(E, o, &x[i]);
+	}
+	for (i = 0; i < 8 && !rc; i += 2) {
+		emit(a, "%s\"r\"(tessel_pack_%s(%s[", i ? ", " : "", k->buf[b].dtype == DT_BFLOAT16 ? "bf16" : "f16",
+		     E->bname[b]);
+		emit_operand(a, &x[i], 0);
+		emit(a, "], %s[", E->bname[b]);
+		emit_operand(a, &x[i + 1], 0);
+		emit(a, "]))");
+	}
+	for (i = 0; i < 8; i++)
+		buf_free(&x[i].s);
+	return rc;
+}
+
+/*
 ** A wgmma as CUTLASS's SS form: the descriptors of A and B, N/2 "+f"
 ** accumulators (D's registers by their physical offsets), scale-d 1 through
 ** a predicate, imm-scale-a and -b 1, tnspA and tnspB 1 for MN-major tiles.
+** With A from registers (the RS form) A is four "r" operands and there is
+** no tnspA.
 */
 static int
 cuda_wgmma(Emit *E, EStage *S, const UOp *s, int ind)
 {
 	KGmmaDesc da, db;
 	Err ie;
-	int d, n, v, t;
+	int d, n, v, t, na;
 	int64_t off;
 	const char *ty;
 
@@ -483,15 +526,22 @@ cuda_wgmma(Emit *E, EStage *S, const UOp *s, int ind)
 	emit_indent(E->out, ind);
 	emit(E->out, "{  /* wgmma.m64n%dk16(%s, %s[...], %s[...]) */\n", n, E->bname[d],
 	     E->bname[s->src[1]->src[0]->arg[0]], E->bname[s->src[2]->src[0]->arg[0]]);
-	if (wg_desc(E, s->src[1], &da, "tessel_da", ind + 1) < 0 || wg_desc(E, s->src[2], &db, "tessel_db", ind + 1) < 0)
+	if ((!da.regs && wg_desc(E, s->src[1], &da, "tessel_da", ind + 1) < 0)
+	|| wg_desc(E, s->src[2], &db, "tessel_db", ind + 1) < 0)
 		return -1;
+	/* operands: D's n/2, then A (1 descriptor or 4 registers), B's descriptor, scale-d */
+	na = da.regs ? 4 : 1;
 	emit_indent(E->out, ind + 1);
-	emit(E->out, "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n", n / 2 + 2);
+	emit(E->out, "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n", n / 2 + na + 1);
 	emit_indent(E->out, ind + 3);
 	emit(E->out, "\"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
 	for (v = 0; v < n / 2; v++)
 		emit(E->out, "%s%%%d", v ? ", " : "", v);
-	emit(E->out, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n", n / 2, n / 2 + 1, da.mn_major, db.mn_major);
+	if (da.regs)
+		emit(E->out, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %d;\\n}\\n\"\n", n / 2, n / 2 + 1, n / 2 + 2,
+		     n / 2 + 3, n / 2 + 4, db.mn_major);
+	else
+		emit(E->out, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n}\\n\"\n", n / 2, n / 2 + 1, da.mn_major, db.mn_major);
 	emit_indent(E->out, ind + 3);
 	emit(E->out, ":");
 	for (v = 0; v < n / 2; v++) {
@@ -506,7 +556,18 @@ cuda_wgmma(Emit *E, EStage *S, const UOp *s, int ind)
 	}
 	emit(E->out, "\n");
 	emit_indent(E->out, ind + 3);
-	emit(E->out, ": \"l\"(tessel_da), \"l\"(tessel_db), \"r\"(1)\n");
+	if (da.regs) {
+		Buf a;
+		int rc;
+
+		buf_init(&a);
+		if ((rc = wg_afrag(E, s->src[1], &a)) == 0)
+			emit(E->out, ": %s, \"l\"(tessel_db), \"r\"(1)\n", a.s ? a.s : "");
+		buf_free(&a);
+		if (rc < 0)
+			return -1;
+	} else
+		emit(E->out, ": \"l\"(tessel_da), \"l\"(tessel_db), \"r\"(1)\n");
 	emit_indent(E->out, ind + 3);
 	emit(E->out, ": \"memory\");\n");
 	emit_indent(E->out, ind);

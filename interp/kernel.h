@@ -318,6 +318,7 @@ typedef struct KGmmaDesc {
 	int64_t start;       /* byte offset of the tile's first element at the binding asked */
 	int64_t nstarts;     /* the starts verified */
 	uint64_t desc;       /* the descriptor at that start, the buffer at shared address 0 */
+	int regs;            /* A only: a register fragment (the RS form), no descriptor; the rest 0 */
 } KGmmaDesc;
 const char *kgmma_layout_name(int layout_type);   /* "interleave", "128B", "64B", "32B" */
 /*
@@ -334,7 +335,18 @@ int kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBin
 /* The same, with flags (KWG_B_NK, for B only). */
 int kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flags, const UBind *bind,
                             int nbind, KGmmaDesc *out, Err *e);
-/* The WGMMA statement (D a register buffer), or NULL with e saying why. */
+/*
+** The WGMMA statement (D a register buffer), or NULL with e saying why. A
+** is a shared tile (64 x 16, by descriptor) or, the RS form, a register
+** buffer: the region is 8 elements along its last dimension (every other
+** extent 1), a thread's fragment a0..a7 of the 64 x 16 tile, element i at
+** row 16 (warp % 4) + lane/4 + 8 ((i/2) % 2), column 2 (lane % 4) + i % 2
+** + 8 (i/4) (the m16n8k16 A fragment a warp, warps stacked): the layout of
+** an m64nN accumulator's 8 values 8j..8j+7 for columns 16j..16j+15, so P =
+** softmax(S) of attention goes from S's registers to P V's A operand
+** without shared memory. Like D, A's registers may not be touched while
+** the wgmma is in flight, and need a wgmma_fence after they are written.
+*/
 UOp *kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e);
 /* The same, with flags (KWG_B_NK). */
 UOp *kernel_wgmma_flags(Kernel *k, int d, const KRegion *a, const KRegion *b, int flags, Err *e);

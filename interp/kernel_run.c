@@ -128,6 +128,7 @@ enum { WG = 128 };
 typedef struct WgmmaProg {
 	int d, a, b, n;
 	int nk;               /* KWG_B_NK: B's tile is read N x 16, (n, k) */
+	int areg;             /* A from registers: each thread's 8 elements from its start */
 	int auxa, auxb;
 	int64_t off[128];
 } WgmmaProg;
@@ -933,6 +934,7 @@ cwgmma(Comp *C, const UOp *s)
 	W->b = (int)s->src[2]->src[0]->arg[0];
 	W->n = (int)s->arg[0];
 	W->nk = (s->arg[1] & KWG_B_NK) != 0;
+	W->areg = k->buf[W->a].scope == AS_REG;
 	for (v = 0; v < W->n / 2; v++)
 		if (reg_offset(C, W->d, v, &W->off[v]) < 0)
 			return -1;
@@ -1309,7 +1311,7 @@ typedef struct RBuf {
 	DType t;
 	Shadow *sh;         /* checks: global and shared */
 	uint8_t *init;      /* checks: registers, size per thread */
-	int wgd;            /* registers a wgmma of the stage accumulates in */
+	int wgd;            /* registers a wgmma of the stage accumulates in or reads as A */
 	MBar *mb;           /* shared uint64 buffers of a stage with mbarrier statements */
 	int mbase;          /* the id of its element 0 among the stage's mbarriers */
 	Prog lay;
@@ -1335,10 +1337,11 @@ typedef struct Thr {
 	Cpa *cpa;           /* cp.async in flight, oldest first */
 	int ncpa, capcpa;
 	uint32_t ncommit;   /* groups committed */
-	/* wgmma: those in flight (the accumulator's buffer, its group), oldest
-	** first; per buffer b, wgs[b] how many of them write it and wgs[nbuf +
-	** b] whether the thread accessed it since its last wgmma_fence */
-	struct { int d; uint32_t group; } *wg;
+	/* wgmma: those in flight (the accumulator's buffer, A's register buffer
+	** or -1, its group), oldest first; per buffer b, wgs[b] how many of them
+	** use it and wgs[nbuf + b] whether the thread accessed it since its last
+	** wgmma_fence */
+	struct { int d, a; uint32_t group; } *wg;
 	int nwg, capwg;
 	uint32_t wgcommit;
 	int32_t *wgs;
@@ -1556,7 +1559,7 @@ fail_wg_inflight(Run *r, Thr *th, const Ins *in, int64_t off)
 
 	where(r, th, in, w, sizeof w);
 	element(r, th, in, el, sizeof el);
-	return err_set(r->e, "wgmma: %s: %s %s (register offset %lld) while the wgmma that writes it is in flight; "
+	return err_set(r->e, "wgmma: %s: %s %s (register offset %lld) while a wgmma that uses it is in flight; "
 	               "kernel.wgmma_commit() and kernel.wgmma_wait(n) first", w, in->op == I_STORE ? "writes" : "reads",
 	               el, (long long)off);
 }
@@ -1891,6 +1894,8 @@ wg_wait(Thr *th, int64_t n)
 			continue;
 		}
 		th->wgs[th->wg[i].d]--;
+		if (th->wg[i].a >= 0)
+			th->wgs[th->wg[i].a]--;
 	}
 	th->nwg = kept;
 }
@@ -2944,6 +2949,67 @@ wg_tile(Run *r, Thr *l, int buf, const int64_t *c0, int rows, int cols, int isa,
 }
 
 /*
+** A from registers: each thread's 8 elements (from its own start, along the
+** last dimension) into t (64 x 16, row-major) at its fragment's places
+** (kernel.h, kernel_wgmma). Each must be written, and not since the
+** thread's last wgmma_fence.
+*/
+static int
+wg_afrag(Run *r, Thr *l, const WgmmaProg *W, const MemAux *xa, double *t)
+{
+	const KBuf *kb = &r->k->buf[W->a];
+	RBuf *B = &r->rb[W->a];
+	int64_t c[T_MAXDIM], off;
+	int nd = kb->ndim, th, i, d;
+	Val *slots = lay_slots(r, B);
+	char w[256], el[160];
+
+	if (!slots)
+		return -1;
+	for (th = 0; th < WG; th++) {
+		int wp = th / 32, ln = th % 32;
+
+		for (d = 0; d < nd; d++)
+			c[d] = l[th].v[xa->idx[d]].i;
+		for (d = 0; d < nd; d++)
+			if (c[d] < 0 || c[d] + (d == nd - 1 ? 8 : 1) > kb->shape[d]) {
+				where(r, &l[th], NULL, w, sizeof w);
+				crd_desc(kb, c, el, sizeof el);
+				free(slots);
+				return err_set(r->e, "out of bounds: %s: wgmma's A fragment from %s (8 registers) leaves "
+				               "dimension %d of %s (%lld)", w, el, d, kb->name, (long long)kb->shape[d]);
+			}
+		if (l[th].wgs[r->k->nbuf + W->a]) {
+			where(r, &l[th], NULL, w, sizeof w);
+			free(slots);
+			return err_set(r->e, "wgmma: %s: the wgmma reads its A fragment from %s, which this thread "
+			               "accessed since its last wgmma_fence (or never fenced): kernel.wgmma_fence() "
+			               "between the accesses and the wgmma", w, kb->name);
+		}
+		for (i = 0; i < 8; i++) {
+			int row = 16 * wp + ln / 4 + 8 * ((i / 2) % 2), col = 2 * (ln % 4) + i % 2 + 8 * (i / 4);
+
+			if (i)
+				c[nd - 1]++;
+			if (lay_at(r, B, kb, c, slots, &off) < 0) {
+				free(slots);
+				return -1;
+			}
+			if (B->init && !B->init[(int64_t)l[th].tid * B->size + off]) {
+				where(r, &l[th], NULL, w, sizeof w);
+				crd_desc(kb, c, el, sizeof el);
+				free(slots);
+				return err_set(r->e, "uninitialized: %s: wgmma reads %s (register offset %lld) of its A "
+				               "fragment, which nothing wrote in this thread", w, el, (long long)off);
+			}
+			t[row * 16 + col] = dtype_load_f(B->t, B->p + l[th].tid * B->tstride + off * B->bytes);
+		}
+	}
+	free(slots);
+	return 0;
+}
+
+/*
 ** WGMMA over the warpgroup l[0..127] (whole: run_stage refuses blocks of
 ** partial warpgroups). Every thread must name the same tiles; each needs a
 ** wgmma_fence since it last accessed D. The product is computed now (in
@@ -2966,7 +3032,7 @@ wgmma(Run *r, int g, Thr *l, const Ins *in)
 	for (i = 0; i < xb->ndim; i++)
 		cb[i] = l[0].v[xb->idx[i]].i;
 	for (t = 0; t < WG; t++) {
-		for (i = 0; i < xa->ndim && l[t].v[xa->idx[i]].i == ca[i]; i++)
+		for (i = 0; i < xa->ndim && (W->areg || l[t].v[xa->idx[i]].i == ca[i]); i++)
 			;
 		for (v = 0; v < xb->ndim && l[t].v[xb->idx[v]].i == cb[v]; v++)
 			;
@@ -2996,7 +3062,7 @@ wgmma(Run *r, int g, Thr *l, const Ins *in)
 		free(ta);
 		return err_set(r->e, "kernel.run: out of memory (wgmma tiles)");
 	}
-	if (wg_tile(r, l, W->a, ca, 64, 16, 1, ta) < 0
+	if ((W->areg ? wg_afrag(r, l, W, xa, ta) : wg_tile(r, l, W->a, ca, 64, 16, 1, ta)) < 0
 	|| wg_tile(r, l, W->b, cb, W->nk ? W->n : 16, W->nk ? 16 : W->n, 0, tb) < 0)
 		goto fail;
 	for (t = 0; t < WG; t++) {
@@ -3037,8 +3103,11 @@ wgmma(Run *r, int g, Thr *l, const Ins *in)
 			th->capwg = nc;
 		}
 		th->wg[th->nwg].d = W->d;
+		th->wg[th->nwg].a = W->areg ? W->a : -1;
 		th->wg[th->nwg++].group = th->wgcommit;
 		th->wgs[W->d]++;
+		if (W->areg)
+			th->wgs[W->a]++;
 	}
 	r->ops += 2 * 64 * (int64_t)W->n * 16;
 	if (r->cnt)
@@ -3276,8 +3345,11 @@ run_stage(Run *r, const Prog *P, int si)
 	}
 	for (i = 0; i < k->nbuf; i++)
 		r->rb[i].wgd = 0;
-	for (i = 0; i < P->nwgmma; i++)
+	for (i = 0; i < P->nwgmma; i++) {
 		r->rb[P->wgmma[i].d].wgd = 1;
+		if (P->wgmma[i].areg)
+			r->rb[P->wgmma[i].a].wgd = 1;
+	}
 	if (P->nwgmma && !(wgs = rmalloc(r, (uint64_t)nthr * 2 * k->nbuf * sizeof *wgs, 0, "the wgmma state")))
 		goto out;
 	/* mbarriers: every shared uint64 buffer of a stage with mbarrier statements */

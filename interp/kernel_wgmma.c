@@ -338,6 +338,43 @@ shape_check(const Kernel *k, const KRegion *r, int operand, int flags, Err *e)
 	return 0;
 }
 
+/*
+** A from registers (the RS form): the 8 elements of a register buffer from
+** the region's start along its last dimension, each thread's fragment of the
+** 64 x 16 tile (kernel.h, KGmmaDesc.regs).
+*/
+static int
+areg_check(const Kernel *k, const KRegion *r, Err *e)
+{
+	const KBuf *kb = &k->buf[r->buf];
+	char rd[200];
+	int d;
+
+	if (kb->dtype != DT_FLOAT16 && kb->dtype != DT_BFLOAT16)
+		return err_set(e, "wgmma: operand A: %s is %s; this wgmma takes float16 or bfloat16", kb->name,
+		               dtype_name(kb->dtype));
+	for (d = 0; d < kb->ndim; d++)
+		if (!r->begin[d] || dtype_is_float(r->begin[d]->dtype))
+			return err_set(e, "wgmma: operand A: start %d of %s is not an index", d, kb->name);
+	region_desc(k, r, rd, sizeof rd);
+	for (d = 0; d < kb->ndim; d++)
+		if (r->extent[d] != (d == kb->ndim - 1 ? 8 : 1))
+			return err_set(e, "wgmma: operand A %s (registers): extent %d is %lld; A from registers is a thread's "
+			               "8 elements of the 64 x 16 tile, along the last dimension (every other extent 1)", rd,
+			               d, (long long)r->extent[d]);
+	if (kb->shape[kb->ndim - 1] < 8)
+		return err_set(e, "wgmma: operand A %s (registers): the last dimension of %s has %lld elements; the "
+		               "fragment is 8", rd, kb->name, (long long)kb->shape[kb->ndim - 1]);
+	return 0;
+}
+
+/* Whether operand A of a wgmma over buffer a is the register form. */
+static int
+a_regs(const Kernel *k, int a)
+{
+	return a >= 0 && a < k->nbuf && k->buf[a].scope == AS_REG;
+}
+
 int
 kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *bind, int nbind,
                   KGmmaDesc *out, Err *e)
@@ -534,12 +571,16 @@ region_of(const Kernel *k, const UOp *ix, int operand, int64_t n, int nk, KRegio
 	memset(r, 0, sizeof *r);
 	r->buf = (int)ix->src[0]->arg[0];
 	kb = &k->buf[r->buf];
-	if (ix->nsrc - 1 != kb->ndim || kb->ndim < 2)
+	if (ix->nsrc - 1 != kb->ndim || kb->ndim < (operand == 'A' && a_regs(k, r->buf) ? 1 : 2))
 		return err_set(e, "wgmma: operand %c: %s has %d dimensions, indexed with %d", operand, kb->name,
 		               kb->ndim, ix->nsrc - 1);
 	for (d = 0; d < kb->ndim; d++) {
 		r->begin[d] = ix->src[d + 1];
 		r->extent[d] = 1;
+	}
+	if (operand == 'A' && a_regs(k, r->buf)) {
+		r->extent[kb->ndim - 1] = 8;
+		return 0;
 	}
 	r->extent[kb->ndim - 2] = operand == 'A' ? 64 : nk ? n : 16;
 	r->extent[kb->ndim - 1] = operand == 'A' || nk ? 16 : n;
@@ -562,10 +603,16 @@ kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Er
 	if (k->buf[ra.buf].dtype != k->buf[rb.buf].dtype)
 		return err_set(e, "wgmma: A (%s) is %s, B (%s) is %s; one dtype for both", k->buf[ra.buf].name,
 		               dtype_name(k->buf[ra.buf].dtype), k->buf[rb.buf].name, dtype_name(k->buf[rb.buf].dtype));
-	if (kernel_wgmma_desc(k, &ra, 'A', NULL, 0, a, e) < 0
-	|| kernel_wgmma_desc_flags(k, &rb, 'B', (int)s->arg[1], NULL, 0, b, e) < 0)
+	if (a_regs(k, ra.buf)) {
+		if (areg_check(k, &ra, e) < 0)
+			return -1;
+		if (a) {
+			memset(a, 0, sizeof *a);
+			a->regs = 1;
+		}
+	} else if (kernel_wgmma_desc(k, &ra, 'A', NULL, 0, a, e) < 0)
 		return -1;
-	return 0;
+	return kernel_wgmma_desc_flags(k, &rb, 'B', (int)s->arg[1], NULL, 0, b, e) < 0 ? -1 : 0;
 }
 
 UOp *
@@ -587,7 +634,7 @@ kernel_wgmma_flags(Kernel *k, int d, const KRegion *a, const KRegion *b, int fla
 	if (shape_check(k, b, 'B', flags, e) < 0)
 		return NULL;
 	n = b->extent[k->buf[b->buf].ndim - (flags & KWG_B_NK ? 2 : 1)];
-	if (d_check(k, d, n, e) < 0 || shape_check(k, a, 'A', 0, e) < 0)
+	if (d_check(k, d, n, e) < 0 || (a_regs(k, a->buf) ? areg_check(k, a, e) : shape_check(k, a, 'A', 0, e)) < 0)
 		return NULL;
 	src[0] = k->buf[d].def;
 	if (!(src[1] = kernel_index(k, a->buf, (UOp *const *)a->begin, k->buf[a->buf].ndim))

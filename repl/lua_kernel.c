@@ -1097,8 +1097,9 @@ wgmma_flags(lua_State *L, int i, const char *fn)
 	return flags;
 }
 
-/* kernel.wgmma(D, A, B [, {b_nk = true}]): D += A B over the warpgroup, A and B shared regions
-** (b_nk: B's region is N x 16, (n, k), and B[k][n] its element [.., n, k]) */
+/* kernel.wgmma(D, A, B [, {b_nk = true}]): D += A B over the warpgroup, B a shared region, A a
+** shared region or a register fragment (b_nk: B's region is N x 16, (n, k), and B[k][n] its
+** element [.., n, k]) */
 static int
 l_wgmma(lua_State *L)
 {
@@ -2384,9 +2385,13 @@ static const HelpReg kfuncs[] = {
 	  "(warp w, lane l) holds C[16w + l//4 + 8((v//2)%2), 8(v//4) + 2(l%4) + v%2] in element v.\n"
 	  "Each operand's layout must be a GMMA canonical form (K- or MN-major; 128B, 64B, 32B\n"
 	  "swizzle or none) at every start its loops can give: refused otherwise, with the element\n"
-	  "that breaks it (kernel.wgmma_desc shows the descriptor). Asynchronous: kernel.wgmma_fence()\n"
-	  "before the first and after other accesses to D, kernel.wgmma_commit(), then\n"
-	  "kernel.wgmma_wait(n) before D is read or written again" },
+	  "that breaks it (kernel.wgmma_desc shows the descriptor). A may instead come from registers\n"
+	  "(the RS form): 8 elements of a float16/bfloat16 register buffer along its last dimension\n"
+	  "(P:tile({j, 0}, {1, 8}), or a buffer of 8), element i at row 16w + l//4 + 8((i//2)%2),\n"
+	  "column 2(l%4) + i%2 + 8(i//4): D's values 8j..8j+7 are the A fragment of its columns\n"
+	  "16j..16j+15 (attention's P, no shared memory). Asynchronous: kernel.wgmma_fence() before\n"
+	  "the first and after other accesses to D or to A's registers, kernel.wgmma_commit(), then\n"
+	  "kernel.wgmma_wait(n) before D or A's registers are read or written again" },
 	{ "wgmma_fence", l_wgmma_fence,
 	  "kernel.wgmma_fence(): wgmma.fence.sync.aligned: orders this thread's accesses to the\n"
 	  "accumulators before the wgmmas that follow (needed before the first one)" },

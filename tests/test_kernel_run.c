@@ -2086,6 +2086,49 @@ test_wgmma_desc(void **state)
 	}
 }
 
+/* ---- wgmma with A from registers (the RS form) ---- */
+
+static void
+test_wgmma_rs(void **state)
+{
+	int64_t sb[2] = { 16, 64 }, sp[2] = { 4, 8 }, s4[1] = { 4 }, sd[1] = { 32 };
+	int b = swizzled("Vs", 2, sb, "Sw<3,3,3> o 0 o (16,64):(64,1)");
+	int p = kernel_add_buffer(K, "P", DT_FLOAT16, AS_REG, KB_TEMP, sp, 2, &E);
+	int p4 = kernel_add_buffer(K, "P4", DT_FLOAT16, AS_REG, KB_TEMP, s4, 1, &E);
+	int pf = kernel_add_buffer(K, "Pf", DT_FLOAT32, AS_REG, KB_TEMP, sp, 2, &E);
+	int d = kernel_add_buffer(K, "o", DT_FLOAT32, AS_REG, KB_TEMP, sd, 1, &E);
+	UOp *j = var("j", 4), *u;
+	KRegion ra = reg2(p, 1, 8), rb = reg2(b, 16, 64);
+	KGmmaDesc da, db;
+
+	assert_true(p >= 0 && p4 >= 0 && pf >= 0 && d >= 0);
+	/* row j of P: a thread's fragment; B's descriptor as in the SS form, A none */
+	ra.begin[0] = j;
+	u = kernel_wgmma(K, d, &ra, &rb, &E);
+	if (!u)
+		fail_msg("rs: %s", E.msg);
+	if (kernel_wgmma_check(K, u, &da, &db, &E) < 0)
+		fail_msg("rs check: %s", E.msg);
+	assert_int_equal(da.regs, 1);
+	assert_int_equal(db.regs, 0);
+	assert_int_equal(db.mn_major, 1);
+	assert_int_equal(db.layout_type, 1);
+	/* refused: 4 elements, a fragment across rows, float32 registers */
+	ra = reg2(p, 2, 4);
+	assert_null(kernel_wgmma(K, d, &ra, &rb, &E));
+	assert_non_null(strstr(E.msg, "operand A P[0, 0] {2, 4} (registers): extent 0 is 2"));
+	memset(&ra, 0, sizeof ra);
+	ra.buf = p4;
+	ra.begin[0] = I(0);
+	ra.extent[0] = 8;
+	assert_null(kernel_wgmma(K, d, &ra, &rb, &E));
+	assert_non_null(strstr(E.msg, "the last dimension of P4 has 4 elements"));
+	ra = reg2(pf, 1, 8);
+	assert_null(kernel_wgmma(K, d, &ra, &rb, &E));
+	assert_non_null(strstr(E.msg, "operand A: Pf is float32"));
+	(void)state;
+}
+
 /* ---- TMA: the dispatch's plans, exactly ---- */
 
 static int
@@ -2202,6 +2245,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma_desc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wgmma_rs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tma_plan, setup, teardown),
 	};
 

@@ -1,6 +1,7 @@
 -- bench/gpu/export.lua - writes the CUDA of every kernel in scripts/gpu/ at its benchmark size, with
--- a manifest the GPU side reads (bench/gpu/bench.py). Run: ./tessel bench/gpu/export.lua [dir]
--- (bench/gpu/run.sh runs it; dir defaults to bench/gpu/out).
+-- a manifest the GPU side reads (bench/gpu/bench.py). Run: ./tessel bench/gpu/export.lua [dir
+-- [pattern]] (bench/gpu/run.sh runs it; dir defaults to bench/gpu/out; pattern, a Lua pattern,
+-- keeps only the cases whose names match it).
 --
 -- Each scripts/gpu/<name>.lua returns a module with cases(): a list of
 --   {name =, kernel =, inputs = {name = "randn" | "rand"}, torch = "<expression>",
@@ -11,6 +12,7 @@
 -- PyTorch expressions of the same outputs, each timed in the same run (in the inputs' dtype)
 -- and shown as a row of its own.
 local dir = arg and arg[1] or "bench/gpu/out"
+local pattern = arg and arg[2]
 os.execute("mkdir -p '" .. dir .. "'")
 
 -- the buffers in kernel order: name, role, scope, dtype, shape (k:buffers() as text)
@@ -41,6 +43,7 @@ local written = {}
 for _, f in ipairs(names) do
   local M = assert(loadfile(f))("module")
   for _, c in ipairs(M.cases()) do
+    if pattern and not c.name:match(pattern) then goto next end
     local d = dir .. "/" .. c.name
     os.execute("mkdir -p '" .. d .. "'")
     local src = c.kernel:source("cuda", {fast = true})
@@ -72,6 +75,7 @@ for _, f in ipairs(names) do
     m:write("note = ", string.format("%q", c.note or ""), "\n")
     m:close()
     written[#written + 1] = c.name
+    ::next::
   end
 end
 print("exported to " .. dir .. ": " .. table.concat(written, ", "))

@@ -489,6 +489,200 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
   return k
 end
 
+-- FlashAttention-3's structure on the same statements (version 12). A producer warp after the
+-- consumer warpgroups issues every TMA: Q once, then key tile j into slot j % NS once the consumers
+-- have released it (the empty mbarrier, an arrival from each consumer thread), so no block barrier
+-- is left in the loop and the warpgroups run apart. P stays in registers: S's accumulator values
+-- 8kk..8kk+7, as float16, are the A fragment of P V's k-step kk (wgmma's RS form). And a
+-- warpgroup overlaps its own softmax with its tensor cores: at tile j it issues S_j = Q K_j^T and
+-- O += P_{j-1} V_{j-1} as two groups, waits for the first (wgmma_wait(1)), runs tile j's softmax
+-- while the second runs, then waits for it, releases slot j - 1, rescales O and writes P_j.
+-- opts.wg consumer warpgroups (64 query rows each; default 2), opts.bn keys a tile (64 or 128),
+-- opts.stages slots (default 2). opts.pingpong (with 2 warpgroups or more): FlashAttention-3's
+-- warpgroup ping-pong, the warpgroups take turns to issue their products (a ring of mbarriers,
+-- turn[g] completed by warpgroup g - 1's 128 threads once they have issued theirs), so that one's
+-- softmax runs under another's products instead of all of them computing at once.
+function M.kernel_fa3(B, H, S, D, causal, opts)
+  opts = opts or {}
+  local WG, BN, NS = opts.wg or 2, opts.bn or 64, opts.stages or 2
+  local PP = opts.pingpong and WG > 1
+  local BM = 64 * WG
+  assert(D == 64 or D == 128, "prefill fa3: D is 64 or 128")
+  assert(BN == 64 or BN == 128, "prefill fa3: 64 or 128 keys a tile")
+  assert(S % BM == 0 and S % BN == 0 and S // BN >= NS, "prefill fa3: S a multiple of the tiles, at least NS key tiles")
+  local NQ, NK = S // BM, S // BN
+  local PRODUCER = 128 * WG
+  local k = kernel.new{grid = {NQ, H, B}, block = {PRODUCER + 32}}
+  local Q = k:input("Q", "float16", {B, H, S, D})
+  local K = k:input("K", "float16", {B, H, S, D})
+  local V = k:input("V", "float16", {B, H, S, D})
+  local O = k:output("O", "float16", {B, H, S, D})
+  -- rows of 64 halves in 128B swizzle rows; at D = 128 the second 64 columns of all the tile's rows
+  -- follow the first (a TMA box each)
+  local function lay(pre, rows)
+    local shp, str = "64", "1"
+    if D == 128 then shp, str = "(64,2)", string.format("(1,%d)", rows * 64) end
+    return string.format("Sw<3,3,3> o 0 o (%s%d,%s):(%s%d,%s)", pre and pre[1] .. "," or "", rows, shp,
+                         pre and pre[2] .. "," or "", 64, str)
+  end
+  local sQ = k:shared("sQ", "float16", {BM, D}, lay(nil, BM))
+  local sK = k:shared("sK", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
+  local sV = k:shared("sV", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
+  local full = k:shared("full", "uint64", {NS})
+  local empty = k:shared("empty", "uint64", {NS})
+  local qbar = k:shared("qbar", "uint64", {1})
+  local turn = PP and k:shared("turn", "uint64", {WG})
+  local sacc = k:register("sacc", "float32", {BN // 2})
+  local oacc = k:register("oacc", "float32", {D // 2})
+  local P = k:register("P", "float16", {BN // 16, 8})
+  local m = k:register("m", "float32", {2})
+  local l = k:register("l", "float32", {2})
+  local mn = k:register("mn", "float32", {2})
+  local al = k:register("al", "float32", {2})
+  local c = LOG2E / math.sqrt(D)
+  k:stage("prefill", function()
+    local b, h = k.bz, k.by
+    local qt = causal and (NQ - 1 - k.bx) or k.bx
+    local t = k.tx
+    -- (the producer warp's wg wraps to 0: the analyses of the consumers' tiles enumerate every thread)
+    local wg, w, lane = t // 128 % WG, t // 32 % 4, t % 32
+    local x1, x2 = lane + 1 - lane % 2 * 2, lane + 2 - lane // 2 % 2 * 4
+    local function frow(v) return wg * 64 + w * 16 + lane // 4 + v // 2 % 2 * 8 end
+    local function fcol(v) return v // 4 * 8 + lane % 4 * 2 + v % 2 end
+    -- the key tiles this block computes: all, or causal those up to the diagonal
+    local last = causal and kernel.min((qt * BM + BM - 1) // BN, NK - 1) or NK - 1
+    local function exists(j)
+      if causal then return kernel.le(j, last) end
+      return true
+    end
+    local function guard(cond, f)
+      if cond == true then f() else kernel.when(cond, f) end
+    end
+    kernel.when(kernel.eq(t, PRODUCER), function()
+      for s = 0, NS - 1 do
+        kernel.mbarrier_init(full, {s}, 1)
+        kernel.mbarrier_init(empty, {s}, PRODUCER)
+      end
+      kernel.mbarrier_init(qbar, {0}, 1)
+      if PP then
+        for g = 0, WG - 1 do kernel.mbarrier_init(turn, {g}, 128) end
+      end
+    end)
+    kernel.barrier()
+    -- the producer: Q, then each key tile once its slot is free
+    kernel.when(kernel.eq(t, PRODUCER), function()
+      kernel.mbarrier_arrive(qbar, {0}, {tx = BM * D * 2})
+      kernel.tma(sQ, Q:tile({b, h, qt * BM, 0}, {1, 1, BM, D}), qbar, {0})
+      for j in kernel.range(NK, {name = "j", type = "reduce"}) do
+        guard(exists(j), function()
+          local s = j % NS
+          kernel.when(kernel.ge(j, NS), function() kernel.mbarrier_wait(empty, {s}, (j // NS + 1) % 2) end)
+          kernel.mbarrier_arrive(full, {s}, {tx = 2 * BN * D * 2})
+          kernel.tma(sK:tile({s, 0, 0}, {1, BN, D}), K:tile({b, h, j * BN, 0}, {1, 1, BN, D}), full, {s})
+          kernel.tma(sV:tile({s, 0, 0}, {1, BN, D}), V:tile({b, h, j * BN, 0}, {1, 1, BN, D}), full, {s})
+        end)
+      end
+    end)
+    -- the consumers
+    kernel.when(kernel.lt(t, PRODUCER), function()
+      -- ping-pong: round r of warpgroup wg's products waits for its turn (phase r of turn[wg]),
+      -- then passes it on; the last warpgroup opens round 0 of the first
+      local function my_turn(r)
+        if PP then kernel.mbarrier_wait(turn, {wg}, r % 2) end
+      end
+      local function pass_turn()
+        if PP then kernel.mbarrier_arrive(turn, {(wg + 1) % WG}) end
+      end
+      if PP then kernel.when(kernel.eq(wg, WG - 1), pass_turn) end
+      -- S_j = Q K_j^T into sacc (a group of its own, committed)
+      local function scores(s)
+        for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do sacc[v] = 0 end
+        kernel.wgmma_fence()
+        for kd = 0, D // 16 - 1 do
+          kernel.wgmma(sacc, sQ:tile({wg * 64, kd * 16}, {64, 16}), sK:tile({s, 0, kd * 16}, {1, BN, 16}), {b_nk = true})
+        end
+        kernel.wgmma_commit()
+      end
+      -- O += P V_s (a group of its own, committed; fenced by the caller)
+      local function pv(s)
+        for kk = 0, BN // 16 - 1 do
+          kernel.wgmma(oacc, P:tile({kk, 0}, {1, 8}), sV:tile({s, kk * 16, 0}, {1, 16, D}))
+        end
+        kernel.wgmma_commit()
+      end
+      -- tile j's mask (causal, the tiles that cross the diagonal) and online softmax, in sacc
+      local function softmax(j)
+        if causal then
+          kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
+            for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+              sacc[v] = kernel.where(kernel.gt(j * BN + fcol(v), qt * BM + frow(v)), -math.huge, sacc[v])
+            end
+          end)
+        end
+        for hr = 0, 1 do
+          online_row(function(nt, e, y)
+            if y then sacc[4 * nt + 2 * hr + e] = y end
+            return sacc[4 * nt + 2 * hr + e]
+          end, BN // 8, hr, m, l, mn, al, c, x1, x2)
+        end
+      end
+      -- O rescaled by the repair, P = the scores as float16 in P V's A fragments
+      local function rescale_and_p()
+        for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do oacc[v] = oacc[v] * al[v // 2 % 2] end
+        for kk in kernel.range(BN // 16, {name = "kk", type = "upcast"}) do
+          for e in kernel.range(8, {name = "e", type = "upcast"}) do
+            P[{kk, e}] = kernel.cast(sacc[kk * 8 + e], "float16")
+          end
+        end
+      end
+      for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do oacc[v] = 0 end
+      for r = 0, 1 do
+        m[r] = -math.huge
+        l[r] = 0
+      end
+      kernel.mbarrier_wait(qbar, {0}, 0)
+      kernel.mbarrier_wait(full, {0}, 0)
+      my_turn(0)
+      scores(0)
+      pass_turn()
+      kernel.wgmma_wait(0)
+      softmax(0)
+      rescale_and_p()
+      for jj in kernel.range(NK - 1, {name = "j", type = "reduce"}) do
+        local j = jj + 1
+        guard(exists(j), function()
+          local s, sp = j % NS, (j + NS - 1) % NS
+          kernel.mbarrier_wait(full, {s}, j // NS % 2)
+          my_turn(j)
+          scores(s)   -- fences P and O too
+          pv(sp)
+          pass_turn()
+          kernel.wgmma_wait(1)
+          softmax(j)
+          kernel.wgmma_wait(0)
+          kernel.mbarrier_arrive(empty, {sp})
+          rescale_and_p()
+        end)
+      end
+      my_turn(last + 1)
+      kernel.wgmma_fence()
+      pv(last % NS)
+      pass_turn()
+      kernel.wgmma_wait(0)
+      -- the row sums over the quad, then O / l as float16
+      for r = 0, 1 do
+        l[r] = l[r] + kernel.shuffle(l[r], x1)
+        l[r] = l[r] + kernel.shuffle(l[r], x2)
+        l[r] = kernel.recip(l[r])
+      end
+      for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do
+        O[{b, h, qt * BM + frow(v), fcol(v)}] = kernel.cast(oacc[v] * l[v // 2 % 2], "float16")
+      end
+    end)
+  end)
+  return k
+end
+
 -- FLOPs: two products of (S x S x D) each, 2 flops a multiply-add; causal: half the score matrix
 local function flops(B, H, S, D, causal)
   return 4 * B * H * S * S * D // (causal and 2 or 1)
@@ -556,6 +750,30 @@ function M.cases()
         note = string.format("B%d H%d S%d D%d%s; 64 query rows a warpgroup, %d a block, 64 keys a tile, wgmma "
                              .. "m64n64k16 (S, K^T as b_nk) and m64n%dk16 (P V), TMA into 2 slots", B, H, S, D,
                              causal and " causal" or "", WG, D),
+      }
+    end
+  end
+  -- FlashAttention-3's structure (M.kernel_fa3, version 12): two consumer warpgroups and a producer
+  -- warp, P in registers (wgmma's RS form), the softmax under the next tile's products; {D, wg,
+  -- keys a tile, slots, ping-pong}
+  for _, cfg in ipairs{{64, 2, 64, 2, true}, {64, 4, 64, 2, true}, {128, 2, 64, 2, true}, {128, 2, 64, 2}} do
+    local D, WG, BN, NS, PP = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5]
+    for _, causal in ipairs{false, true} do
+      local mask = causal and "True" or "False"
+      out[#out + 1] = {
+        name = string.format("prefill_d%d_fa3_wg%d_n%d_s%d%s%s", D, WG, BN, NS, PP and "_pp" or "", causal and "_causal" or ""),
+        kernel = M.kernel_fa3(B, H, S, D, causal, {wg = WG, bn = BN, stages = NS, pingpong = PP}),
+        inputs = {Q = "randn", K = "randn", V = "randn"},
+        torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
+        peers = {unfused = string.format(
+          "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
+          causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
+        flops = flops(B, H, S, D, causal),
+        bytes = 4 * B * H * S * D * 2, tol = 1e-2,
+        note = string.format("B%d H%d S%d D%d%s; FlashAttention-3's structure: %d consumer warpgroups of 64 rows and "
+                             .. "a producer warp (TMA, %d slots), %d keys a tile, P in registers (RS wgmma), the "
+                             .. "softmax under the next tile's products%s", B, H, S, D, causal and " causal" or "",
+                             WG, NS, BN, PP and ", warpgroup ping-pong" or ""),
       }
     end
   end
@@ -679,6 +897,24 @@ if not ... then
         end end end end
         assert(math.sqrt(num / den) < 2e-3, "prefill wgmma wg2: relative error " .. math.sqrt(num / den))
         print(string.format("the same, two warpgroups a block: within %.1e", math.sqrt(num / den)))
+      end
+      -- FlashAttention-3's structure (M.kernel_fa3): a producer warp, P in registers, the softmax
+      -- under the next tile's products; one and two warpgroups, 64- and 128-key tiles, 3 slots
+      for _, o in ipairs{{wg = 2}, {wg = 1, bn = 128}, {wg = 2, stages = 3}} do
+        if D == 64 or not o.stages then
+          local kf = M.kernel_fa3(B, H, S, D, causal, o)
+          local gotf = kf:run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+          num, den = 0, 0
+          for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
+            local d = gotf[a][b][i][j] - want[a][b][i][j]
+            num, den = num + d * d, den + want[a][b][i][j] ^ 2
+          end end end end
+          local rel = math.sqrt(num / den)
+          assert(rel < 2e-3, "prefill fa3: relative error " .. rel)
+          print(string.format("prefill attention, B%d H%d S%d D%d%s, FlashAttention-3's structure, %d warpgroups "
+                              .. "and a producer warp, %d keys a tile, %d slots: within %.1e", B, H, S, D,
+                              causal and " causal" or "", o.wg, o.bn or 64, o.stages or 2, rel))
+        end
       end
     end
   end

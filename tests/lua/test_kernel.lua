@@ -533,6 +533,97 @@ check("wgmma: b_nk (B stored (n, k)) against float64, its descriptor, CUDA, refu
   end, "option 'bnk'")
 end)
 
+-- A from registers (the RS form): attention's two products, S = A Bt^T by the SS form, P = S as
+-- float16 in registers (S's values 8j..8j+7 are the A fragment of its columns 16j..16j+15), then
+-- O = P V by the RS form; A and Bt hold 0 and 1, so S and P are exact and O is checked in float64
+local function rs_kernel(opts)
+  opts = opts or {}
+  local m = kernel.new{block = {128}}
+  local A = m:input("A", "float16", {64, 64})
+  local Bt = m:input("Bt", "float16", {64, 64})
+  local V = m:input("V", "float16", {64, 64})
+  local O = m:output("O", "float32", {64, 64})
+  local As = m:shared("As", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local Bs = m:shared("Bs", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local Vs = m:shared("Vs", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local c = m:register("c", "float32", {32})
+  local o = m:register("o", "float32", {32})
+  local P = m:register("P", "float16", {4, 8})
+  m:stage("mm", function()
+    local t = m.tx
+    kernel.copy(As, A, {scope = "warpgroup"})
+    kernel.copy(Bs, Bt, {scope = "warpgroup"})
+    kernel.copy(Vs, V, {scope = "warpgroup"})
+    for v in kernel.range(32) do c[v] = 0; o[v] = 0 end
+    kernel.barrier()
+    kernel.wgmma_fence()
+    for kk = 0, 3 do
+      kernel.wgmma(c, As:tile({0, kk * 16}, {64, 16}), Bs:tile({0, kk * 16}, {64, 16}), {b_nk = true})
+    end
+    kernel.wgmma_commit()
+    kernel.wgmma_wait(0)
+    for j in kernel.range(4) do
+      for i in kernel.range(8) do P[{j, i}] = kernel.cast(c[j * 8 + i], "float16") end
+    end
+    if not opts.no_fence then kernel.wgmma_fence() end
+    for j = 0, 3 do kernel.wgmma(o, P:tile({j, 0}, {1, 8}), Vs:tile({j * 16, 0}, {16, 64})) end
+    kernel.wgmma_commit()
+    if opts.write_early then P[{0, 0}] = 0 end
+    kernel.wgmma_wait(0)
+    local w, l = t // 32, t % 32
+    for v in kernel.range(32) do
+      O[{w * 16 + l // 4 + v // 2 % 2 * 8, v // 4 * 8 + l % 4 * 2 + v % 2}] = o[v]
+    end
+  end)
+  return m
+end
+
+check("wgmma: A from registers (RS) against float64, fence and in-flight errors, CUDA", function()
+  local m = rs_kernel()
+  assert(m:check())
+  local ta = tensor.rand({64, 64}, {seed = 7}):gt(0.5):cast("float16")
+  local tb = tensor.rand({64, 64}, {seed = 8}):gt(0.5):cast("float16")
+  local tv = tensor.rand({64, 64}, {seed = 9}):cast("float16")
+  local la, lb, lv, want = ta:tolist(), tb:tolist(), tv:tolist(), {}
+  for i = 1, 64 do
+    want[i] = {}
+    for n = 1, 64 do
+      local acc = 0
+      for kk = 1, 64 do
+        local sik = 0
+        for q = 1, 64 do sik = sik + la[i][q] * lb[kk][q] end
+        acc = acc + sik * lv[kk][n]
+      end
+      want[i][n] = acc
+    end
+  end
+  near(m:run{A = ta, Bt = tb, V = tv}:tolist(), want, 1e-4)
+  eq(m:counts{A = ta, Bt = tb, V = tv}.wgmmas, 8, "wgmmas")
+  assert(tostring(m):find("wgmma.m64n64k16(o, P[j, 0], Vs[j*16, 0])", 1, true) or tostring(m):find("P[", 1, true), tostring(m))
+  -- the register fragment must be fenced after it is written, and left alone while in flight
+  raises(function() rs_kernel{no_fence = true}:run{A = ta, Bt = tb, V = tv} end, "A fragment from P",
+         "kernel.wgmma_fence()")
+  raises(function() rs_kernel{write_early = true}:run{A = ta, Bt = tb, V = tv} end, "while a wgmma that uses it is in flight")
+  -- refusals: a fragment of 4, a float32 register buffer
+  local r = kernel.new{block = {128}}
+  local S = r:shared("S", "float16", {64, 64}, "Sw<3,3,3> o 0 o (64,64):(64,1)")
+  local rc = r:register("rc", "float32", {32})
+  local R4 = r:register("R4", "float16", {4})
+  local Rf = r:register("Rf", "float32", {8})
+  raises(function()
+    r:stage("w", function() kernel.wgmma(rc, R4, S:tile({0, 0}, {16, 64})) end)
+  end, "operand A", "(registers)")
+  raises(function()
+    r:stage("w2", function() kernel.wgmma(rc, Rf, S:tile({0, 0}, {16, 64})) end)
+  end, "operand A: Rf is float32")
+  -- CUDA: four packed registers in the RS form's operand list, no tnspA
+  local cu = m:source("cuda")
+  for _, want in ipairs{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "{%32, %33, %34, %35}, %36, p, 1, 1, 1;",
+                        "\"r\"(tessel_pack_f16(P[0], P[1]))", "\"r\"(tessel_pack_f16(P[30], P[31]))"} do
+    assert(cu:find(want, 1, true), want .. "\n" .. cu)
+  end
+end)
+
 check("wgmma: products against float64, descriptors, asynchrony and divergence errors, refusals, CUDA", function()
   local function product(N, KS, la, lb)
     local m, As, Bs = wgmma_kernel(N, KS, la, lb)
@@ -573,11 +664,11 @@ check("wgmma: products against float64, descriptors, asynchrony and divergence e
   local ta = tensor.rand({64, 128}, {seed = 3}):cast("float16")
   local tb = tensor.rand({128, 64}, {seed = 4}):cast("float16")
   raises(function() wgmma_kernel(64, 4, la, lb, {read_early = true}):run{A = ta, B = tb} end,
-         "while the wgmma that writes it is in flight")
+         "while a wgmma that uses it is in flight")
   raises(function() wgmma_kernel(64, 4, la, lb, {no_fence = true}):run{A = ta, B = tb} end,
          "kernel.wgmma_fence() between")
   raises(function() wgmma_kernel(64, 4, la, lb, {no_wait = true}):run{A = ta, B = tb} end,
-         "while the wgmma that writes it is in flight")
+         "while a wgmma that uses it is in flight")
   raises(function() wgmma_kernel(64, 4, la, lb, {no_barrier = true}):run{A = ta, B = tb} end, "race:")
   raises(function() wgmma_kernel(64, 4, la, lb, {threads = 96}):run{A = ta, B = tb} end,
          "multiple of 128")
