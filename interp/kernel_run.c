@@ -1599,7 +1599,7 @@ racing(const Run *r, const Thr *th, const Acc *p, const Acc *c)
 static const char *
 acc_verb(const Ins *in)
 {
-	return in->op == I_ATOM ? "updates atomically" : in->op == I_STORE ? "writes" : "reads";
+	return in->op == I_ATOM ? "atomically updates" : in->op == I_STORE ? "writes" : "reads";
 }
 
 static int
@@ -1618,7 +1618,7 @@ fail_race(Run *r, Thr *th, const Ins *in, int64_t off, const Acc *p, int pwrite)
 	               el, (long long)off, B->scope == AS_LOCAL ? "shared" : "global",
 	               (long long)pt[0], (long long)pt[1], (long long)pt[2],
 	               (long long)pb[0], (long long)pb[1], (long long)pb[2],
-	               p->fc & ATOMIC_BIT ? "updated atomically" : pwrite ? "wrote" : "read",
+	               p->fc & ATOMIC_BIT ? "atomically updated" : pwrite ? "wrote" : "read",
 	               p->block != r->blin ? "in the same launch (blocks run concurrently; no fence and atomic "
 	               "order the two)" : "in the same phase (no barrier between)");
 }
