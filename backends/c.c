@@ -525,7 +525,25 @@ c_tail(Emit *E, Buf *b)
 	return 0;
 }
 
+/*
+** C runs blocks and threads one after another, so an atomic is a plain
+** read-modify-write and a fence orders nothing that is not ordered already;
+** except inside an OpenMP parallel loop, where the read-modify-write would
+** race: refused there.
+*/
+static const char *
+c_atomic(Emit *E, EStage *S, const UOp *s)
+{
+	if (S->parallel) {
+		err_set(E->e, "c: stage %s: an %s inside the parallel loop %s; C writes an atomic as a plain "
+		        "read-modify-write, which races under OpenMP (leave the loop serial)", E->k->stage[S->st].name,
+		        uop_info[s->op].name, krange_var(S->parallel->src[0])->name);
+		return NULL;
+	}
+	return s->op == OP_FENCE ? "/* fence: blocks and threads run one after another here */" : "";
+}
+
 const EmitDialect emit_c = {
 	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL, NULL, 0, NULL, 0,
-	NULL
+	NULL, c_atomic
 };

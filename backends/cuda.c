@@ -923,8 +923,25 @@ cuda_vcopy(int n)
 	return n == 4 ? "unsigned" : n == 8 ? "uint2" : n == 16 ? "uint4" : NULL;
 }
 
+/*
+** CUDA's atomics on 32-bit words (kernel_atomic_check allows no others)
+** and its fences: __threadfence is fence.sc.gpu on sm_70 and later, at
+** least the acq_rel the interpreter's release and acquire assume.
+*/
+static const char *
+cuda_atomic(Emit *E, EStage *S, const UOp *s)
+{
+	static const char *const fn[KA_COUNT] = { "atomicAdd", "atomicMax", "atomicMin", "atomicExch" };
+
+	(void)E;
+	(void)S;
+	if (s->op == OP_FENCE)
+		return s->arg[0] == KF_BLOCK ? "__threadfence_block();" : "__threadfence();";
+	return fn[s->arg[0] >= 0 && s->arg[0] < KA_COUNT ? s->arg[0] : 0];
+}
+
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
 	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL,
-	cuda_async
+	cuda_async, cuda_atomic
 };

@@ -1203,6 +1203,114 @@ out:
 	return rc;
 }
 
+/*
+** An ATOMIC through the dialect's function, fn(&buf[off], value), its result
+** stored to the old value's register element when there is one; or, where
+** the dialect runs blocks one after another (fn ""), as a plain
+** read-modify-write in a block of its own, the integer add wrapping as the
+** interpreter's does. The value is converted to the element's type first,
+** as a store converts it.
+*/
+static int
+atomic(Emit *E, EStage *S, const UOp *s, int ind)
+{
+	const UOp *ix, *ox;
+	const char *fn, *ty;
+	UOp *off, *ooff = NULL, *roots[3];
+	Ex o, x, oo;
+	int b, ob = -1, rc = -1;
+	DType t;
+
+	if (!E->D->atomic)
+		return err_set(E->e, "%s: stage %s: an %s; the %s dialect has no atomics", E->D->name,
+		               E->k->stage[S->st].name, uop_info[s->op].name, E->D->name);
+	if (!(fn = E->D->atomic(E, S, s)))
+		return -1;
+	if (s->op == OP_FENCE) {
+		emit_indent(E->out, ind);
+		emit(E->out, "%s\n", fn);
+		return 0;
+	}
+	if (s->nsrc < 2 || s->nsrc > 3 || s->src[0]->op != OP_INDEX || (s->nsrc == 3 && s->src[2]->op != OP_INDEX))
+		return err_set(E->e, "%s: stage %s: an atomic that is not (element, value [, old element])", E->D->name,
+		               E->k->stage[S->st].name);
+	ix = s->src[0];
+	ox = s->nsrc == 3 ? s->src[2] : NULL;
+	b = (int)ix->src[0]->arg[0];
+	t = E->k->buf[b].dtype;
+	ty = E->D->type(t);
+	if (!(off = index_offset(E, ix)) || (ox && !(ooff = index_offset(E, ox))))
+		return -1;
+	if (ox)
+		ob = (int)ox->src[0]->arg[0];
+	roots[0] = (UOp *)ix;
+	roots[1] = s->src[1];
+	roots[2] = (UOp *)ox;
+	ex_init(&o);
+	ex_init(&x);
+	ex_init(&oo);
+	if (hoist(E, roots, 3, ind) < 0 || value(E, s->src[1], &x, 0) < 0 || emit_convert(E, &x, t) < 0
+	|| value(E, off, &o, 0) < 0 || (ooff && value(E, ooff, &oo, 0) < 0))
+		goto out;
+	emit_indent(E->out, ind);
+	if (*fn) {
+		if (ox) {
+			emit(E->out, "%s[", E->bname[ob]);
+			emit_operand(E->out, &oo, 0);
+			emit(E->out, "] = ");
+		}
+		emit(E->out, "%s(&%s[", fn, E->bname[b]);
+		emit_operand(E->out, &o, 0);
+		emit(E->out, "], ");
+		emit_operand(E->out, &x, 0);
+		emit(E->out, ");\n");
+	} else {
+		const char *vn = emit_fresh(E, "atomic_value"), *on = emit_fresh(E, "atomic_old");
+
+		if (!vn || !on)
+			goto out;
+		emit(E->out, "{\n");
+		emit_indent(E->out, ind + 1);
+		emit(E->out, "const %s %s = ", ty, vn);
+		emit_operand(E->out, &x, 0);
+		emit(E->out, ";\n");
+		emit_indent(E->out, ind + 1);
+		emit(E->out, "const %s %s = %s[", ty, on, E->bname[b]);
+		emit_operand(E->out, &o, 0);
+		emit(E->out, "];\n");
+		emit_indent(E->out, ind + 1);
+		emit(E->out, "%s[", E->bname[b]);
+		emit_operand(E->out, &o, 0);
+		emit(E->out, "] = ");
+		switch (s->arg[0]) {
+		case KA_ADD:
+			if (t == DT_INT32)
+				emit(E->out, "(int32_t)((uint32_t)%s + (uint32_t)%s);\n", on, vn);
+			else
+				emit(E->out, "%s + %s;\n", on, vn);
+			break;
+		case KA_MAX: emit(E->out, "%s > %s ? %s : %s;\n", on, vn, on, vn); break;
+		case KA_MIN: emit(E->out, "%s < %s ? %s : %s;\n", on, vn, on, vn); break;
+		default: emit(E->out, "%s;\n", vn); break;
+		}
+		if (ox) {
+			emit_indent(E->out, ind + 1);
+			emit(E->out, "%s[", E->bname[ob]);
+			emit_operand(E->out, &oo, 0);
+			emit(E->out, "] = %s;\n", on);
+		}
+		emit_indent(E->out, ind);
+		emit(E->out, "}\n");
+	}
+	rc = 0;
+out:
+	unhoist(E);
+	ex_free(&o, 1);
+	ex_free(&x, 1);
+	ex_free(&oo, 1);
+	return rc;
+}
+
 /* Whether u mentions var (memo: node -> 1 no, 2 yes). */
 static int
 mentions(PMap *memo, const UOp *u, const UOp *var, int depth)
@@ -1745,6 +1853,9 @@ emit_stmt(Emit *E, EStage *S, const UOp *s, int ind)
 	case OP_MMA:
 	case OP_LDMATRIX:
 		return E->D->sync(E, S, s, ind);
+	case OP_ATOMIC:
+	case OP_FENCE:
+		return atomic(E, S, s, ind);
 	case OP_WGMMA:
 	case OP_WG_FENCE:
 	case OP_WG_COMMIT:
@@ -1893,6 +2004,13 @@ scan_fn(void *aux, const UOp *u)
 			if (u->src[b]->op == OP_INDEX && u->src[b]->src[0]->op == OP_DEFINE
 			&& u->src[b]->src[0]->arg[0] >= 0 && u->src[b]->src[0]->arg[0] < c->E->k->nbuf)
 				S->use[u->src[b]->src[0]->arg[0]] |= b == 1 && u->op == OP_TMA_LOAD ? 1 : 2;
+		break;
+	case OP_ATOMIC:
+		/* the element is read and written, the old value's register written */
+		for (b = 0; b < u->nsrc; b += 2)
+			if (u->src[b]->op == OP_INDEX && u->src[b]->src[0]->op == OP_DEFINE
+			&& u->src[b]->src[0]->arg[0] >= 0 && u->src[b]->src[0]->arg[0] < c->E->k->nbuf)
+				S->use[u->src[b]->src[0]->arg[0]] |= b == 0 ? 3 : 2;
 		break;
 	case OP_CP_ASYNC:
 		for (b = 0; b < 2 && u->nsrc == 2; b++)

@@ -114,6 +114,12 @@ typedef struct EmitDialect {
 	/* An asynchronous statement (CP_ASYNC, CP_COMMIT, CP_WAIT; WGMMA,
 	** WG_FENCE, WG_COMMIT, WG_WAIT); NULL: refused, naming the statement. */
 	int (*async)(Emit *E, EStage *S, const UOp *s, int ind);
+	/* An ATOMIC: the function that updates the element and returns its old
+	** value, called as fn(&buf[off], value) ("atomicAdd"), or "" for a plain
+	** read-modify-write (blocks run one after another); a FENCE: the
+	** statement ("__threadfence();"). NULL, with E->e set: refused. NULL
+	** hook: every atomic and fence refused. */
+	const char *(*atomic)(Emit *E, EStage *S, const UOp *s);
 } EmitDialect;
 
 struct Emit {

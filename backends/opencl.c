@@ -162,7 +162,32 @@ opencl_vload(Emit *E, int b, int w, const Ex *off)
 	emit(E->out, ")");
 }
 
+/*
+** OpenCL C 1.2's atomic_add, atomic_max, atomic_min and atomic_xchg on 32-bit
+** words (int and uint; atomic_xchg also float): no float add, refused. A
+** fence is mem_fence on both address spaces; OpenCL 1.2 promises no order
+** between work-groups beyond what the device does (docs/export.md).
+*/
+static const char *
+opencl_atomic(Emit *E, EStage *S, const UOp *s)
+{
+	static const char *const fn[KA_COUNT] = { "atomic_add", "atomic_max", "atomic_min", "atomic_xchg" };
+	int b;
+
+	if (s->op == OP_FENCE)
+		return s->arg[0] == KF_BLOCK ? "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
+		                             : "mem_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);";
+	b = (int)s->src[0]->src[0]->arg[0];
+	if (s->arg[0] == KA_ADD && E->k->buf[b].dtype == DT_FLOAT32) {
+		err_set(E->e, "opencl: stage %s: atomic add of float32 %s; OpenCL C 1.2 has atomic_add for int and "
+		        "uint only (a compare-and-swap loop is not written): export to cuda, or accumulate in int32",
+		        E->k->stage[S->st].name, E->k->buf[b].name);
+		return NULL;
+	}
+	return fn[s->arg[0] >= 0 && s->arg[0] < KA_COUNT ? s->arg[0] : 0];
+}
+
 const EmitDialect emit_opencl = {
 	"opencl", D_C, reserved, ctype, opencl_check, gpu_stage, opencl_head, opencl_tail, gpu_loop, opencl_sync,
-	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0, NULL
+	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0, NULL, opencl_atomic
 };

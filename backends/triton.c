@@ -212,6 +212,11 @@ check_fn(Emit *E, int st, const UOp *u)
 	case OP_TMA_LOAD:
 		return refuse(E, st, u, "mbarriers and TMA are one thread's view of Hopper's copy engine; Triton "
 		              "issues its own (tl.make_tensor_descriptor): the mbarrier or TMA statement");
+	case OP_ATOMIC:
+	case OP_FENCE:
+		return refuse(E, st, u, "tessel writes no Triton atomics or fences yet (tl.atomic_add exists; a "
+		              "last-block combine needs the threads' view): export to cuda, or split the stage in two "
+		              "launches: the atomic or fence");
 	case OP_SHUFFLE:
 		return refuse(E, st, u, "a warp shuffle has no Triton form (a program has no lanes); reduce a tile "
 		              "with tl.sum instead: the shuffle");
@@ -1525,7 +1530,7 @@ triton_check(Emit *E)
 
 static const EmitDialect emit_triton = {
 	"triton", D_TRITON, reserved, ttype, triton_check, stage, head, tail, no_loop, no_loop, 0, NULL, NULL,
-	NULL, 0, NULL, 0, NULL
+	NULL, 0, NULL, 0, NULL, NULL
 };
 
 int

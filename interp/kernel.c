@@ -896,3 +896,96 @@ out:
 	pmap_free(&m);
 	return r;
 }
+
+/* ---- atomics and fences ---- */
+
+static const char *const atomic_names[KA_COUNT] = { "add", "max", "min", "exch" };
+
+const char *
+katomic_name(int op)
+{
+	return op >= 0 && op < KA_COUNT ? atomic_names[op] : "?";
+}
+
+int
+katomic_parse(const char *s, KAtomicOp *op)
+{
+	int i;
+
+	for (i = 0; s && i < KA_COUNT; i++)
+		if (strcmp(s, atomic_names[i]) == 0) {
+			*op = (KAtomicOp)i;
+			return 0;
+		}
+	return -1;
+}
+
+/*
+** The dtypes are those every exporter's device has a native atomic for
+** (CUDA's atomicAdd, atomicMax, atomicExch on 32-bit words): a float max,
+** or a 64-bit or 16-bit atomic, would be a CAS loop on some of them and
+** nothing on others.
+*/
+int
+kernel_atomic_check(const Kernel *k, int op, int b, DType value, int old, Err *e)
+{
+	const KBuf *kb;
+	DType t;
+	int is32;
+
+	if (op < 0 || op >= KA_COUNT)
+		return err_set(e, "atomic: no atomic op %d (add, max, min, exch)", op);
+	if (b < 0 || b >= k->nbuf)
+		return err_set(e, "atomic: no buffer %d", b);
+	kb = &k->buf[b];
+	t = kb->dtype;
+	if (kb->scope == AS_REG)
+		return err_set(e, "atomic %s: %s is a register buffer; atomics update global or shared memory (a "
+		               "thread's own registers need no atomic)", katomic_name(op), kb->name);
+	is32 = t == DT_INT32 || t == DT_UINT32;
+	if (!(is32 || (t == DT_FLOAT32 && (op == KA_ADD || op == KA_EXCH))))
+		return err_set(e, "atomic %s: %s is %s; atomic %s takes int32, uint32%s", katomic_name(op), kb->name,
+		               dtype_name(t), katomic_name(op),
+		               op == KA_ADD || op == KA_EXCH ? " or float32" : " (a float max has no native atomic)");
+	if (value != t)
+		return err_set(e, "atomic %s: the value is %s, %s is %s (kernel.cast it)", katomic_name(op),
+		               dtype_name(value), kb->name, dtype_name(t));
+	if (old >= 0) {
+		if (old >= k->nbuf)
+			return err_set(e, "atomic: no buffer %d", old);
+		if (k->buf[old].scope != AS_REG || k->buf[old].dtype != t)
+			return err_set(e, "atomic %s: the old value goes to %s, a %s %s buffer; it takes a register "
+			               "buffer of %s", katomic_name(op), k->buf[old].name, kscope_name(k->buf[old].scope),
+			               dtype_name(k->buf[old].dtype), dtype_name(t));
+	}
+	return 0;
+}
+
+UOp *
+kernel_atomic(Kernel *k, KAtomicOp op, UOp *index, UOp *value, UOp *old, Err *e)
+{
+	UOp *s[3], *u;
+
+	if (!index || index->op != OP_INDEX || index->nsrc < 1 || index->src[0]->op != OP_DEFINE)
+		return err_set(e, "atomic %s: the target is not an element of a buffer", katomic_name(op)), NULL;
+	if (!value || value->dtype == DT_VOID)
+		return err_set(e, "atomic %s: the value is not a value", katomic_name(op)), NULL;
+	if (old && (old->op != OP_INDEX || old->nsrc < 1 || old->src[0]->op != OP_DEFINE))
+		return err_set(e, "atomic %s: the old value's place is not an element of a buffer",
+		               katomic_name(op)), NULL;
+	if (kernel_atomic_check(k, op, (int)index->src[0]->arg[0], (DType)value->dtype,
+	                        old ? (int)old->src[0]->arg[0] : -1, e) < 0)
+		return NULL;
+	s[0] = index;
+	s[1] = value;
+	s[2] = old;
+	if (!(u = uop_new(k->c, OP_ATOMIC, DT_VOID, s, old ? 3 : 2, op, 0, NULL, NULL, 0)))
+		err_set(e, "atomic: out of memory");
+	return u;
+}
+
+UOp *
+kernel_fence(Kernel *k, KFenceScope scope)
+{
+	return uop_new(k->c, OP_FENCE, DT_VOID, NULL, 0, scope == KF_BLOCK, 0, NULL, NULL, 0);
+}

@@ -48,6 +48,29 @@
 ** their end) can never meet: an error. A phase runs every thread to its next
 ** stop, lets the warps that gathered exchange and resume, and repeats until
 ** every thread waits at a barrier or has finished.
+**
+** Atomics and fences (kernel_atomic, kernel_fence). An ATOMIC is one
+** indivisible read-modify-write of a global or shared element; atomics never
+** race with each other, in any block or phase. A plain access and an atomic
+** of the same element conflict as two plain accesses would (a write and
+** another block, or the same phase of another thread), unless ordered by
+** release and acquire, as the CUDA memory model orders them: a block X
+** releases when one of its threads runs a gpu-scope FENCE and then an ATOMIC
+** on an element L; that release covers X's accesses in phases before the
+** fence's phase (the barrier made them the fencing thread's) and the fencing
+** thread's own accesses before the fence. A thread of block Y acquires those
+** releases when it runs an ATOMIC on L after them (blocks run in order, so
+** every earlier atomic on L is in its modification order) and then a
+** gpu-scope FENCE; the acquire covers that thread from the fence on, and
+** every thread of Y from the next phase on. A covered access is ordered: no
+** race. The atomic itself is not covered: a plain access of a counter other
+** blocks update is a race (reset it with an exch). What is left out errs on
+** the side of a report: only the acquiring thread's 8 most recent atomics
+** before its fence acquire, orderings through a third block (transitivity)
+** are not followed, and a block-scope fence orders nothing across blocks.
+** Global temporaries start at zero (the exporters clear them, kernel_run
+** allocates them cleared): an atomic may read an element nothing wrote; a
+** plain load of one is still reported as uninitialized.
 */
 
 typedef enum AxisType {
@@ -210,6 +233,24 @@ int kernel_cp_async_check(const Kernel *k, int d, int s, int n, Err *e);
 /* CP_COMMIT and CP_WAIT(n), n in [0, 63]: the thread's groups of copies. */
 UOp *kernel_cp_commit(Kernel *k);
 UOp *kernel_cp_wait(Kernel *k, int n, Err *e);
+/* ATOMIC: the atomic read-modify-write op of the element index names (a
+** global or shared buffer) with value (of the element's dtype): add (int32,
+** uint32, float32), max and min (int32, uint32), exch (int32, uint32,
+** float32); the old value goes to the element old names (an INDEX of a
+** register buffer of the same dtype), or nowhere (old NULL). The statement,
+** or NULL with e saying why. */
+typedef enum KAtomicOp { KA_ADD, KA_MAX, KA_MIN, KA_EXCH, KA_COUNT } KAtomicOp;
+const char *katomic_name(int op);                  /* "add", "max", "min", "exch" */
+int katomic_parse(const char *s, KAtomicOp *op);
+UOp *kernel_atomic(Kernel *k, KAtomicOp op, UOp *index, UOp *value, UOp *old, Err *e);
+/* kernel_atomic's checks of a statement's target buffer b, value dtype and
+** old buffer (-1: none), shared by the verifier, the interpreter and the
+** emitters. */
+int kernel_atomic_check(const Kernel *k, int op, int b, DType value, int old, Err *e);
+/* FENCE: __threadfence() (KF_GPU: fence.acq_rel.gpu, what orders memory
+** between blocks) or __threadfence_block() (KF_BLOCK). */
+typedef enum KFenceScope { KF_GPU, KF_BLOCK } KFenceScope;
+UOp *kernel_fence(Kernel *k, KFenceScope scope);
 int kernel_add_stage(Kernel *k, const char *name, UOp *body, const UOp *tensor, Err *e);
 /* Accessors of loop nodes. */
 static inline UOp *krange_var(const UOp *r) { return r->src[0]; }
@@ -478,6 +519,7 @@ typedef struct KCounts {
 	int64_t wgmmas;                        /* warpgroup-level wgmma (ops += 2*64*N*16 each) */
 	int64_t tmas, tma_bytes;               /* TMA boxes issued (cp.async.bulk.tensor), their bytes */
 	int64_t blocks, threads;               /* launched */
+	int64_t atomics, fences;               /* per thread */
 } KCounts;
 typedef struct KRunOpts {
 	int checks;            /* races, bounds, uninitialized reads (default on: 1) */

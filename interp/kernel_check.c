@@ -339,7 +339,7 @@ expr(Ck *c, const UOp *u, int depth)
 	case OP_END: case OP_IF: case OP_BARRIER: case OP_STORE: case OP_RANGE: case OP_DEFINE:
 	case OP_INDEX: case OP_MMA: case OP_LDMATRIX: case OP_CP_ASYNC: case OP_CP_COMMIT: case OP_CP_WAIT:
 	case OP_WGMMA: case OP_WG_FENCE: case OP_WG_COMMIT: case OP_WG_WAIT: case OP_SETMAXNREG:
-	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_TMA_LOAD:
+	case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_WAIT: case OP_TMA_LOAD: case OP_ATOMIC: case OP_FENCE:
 		return fail(c, "a %s where a value belongs", uop_info[u->op].name);
 	case OP_SHUFFLE:
 		if (c->divergent && c->divergent < 32)
@@ -563,6 +563,30 @@ stmt(Ck *c, const UOp *s, int depth)
 		if (s->op == OP_SETMAXNREG && (s->arg[0] < 24 || s->arg[0] > 256 || s->arg[0] % 8))
 			return fail(c, "a setmaxnreg of %lld registers (a multiple of 8 from 24 to 256)", (long long)s->arg[0]);
 		return 0;
+	case OP_ATOMIC: {
+		Err ee;
+		int b, o = -1;
+
+		if (s->nsrc < 2 || s->nsrc > 3 || s->src[0]->op != OP_INDEX || (s->nsrc == 3 && s->src[2]->op != OP_INDEX))
+			return fail(c, "an atomic that is not (element, value [, old element])");
+		/* the target counts as written: global temporaries start at zero (kernel.h) */
+		if (access(c, s->src[0], NULL, 1) < 0 || expr(c, s->src[1], 0) < 0
+		|| (s->nsrc == 3 && access(c, s->src[2], NULL, 1) < 0))
+			return -1;
+		b = (int)s->src[0]->src[0]->arg[0];
+		if (s->nsrc == 3)
+			o = (int)s->src[2]->src[0]->arg[0];
+		if (kernel_atomic_check(c->k, (int)s->arg[0], b, (DType)s->src[1]->dtype, o, &ee) < 0)
+			return fail(c, "%s", ee.msg);
+		c->written[b] = 1;
+		if (o >= 0)
+			c->written[o] = 1;
+		return 0;
+	}
+	case OP_FENCE:
+		if (s->arg[0] != KF_GPU && s->arg[0] != KF_BLOCK)
+			return fail(c, "a fence of scope %lld (0 gpu, 1 block)", (long long)s->arg[0]);
+		return 0;
 	case OP_CP_COMMIT:
 		return 0;
 	case OP_CP_WAIT:
@@ -681,6 +705,15 @@ stores(const UOp *s, unsigned char *w, int n, int depth)
 
 		if (d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
 			w[d->arg[0]] = 1;
+		return;
+	}
+	if (s->op == OP_ATOMIC && s->nsrc >= 2) {
+		for (i = 0; i < s->nsrc; i += 2) {
+			const UOp *d = s->src[i]->op == OP_INDEX ? s->src[i]->src[0] : NULL;
+
+			if (d && d->op == OP_DEFINE && d->arg[0] >= 0 && d->arg[0] < n)
+				w[d->arg[0]] = 1;
+		}
 		return;
 	}
 	if (s->op == OP_END || s->op == OP_IF)

@@ -477,6 +477,27 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		indent(p, ind);
 		emit(p->b, "cp_async_commit()\n");
 		break;
+	case OP_ATOMIC:
+		/* old[0] = atomic_add(cnt[h], 1): the old value's place, the element, the operand */
+		indent(p, ind);
+		if (s->nsrc < 2) {
+			emit(p->b, "<atomic>\n");
+			break;
+		}
+		if (s->nsrc == 3) {
+			access(p->b, s->src[2], 0);
+			emit(p->b, " = ");
+		}
+		emit(p->b, "atomic_%s(", katomic_name((int)s->arg[0]));
+		access(p->b, s->src[0], 0);
+		emit(p->b, ", ");
+		value(p->b, s->src[1], 0, 0);
+		emit(p->b, ")\n");
+		break;
+	case OP_FENCE:
+		indent(p, ind);
+		emit(p->b, "%s\n", s->arg[0] == KF_BLOCK ? "fence_block()" : "fence()");
+		break;
 	case OP_WGMMA:
 		/* wgmma.m64n64k16(c, As[0, kk*16], Bs[kk*16, 0]): the accumulator, then each tile's first element */
 		indent(p, ind);
@@ -649,6 +670,12 @@ list(Lst *l, const UOp *u, int depth)
 		break;
 	case OP_WGMMA:
 		emit(l->b, " m64n%lldk16%s", (long long)u->arg[0], u->arg[1] & KWG_B_NK ? " b_nk" : "");
+		break;
+	case OP_ATOMIC:
+		emit(l->b, " %s", katomic_name((int)u->arg[0]));
+		break;
+	case OP_FENCE:
+		emit(l->b, " %s", u->arg[0] == KF_BLOCK ? "block" : "gpu");
 		break;
 	default:
 		break;

@@ -55,9 +55,9 @@ typedef union Val {
 enum {
 	/* control */
 	I_EXIT, I_BAR, I_SHFL, I_MMA, I_LDSM, I_CPA, I_CPC, I_CPW, I_WGMMA, I_WGF, I_WGC, I_WGW, I_MBI, I_MBA, I_MBW,
-	I_TMA, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD,
+	I_TMA, I_JZ, I_SET0, I_LOOP, I_HW, I_GUARD, I_FENCE,
 	/* memory */
-	I_LOAD, I_STORE,
+	I_LOAD, I_STORE, I_ATOM,
 	/* conversions */
 	I_ITOF, I_UTOF, I_FTOI, I_FROUND, I_IWRAP,
 	/* floats */
@@ -1041,6 +1041,38 @@ ctma(Comp *C, const UOp *s)
 	return emit_ins(C, I_TMA, 0, 0, od, ob, -1, as, p->ntma++) < 0 ? -1 : 0;
 }
 
+/*
+** An ATOMIC: I_ATOM (d the old value's slot, a the offset, b the value, c
+** the access record, imm the buffer, w the KAtomicOp), then the old value
+** stored to its register element as an ordinary I_STORE.
+*/
+static int
+catomic(Comp *C, const UOp *s)
+{
+	Prog *p = C->p;
+	int at, v, a, b, o = -1, r, oat = -1, oa = -1;
+	Err ie;
+
+	if (s->nsrc < 2 || s->nsrc > 3 || s->src[0]->op != OP_INDEX || (s->nsrc == 3 && s->src[2]->op != OP_INDEX))
+		return err_set(C->e, "kernel.run: stage %s: an atomic that is not (element, value [, old element])",
+		               p->name);
+	map_clear(&C->memo);
+	if ((at = cexpr(C, s->src[0], 0)) == -1 || (v = cexpr(C, s->src[1], 0)) == -1
+	|| (s->nsrc == 3 && (oat = cexpr(C, s->src[2], 0)) == -1))
+		return -1;
+	if ((b = index_buf(C, s->src[0])) < 0 || (s->nsrc == 3 && (o = index_buf(C, s->src[2])) < 0))
+		return -1;
+	if (kernel_atomic_check(C->k, (int)s->arg[0], b, (DType)s->src[1]->dtype, o, &ie) < 0)
+		return err_set(C->e, "kernel.run: stage %s: %s", p->name, ie.msg);
+	if ((a = aux_new(C, b, s->src[0], 1)) < 0 || (o >= 0 && (oa = aux_new(C, o, s->src[2], 1)) < 0))
+		return -1;
+	if ((r = newslot(C)) < 0 || emit_ins(C, I_ATOM, C->k->buf[b].dtype, (int)s->arg[0], r, at, v, a, b) < 0)
+		return -1;
+	if (o >= 0 && emit_ins(C, I_STORE, C->k->buf[o].dtype, isf(C->k->buf[o].dtype), r, oat, -1, oa, o) < 0)
+		return -1;
+	return 0;
+}
+
 static int
 cstmt(Comp *C, const UOp *s, int depth)
 {
@@ -1082,6 +1114,13 @@ cstmt(Comp *C, const UOp *s, int depth)
 			return -1;
 		p->nslot = mark;
 		return 0;
+	case OP_ATOMIC:
+		if (catomic(C, s) < 0)
+			return -1;
+		p->nslot = mark;
+		return 0;
+	case OP_FENCE:
+		return emit_ins(C, I_FENCE, 0, 0, -1, -1, -1, -1, s->arg[0]) < 0 ? -1 : 0;
 	case OP_CP_COMMIT:
 		return emit_ins(C, I_CPC, 0, 0, -1, -1, -1, -1, 0) < 0 ? -1 : 0;
 	case OP_WG_FENCE:
@@ -1184,7 +1223,7 @@ patch_consts(Prog *p)
 		if (p->code[i].op != I_JZ && p->code[i].op != I_LOOP && p->code[i].op != I_GUARD
 		&& p->code[i].op != I_CPA)
 			FIX(p->code[i].b);
-		if (p->code[i].op != I_LOAD && p->code[i].op != I_STORE && p->code[i].op != I_XDIV
+		if (p->code[i].op != I_LOAD && p->code[i].op != I_STORE && p->code[i].op != I_ATOM && p->code[i].op != I_XDIV
 		&& p->code[i].op != I_XMOD && p->code[i].op != I_LDSM && p->code[i].op != I_CPA
 		&& p->code[i].op != I_MBI && p->code[i].op != I_MBA && p->code[i].op != I_MBW && p->code[i].op != I_TMA)
 			FIX(p->code[i].c);
@@ -1283,13 +1322,38 @@ compile_layout(const Kernel *k, int b, Prog *p, Err *e)
 typedef struct Acc {
 	uint32_t launch, block, phase, thread;
 	uint32_t ev;        /* the thread's mbarrier arrivals before the access */
+	uint32_t fc;        /* the thread's gpu fences before it; | ATOMIC_BIT: an atomic */
 } Acc;
+
+#define ATOMIC_BIT 0x80000000u
+
+/*
+** Release and acquire (kernel.h). A release: thread `thread` of `block` ran
+** a gpu fence (its fc-th, in phase `phase`) and then an atomic on an
+** element; the element's Shadow.rel heads the chain of its releases in this
+** launch (next: 1 + the one before). An acquire: the current block's thread
+** ua took release x by a fence in phase qa; accesses it covers (covered())
+** are ordered before the acquiring thread from then on and before every
+** thread of the block from phase qa + 1.
+*/
+typedef struct Rel {
+	uint32_t launch, block, phase, thread, fc;
+	uint32_t next;
+} Rel;
+
+typedef struct Acq {
+	uint32_t block, phase, thread, fc;   /* the release */
+	uint32_t ua, qa;
+} Acq;
+
+enum { KR_ATREC = 8, KR_MAXACQ = 1 << 16 };
 
 /* async: 1 + the thread whose cp.async into it is in flight (| TMA_BIT: a
 ** TMA), or 0; mbar: 1 + the mbarrier whose completion number mphase landed
 ** it (a TMA), 0 once a thread writes it */
 typedef struct Shadow {
 	Acc w, r[2];
+	uint32_t rel;       /* 1 + the latest release on it (Rel), or 0 */
 	uint32_t init;
 	uint32_t async;
 	uint32_t mbar, mphase;
@@ -1348,6 +1412,11 @@ typedef struct Thr {
 	uint32_t ev;        /* mbarrier arrivals so far */
 	uint32_t *obs;      /* per mbarrier: the completions this thread has seen by waiting */
 	uint32_t *arr;      /* per mbarrier: [0] ev of the thread's last arrival, [1] the completion it counts toward */
+	uint32_t fc, fphase;   /* gpu fences so far; the phase of the last */
+	/* its atomics since its last gpu fence (the most recent KR_ATREC): the
+	** element and its release chain when the atomic ran */
+	struct { int buf; int64_t off; uint32_t head; } at[KR_ATREC];
+	int nat;
 } Thr;
 
 /* A TMA box in flight: its bytes read at issue, landed when its barrier's phase completes. */
@@ -1390,6 +1459,10 @@ typedef struct Run {
 	int nmb;            /* mbarriers of the stage */
 	TmaF *tf;           /* TMA boxes in flight */
 	int ntf, captf;
+	Rel *rel;           /* releases, every launch's (Rel) */
+	uint32_t nrel, caprel;
+	Acq *acq;           /* the block's acquires */
+	int nacq, capacq;
 } Run;
 
 static int
@@ -1450,7 +1523,7 @@ where(const Run *r, const Thr *th, const Ins *in, char *out, size_t n)
 	at = snprintf(out, n, "stage %s, block (%lld,%lld,%lld), thread (%lld,%lld,%lld)", P->name,
 	              (long long)r->bc[0], (long long)r->bc[1], (long long)r->bc[2],
 	              (long long)th->tc[0], (long long)th->tc[1], (long long)th->tc[2]);
-	if (in && (in->op == I_LOAD || in->op == I_STORE || in->op == I_XDIV || in->op == I_XMOD
+	if (in && (in->op == I_LOAD || in->op == I_STORE || in->op == I_ATOM || in->op == I_XDIV || in->op == I_XMOD
 	|| in->op == I_LDSM)) {
 		const MemAux *a = &P->aux[in->c];
 
@@ -1485,10 +1558,12 @@ fail_oob(Run *r, Thr *th, const Ins *in, int64_t off, int dim)
 	element(r, th, in, el, sizeof el);
 	if (dim >= 0)
 		return err_set(r->e, "out of bounds: %s: %s %s (physical offset %lld): coordinate %d is "
-		               "outside [0, %lld)", w, in->op == I_STORE ? "store" : "load", el, (long long)off,
+		               "outside [0, %lld)", w, in->op == I_ATOM ? "atomic" : in->op == I_STORE ? "store" : "load",
+		               el, (long long)off,
 		               dim, (long long)kb->shape[dim]);
 	return err_set(r->e, "out of bounds: %s: %s %s: physical offset %lld is outside the storage "
-	               "[0, %lld)", w, in->op == I_STORE ? "store" : "load", el, (long long)off,
+	               "[0, %lld)", w, in->op == I_ATOM ? "atomic" : in->op == I_STORE ? "store" : "load", el,
+	               (long long)off,
 	               (long long)B->size);
 }
 
@@ -1497,6 +1572,37 @@ conflict(const Acc *p, const Acc *c)
 {
 	return p->launch == c->launch && p->launch != 0
 	&& (p->block != c->block || (p->phase == c->phase && p->thread != c->thread));
+}
+
+/* Whether the current thread's acquires order access p before it (kernel.h). */
+static int
+covered(const Run *r, const Thr *th, const Acc *p)
+{
+	int i;
+
+	for (i = 0; i < r->nacq; i++) {
+		const Acq *q = &r->acq[i];
+
+		if (q->block != p->block || (q->ua != (uint32_t)th->tid && r->phase <= q->qa))
+			continue;
+		if (p->phase < q->phase
+		|| (p->phase == q->phase && p->thread == q->thread && (p->fc & ~ATOMIC_BIT) < q->fc))
+			return 1;
+	}
+	return 0;
+}
+
+/* p and c conflict, and neither both are atomics nor an acquire orders them */
+static int
+racing(const Run *r, const Thr *th, const Acc *p, const Acc *c)
+{
+	return conflict(p, c) && !(p->fc & c->fc & ATOMIC_BIT) && !(r->nacq && covered(r, th, p));
+}
+
+static const char *
+acc_verb(const Ins *in)
+{
+	return in->op == I_ATOM ? "atomically updates" : in->op == I_STORE ? "writes" : "reads";
 }
 
 static int
@@ -1511,13 +1617,13 @@ fail_race(Run *r, Thr *th, const Ins *in, int64_t off, const Acc *p, int pwrite)
 	coords(p->thread, r->blk, pt);
 	coords(p->block, r->grid, pb);
 	return err_set(r->e, "race: %s: %s %s (offset %lld, %s memory) while thread (%lld,%lld,%lld) "
-	               "of block (%lld,%lld,%lld) %s it %s", w, in->op == I_STORE ? "writes" : "reads",
+	               "of block (%lld,%lld,%lld) %s it %s", w, acc_verb(in),
 	               el, (long long)off, B->scope == AS_LOCAL ? "shared" : "global",
 	               (long long)pt[0], (long long)pt[1], (long long)pt[2],
 	               (long long)pb[0], (long long)pb[1], (long long)pb[2],
-	               pwrite ? "wrote" : "read",
-	               p->block != r->blin ? "in the same launch (blocks run concurrently)"
-	               : "in the same phase (no barrier between)");
+	               p->fc & ATOMIC_BIT ? "atomically updated" : pwrite ? "wrote" : "read",
+	               p->block != r->blin ? "in the same launch (blocks run concurrently; no fence and atomic "
+	               "order the two)" : "in the same phase (no barrier between)");
 }
 
 static int
@@ -1527,7 +1633,8 @@ fail_uninit(Run *r, Thr *th, const Ins *in, int64_t off)
 
 	where(r, th, in, w, sizeof w);
 	element(r, th, in, el, sizeof el);
-	return err_set(r->e, "uninitialized: %s: load of %s (offset %lld), which nothing wrote%s", w, el,
+	return err_set(r->e, "uninitialized: %s: %s of %s (offset %lld), which nothing wrote%s", w,
+	               in->op == I_ATOM ? "atomic" : "load", el,
 	               (long long)off, r->rb[in->imm].scope == AS_LOCAL ? " in this block"
 	               : r->rb[in->imm].scope == AS_REG ? " in this thread" : "");
 }
@@ -1592,7 +1699,44 @@ fail_unwaited(Run *r, Thr *th, const Ins *in, int64_t off, const Shadow *s)
 	               (unsigned)s->mphase, bn, (unsigned)th->obs[s->mbar - 1]);
 }
 
-/* The checks of one access (bounds, uninitialized, races); 0 when it may go on. */
+/*
+** An atomic's checks past bounds and copies in flight: races with plain
+** accesses (racing() lets atomics pass each other), then the record. The
+** element's writer becomes the atomic; an atomic writer before it from
+** another thread moves to the readers, so that a plain access after
+** several blocks' atomics meets more than the last of them. A global
+** temporary starts at zero, so an atomic may be its first access.
+*/
+static int
+check_atomic(Run *r, Thr *th, const Ins *in, int64_t off, Shadow *s, const Acc *cur)
+{
+	const MemAux *a = &r->P->aux[in->c];
+	const KBuf *kb = &r->k->buf[a->buf];
+	int i;
+
+	if (racing(r, th, &s->w, cur))
+		return fail_race(r, th, in, off, &s->w, 1);
+	for (i = 0; i < 2; i++)
+		if (racing(r, th, &s->r[i], cur))
+			return fail_race(r, th, in, off, &s->r[i], 0);
+	if (!s->init && !(kb->role == KB_TEMP && kb->scope == AS_GLOBAL) && !r->pending) {
+		fail_uninit(r, th, in, off);
+		memcpy(r->pend, r->e->msg, sizeof r->pend);
+		r->pending = r->rb[a->buf].scope;
+	}
+	if ((s->w.fc & ATOMIC_BIT) && s->w.launch == cur->launch
+	&& (s->w.block != cur->block || s->w.thread != cur->thread)) {
+		s->r[1] = s->r[0];
+		s->r[0] = s->w;
+	}
+	s->w = *cur;
+	s->init = 1;
+	s->mbar = 0;
+	return 0;
+}
+
+/* The checks of one access (bounds, uninitialized, races); 0 when it may
+** go on. write: 0 a read, 1 a write, 2 an atomic (both). */
 static int
 check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 {
@@ -1637,13 +1781,16 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 	cur.phase = r->phase;
 	cur.thread = (uint32_t)th->tid;
 	cur.ev = th->ev;
+	cur.fc = th->fc | (write == 2 ? ATOMIC_BIT : 0);
 	if (write && r->o->watch_buf == a->buf + 1 && off == r->o->watch_off && r->o->watch_msg)
 		where(r, th, in, r->o->watch_msg, r->o->watch_len);
+	if (write == 2)
+		return check_atomic(r, th, in, off, s, &cur);
 	if (write) {
-		if (conflict(&s->w, &cur))
+		if (racing(r, th, &s->w, &cur))
 			return fail_race(r, th, in, off, &s->w, 1);
 		for (i = 0; i < 2; i++)
-			if (conflict(&s->r[i], &cur))
+			if (racing(r, th, &s->r[i], &cur))
 				return fail_race(r, th, in, off, &s->r[i], 0);
 		s->w = cur;
 		memset(s->r, 0, sizeof s->r);
@@ -1657,7 +1804,7 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 			memcpy(r->pend, r->e->msg, sizeof r->pend);
 			r->pending = B->scope;
 		}
-	} else if (conflict(&s->w, &cur))
+	} else if (racing(r, th, &s->w, &cur))
 		return fail_race(r, th, in, off, &s->w, 1);
 	/* keep the two most recent distinct readers */
 	if (s->r[0].thread == cur.thread && s->r[0].block == cur.block)
@@ -1948,7 +2095,7 @@ mbar_at(Run *r, Thr *th, const Ins *in, int64_t off, int write, int *id)
 	}
 	if (r->checks) {
 		Shadow *s = &B->sh[off];
-		Acc cur = { r->launch, r->blin, r->phase, (uint32_t)th->tid, th->ev };
+		Acc cur = { r->launch, r->blin, r->phase, (uint32_t)th->tid, th->ev, th->fc };
 
 		if (write) {
 			if (check(r, th, &fi, off, 1) < 0)
@@ -2174,7 +2321,7 @@ tma_issue(Run *r, Thr *th, const Ins *in, int64_t doff, int64_t boff)
 		f->off[j] = sh;
 		if (r->checks) {
 			Shadow *s = &D->sh[sh];
-			Acc cur = { r->launch, r->blin, r->phase, (uint32_t)th->tid, th->ev };
+			Acc cur = { r->launch, r->blin, r->phase, (uint32_t)th->tid, th->ev, th->fc };
 			int i;
 
 			if (s->async)
@@ -2209,6 +2356,142 @@ tma_issue(Run *r, Thr *th, const Ins *in, int64_t doff, int64_t boff)
 }
 
 /* ---- the interpreter loop ---- */
+
+/* ---- atomics and fences ---- */
+
+enum { KR_MAXREL = 1 << 20 };
+
+/*
+** An atomic's part in release and acquire (kernel.h): remembered, with the
+** element's release chain as it stands, for the thread's next gpu fence;
+** after a gpu fence of this thread it is a release, put at the head of the
+** element's chain. Past KR_MAXREL releases a run records no more: fewer
+** orderings, so more reports, never fewer.
+*/
+static int
+atomic_sync(Run *r, Thr *th, int b, int64_t off)
+{
+	Shadow *s = &r->rb[b].sh[off];
+	uint32_t head = s->rel && r->rel[s->rel - 1].launch == r->launch ? s->rel : 0;
+	Rel *q;
+
+	if (th->nat == KR_ATREC) {
+		memmove(th->at, th->at + 1, (KR_ATREC - 1) * sizeof *th->at);
+		th->nat--;
+	}
+	th->at[th->nat].buf = b;
+	th->at[th->nat].off = off;
+	th->at[th->nat].head = head;
+	th->nat++;
+	if (!th->fc || r->nrel >= KR_MAXREL)
+		return 0;
+	if (r->nrel == r->caprel) {
+		uint32_t nc = r->caprel ? 2 * r->caprel : 256;
+
+		if (charge(r, (uint64_t)(nc - r->caprel) * sizeof *q, "the releases of atomics") < 0)
+			return -1;
+		if (!(q = realloc(r->rel, nc * sizeof *q)))
+			return err_set(r->e, "kernel.run: out of memory (releases)");
+		r->rel = q;
+		r->caprel = nc;
+	}
+	q = &r->rel[r->nrel++];
+	q->launch = r->launch;
+	q->block = r->blin;
+	q->phase = th->fphase;
+	q->thread = (uint32_t)th->tid;
+	q->fc = th->fc;
+	q->next = head;
+	s->rel = r->nrel;
+	return 0;
+}
+
+/* A gpu fence: the releases the thread's atomics since its last fence read become its block's acquires. */
+static int
+acquire(Run *r, Thr *th)
+{
+	int i, j;
+	uint32_t x;
+
+	for (i = 0; i < th->nat; i++)
+		for (x = th->at[i].head; x && r->rel[x - 1].launch == r->launch; x = r->rel[x - 1].next) {
+			const Rel *q = &r->rel[x - 1];
+			Acq n = { q->block, q->phase, q->thread, q->fc, (uint32_t)th->tid, r->phase };
+
+			/* one acquire per (releasing thread, acquiring thread): the one that covers most */
+			for (j = 0; j < r->nacq; j++) {
+				Acq *o = &r->acq[j];
+
+				if (o->block == n.block && o->thread == n.thread && o->ua == n.ua) {
+					if (n.phase > o->phase || (n.phase == o->phase && n.fc > o->fc))
+						*o = n;
+					break;
+				}
+			}
+			if (j < r->nacq || r->nacq >= KR_MAXACQ)
+				continue;
+			if (r->nacq == r->capacq) {
+				int nc = r->capacq ? 2 * r->capacq : 64;
+				Acq *na;
+
+				if (charge(r, (uint64_t)(nc - r->capacq) * sizeof *na, "the acquires of atomics") < 0)
+					return -1;
+				if (!(na = realloc(r->acq, nc * sizeof *na)))
+					return err_set(r->e, "kernel.run: out of memory (acquires)");
+				r->acq = na;
+				r->capacq = nc;
+			}
+			r->acq[r->nacq++] = n;
+		}
+	th->nat = 0;
+	return 0;
+}
+
+/*
+** One ATOMIC on element off of buffer in->imm, value v; old gets the value
+** before. The element is a 32-bit word (kernel_atomic_check); a float add
+** rounds once to float32, as the device's does (the double sum of two
+** floats rounds to the float sum).
+*/
+static int
+atomic_rmw(Run *r, Thr *th, const Ins *in, int64_t off, const Val *v, Val *old)
+{
+	RBuf *b = &r->rb[in->imm];
+	unsigned char *p;
+
+	if (r->checks) {
+		if (check(r, th, in, off, 2) < 0)
+			return -1;
+	} else if ((uint64_t)off >= (uint64_t)b->size)
+		return fail_oob(r, th, in, off, -1);
+	p = b->p + off * b->bytes;
+	if (b->t == DT_FLOAT32) {
+		float f, n;
+
+		memcpy(&f, p, 4);
+		old->f = f;
+		n = in->w == KA_ADD ? (float)((double)f + v->f) : (float)v->f;
+		memcpy(p, &n, 4);
+	} else if (b->t == DT_INT32) {
+		int32_t x, y = (int32_t)(uint32_t)(uint64_t)v->i, n;
+
+		memcpy(&x, p, 4);
+		old->i = x;
+		n = in->w == KA_ADD ? (int32_t)((uint32_t)x + (uint32_t)y) : in->w == KA_MAX ? (x > y ? x : y)
+		  : in->w == KA_MIN ? (x < y ? x : y) : y;
+		memcpy(p, &n, 4);
+	} else {
+		uint32_t x, y = (uint32_t)(uint64_t)v->i, n;
+
+		memcpy(&x, p, 4);
+		old->i = x;
+		n = in->w == KA_ADD ? x + y : in->w == KA_MAX ? (x > y ? x : y) : in->w == KA_MIN ? (x < y ? x : y) : y;
+		memcpy(p, &n, 4);
+	}
+	if (r->counting)
+		r->cnt->atomics++;
+	return r->checks ? atomic_sync(r, th, (int)in->imm, off) : 0;
+}
 
 static int
 fail_div(Run *r, Thr *th, const Ins *in)
@@ -2307,6 +2590,21 @@ exec(Run *r, const Prog *P, Thr *th)
 			r->left = left;
 			r->ops += ops;
 			return W_BAR;
+		case I_ATOM:
+			if (atomic_rmw(r, th, in, A.i, &B, &D) < 0)
+				goto fail;
+			break;
+		case I_FENCE:
+			if (cnt)
+				r->cnt->fences++;
+			if (in->imm == KF_GPU) {
+				if (th->fc < ATOMIC_BIT - 1)
+					th->fc++;
+				th->fphase = r->phase;
+				if (chk && acquire(r, th) < 0)
+					goto fail;
+			}
+			break;
 		case I_SHFL: case I_MMA: case I_LDSM: case I_WGMMA:
 			th->pc = pc - 1;
 			r->left = left;
@@ -3379,6 +3677,7 @@ run_stage(Run *r, const Prog *P, int si)
 	}
 	for (b = 0; b < nblk; b++) {
 		r->blin = (uint32_t)b;
+		r->nacq = 0;
 		coords(b, P->grid, r->bc);
 		for (i = 0; i < k->nbuf; i++) {
 			RBuf *B = &r->rb[i];
@@ -3416,6 +3715,8 @@ run_stage(Run *r, const Prog *P, int si)
 				}
 			}
 			th[t].ev = 0;
+			th[t].fc = th[t].fphase = 0;
+			th[t].nat = 0;
 			th[t].obs = obs ? obs + t * r->nmb * 3 : NULL;
 			th[t].arr = obs ? obs + t * r->nmb * 3 + r->nmb : NULL;
 			th[t].tid = (int)t;
@@ -3747,6 +4048,8 @@ out:
 	free(outs);
 	free(r.rb);
 	free(r.log);
+	free(r.rel);
+	free(r.acq);
 	return rc;
 }
 

@@ -134,7 +134,16 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 **         buffer] (logical order), arg[0] the swizzle in bytes (0, 32, 64,
 **         128); dst names the box's first shared element, src its first
 **         global element; its bytes complete_tx on the barrier and land when
-**         the barrier's phase completes; dtype void */
+**         the barrier's phase completes; dtype void
+** Atomics and fences (appended; kernel_atomic, kernel.h says how the
+** interpreter orders them):
+** ATOMIC  src (index, value [, old index]): one atomic read-modify-write
+**         of the element index names (a global or shared buffer): arg[0]
+**         the KAtomicOp (add, max, min, exch); value of the element's
+**         dtype; the old value goes to the register element old names
+**         (when given); dtype void
+** FENCE   (): arg[0] the KFenceScope: __threadfence (fence.acq_rel.gpu)
+**         or __threadfence_block */
 O(RANGE, "range", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(END,   "end",  -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(IF,    "if",   -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
@@ -155,3 +164,5 @@ O(MBAR_INIT, "mbar_init", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(MBAR_ARRIVE, "mbar_arrive", 1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(MBAR_WAIT, "mbar_wait", 2, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
 O(TMA_LOAD, "tma_load", 3, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(ATOMIC, "atomic", -1, U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)
+O(FENCE, "fence", 0, U_LEAF | U_KERNEL, U_NOID, "", "", "", "", 0, 0, 0, 0)

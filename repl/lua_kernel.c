@@ -861,6 +861,63 @@ l_cp_async_wait(lua_State *L)
 	return 0;
 }
 
+/* ---- atomics and fences ---- */
+
+/* kernel.atomic(op, buf, key, value [, old, okey]) */
+static int
+l_atomic(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.atomic");
+	const char *ops = luaL_checkstring(L, 1);
+	KAtomicOp op;
+	LBuf *b;
+	UOp *ix, *v, *ox = NULL, *u;
+	Err e = { "" };
+	int ki, hasold = !lua_isnoneornil(L, 5);
+
+	if (katomic_parse(ops, &op) < 0)
+		return luaL_error(L, "kernel.atomic: unknown op %s (add, max, min, exch)", ops);
+	b = luaL_checkudata(L, 2, KBUFFER);
+	luaL_checkany(L, 3);
+	luaL_checkany(L, 4);
+	if (hasold) {
+		luaL_checkudata(L, 5, KBUFFER);
+		luaL_checkany(L, 6);
+	}
+	if (owner(L, 2) != x)
+		return luaL_error(L, "kernel.atomic: the buffer belongs to another kernel than the stage being recorded");
+	lua_pop(L, 1);
+	if (hasold) {
+		if (owner(L, 5) != x)
+			return luaL_error(L, "kernel.atomic: the old value's buffer belongs to another kernel than the stage "
+			                  "being recorded");
+		lua_pop(L, 1);
+	}
+	lua_getfield(L, LUA_REGISTRYINDEX, STAGING);
+	ki = lua_gettop(L);
+	ix = access(L, 2, 3, ki, "kernel.atomic");
+	v = operand(L, 4, ki, x->k->buf[b->b].dtype, "kernel.atomic");
+	if (hasold)
+		ox = access(L, 5, 6, ki, "kernel.atomic");
+	if (!(u = kernel_atomic(x->k, op, ix, v, ox, &e)))
+		return err(L, &e);
+	append(L, x, u);
+	return 0;
+}
+
+/* kernel.fence([scope]): "gpu" (default) or "block" */
+static int
+l_fence(lua_State *L)
+{
+	LKernel *x = staging(L, "kernel.fence");
+	const char *sc = luaL_optstring(L, 1, "gpu");
+
+	if (strcmp(sc, "gpu") != 0 && strcmp(sc, "block") != 0)
+		return luaL_error(L, "kernel.fence: scope %s (gpu or block)", sc);
+	append(L, x, kernel_fence(x->k, strcmp(sc, "block") == 0 ? KF_BLOCK : KF_GPU));
+	return 0;
+}
+
 /* ---- warp-synchronous operations ---- */
 
 /* kernel.shuffle(value, lane): value as lane `lane` of the warp holds it */
@@ -2093,7 +2150,7 @@ k_counts(lua_State *L)
 #define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
 	F(global_loads); F(global_stores); F(global_sectors);
 	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(wgmmas); F(tmas); F(tma_bytes);
+	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(wgmmas); F(tmas); F(tma_bytes); F(atomics); F(fences);
 	F(blocks); F(threads);
 #undef F
 	return 1;
@@ -2364,6 +2421,19 @@ static const HelpReg kfuncs[] = {
 	  "is several boxes. One thread issues it: put it under kernel.when(k.tx == 0, ...), with\n"
 	  "kernel.mbarrier_arrive(bar, {s}, {tx = plan.bytes}). Returns the plan: {swizzle, box\n"
 	  "(innermost first), boxes, bytes, reason}. Refused with the element that breaks each mode" },
+	{ "atomic", l_atomic,
+	  "kernel.atomic(op, buf, key, value [, old, okey]): one atomic read-modify-write of\n"
+	  "buf[key] (a global or shared buffer): op \"add\" (int32, uint32, float32), \"max\" or\n"
+	  "\"min\" (int32, uint32), \"exch\" (int32, uint32, float32); value of the buffer's dtype.\n"
+	  "With old, okey: the value before goes to the register element old[okey]. CUDA's\n"
+	  "atomicAdd/atomicMax/atomicMin/atomicExch. Atomics never race with each other; a plain\n"
+	  "access of what another block wrote is ordered by kernel.fence() then an atomic in the\n"
+	  "writer, and the atomic (on the same element) then kernel.fence() in the reader (the\n"
+	  "last block of a split-k reduction). Global temporaries start at zero" },
+	{ "fence", l_fence,
+	  "kernel.fence([scope]): a memory fence, scope \"gpu\" (default: __threadfence, what\n"
+	  "orders memory between blocks with an atomic, see kernel.atomic) or \"block\"\n"
+	  "(__threadfence_block)" },
 	{ "shuffle", l_shuffle,
 	  "kernel.shuffle(value, lane): value as lane `lane` (0..31) of the same warp holds it\n"
 	  "(__shfl_sync over the full warp: every lane of the warp must reach it)" },
@@ -2488,7 +2558,7 @@ static const HelpReg kmeths[] = {
 	  "k:counts([bindings]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
 	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, wgmmas,\n"
-	  "tmas, tma_bytes, blocks,\n"
+	  "tmas, tma_bytes, atomics, fences, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "tile_ir", k_tile_ir,

@@ -794,6 +794,46 @@ big_shared(void)
 	               ld(at(s2, 1, uop_mod(K->c, e, I(4096))))), ld(at(s1, 1, uop_mod(K->c, jj, I(12))))))))));
 }
 
+/*
+** The last block of 4 sums the blocks' partials (the threadfence reduction):
+** p[b] written, a barrier, thread 0 fences, counts with an atomic add,
+** fences, hands the count over in shared memory; the block that counted 3
+** sums p and resets the count with an exchange.
+*/
+static void
+last_block(void)
+{
+	int x = mkbuf("x", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)128);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	int p = mkbuf("p", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)4);
+	int cnt = mkbuf("cnt", DT_INT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)1);
+	int last = mkbuf("last", DT_INT32, AS_LOCAL, KB_TEMP, 1, (int64_t)1);
+	int old = mkbuf("old", DT_INT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	int acc = mkbuf("acc", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	UOp *b = kernel_var(K, "b", 4), *t = kernel_var(K, "t", 32), *j = kernel_var(K, "j", 32);
+	UOp *u = kernel_var(K, "u", 4), *t0 = alu(OP_CMPEQ, DT_BOOL, t, I(0));
+	UOp *a0 = at(acc, 1, I(0)), *tail[4], *part[3], *fin[4];
+
+	tail[0] = kernel_fence(K, KF_GPU);
+	tail[1] = ok(kernel_atomic(K, KA_ADD, at(cnt, 1, I(0)), fc(DT_INT32, 1), at(old, 1, I(0)), &E));
+	tail[2] = kernel_fence(K, KF_GPU);
+	tail[3] = st(at(last, 1, I(0)), ld(at(old, 1, I(0))));
+	part[0] = st(a0, fc(DT_FLOAT32, 0));
+	part[1] = loop(j, HW_NONE, 1, st(a0, alu(OP_ADD, DT_FLOAT32, ld(a0), ld(at(x, 1, add(mul(b, I(32)), j))))));
+	part[2] = st(at(p, 1, b), ld(a0));
+	fin[0] = st(a0, fc(DT_FLOAT32, 0));
+	fin[1] = loop(u, HW_NONE, 1, st(a0, alu(OP_ADD, DT_FLOAT32, ld(a0), ld(at(p, 1, u)))));
+	fin[2] = st(at(y, 1, I(0)), ld(a0));
+	fin[3] = ok(kernel_atomic(K, KA_EXCH, at(cnt, 1, I(0)), fc(DT_INT32, 0), NULL, &E));
+	stage("sum", loop(b, HW_BLOCK_X, 1, loop(t, HW_THREAD_X, 5,
+	      kernel_if(K, t0, part, 3),
+	      kernel_barrier(K),
+	      kernel_if(K, t0, tail, 4),
+	      kernel_barrier(K),
+	      kernel_if(K, alu(OP_CMPEQ, DT_BOOL, ld(at(last, 1, I(0))), fc(DT_INT32, 3)), (UOp *[]){
+	          kernel_if(K, t0, fin, 4) }, 1))));
+}
+
 /* a kernel built by hand into K, handed over */
 static Kernel *
 by_hand(void (*fn)(void))
@@ -824,6 +864,7 @@ static Kernel *ex_cp_async(void) { return by_hand(cp_async2); }
 static Kernel *ex_wgmma(void) { return by_hand(wgmma_gemm); }
 static Kernel *ex_big_shared(void) { return by_hand(big_shared); }
 static Kernel *ex_tma(void) { return by_hand(tma_pipe); }
+static Kernel *ex_last_block(void) { return by_hand(last_block); }
 
 static const Example examples[] = {
 	{ "softmax", ex_softmax, NULL },
@@ -842,6 +883,7 @@ static const Example examples[] = {
 	{ "big_shared", ex_big_shared, NULL },
 	{ "wgmma", ex_wgmma, "buffer A is float16" },
 	{ "tma", ex_tma, "opencl: stage tma: a mbar_init; mbarriers and bulk tensor copies (TMA) are sm_90's" },
+	{ "last_block", ex_last_block, NULL },
 };
 enum { NEX = sizeof examples / sizeof examples[0] };
 
@@ -1209,6 +1251,42 @@ test_golden_cuda(void **state)
 	kernel_free(k);
 	golden_of(k = ex_mma_gemm(), D_CUDA, "gpu_mma_gemm.cu");
 	kernel_free(k);
+}
+
+/* atomics and fences: CUDA's calls, OpenCL's (float add refused), C's plain read-modify-write */
+static void
+test_atomics(void **state)
+{
+	Kernel *k = ex_last_block();
+	char *cu = source(k, D_CUDA), *cl = source(k, D_OPENCL);
+	int f = mkbuf("f", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	UOp *b = kernel_var(K, "b", 2);
+	Buf out;
+
+	has(cu, "  __threadfence();\n    old[0] = atomicAdd(&cnt[0], 1);\n    __threadfence();\n");
+	has(cu, "atomicExch(&cnt[0], 0);");
+	has(cl, "old[0] = atomic_add(&cnt[0], 1);");
+	has(cl, "mem_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);");
+	has(cl, "atomic_xchg(&cnt[0], 0);");
+	free(cu);
+	free(cl);
+	kernel_free(k);
+	/* a float add: CUDA has it, OpenCL 1.2 does not; C updates in place */
+	stage("s", loop(b, HW_BLOCK_X, 1, ok(kernel_atomic(K, KA_ADD, at(f, 1, I(0)), fc(DT_FLOAT32, 1), NULL, &E))));
+	cu = source(K, D_CUDA);
+	has(cu, "atomicAdd(&f[0], 1.0f);");
+	free(cu);
+	buf_init(&out);
+	if (backend_source(&out, K, D_OPENCL, &E) == 0)
+		fail_msg("opencl wrote a float atomic add:\n%s", out.s);
+	if (!strstr(E.msg, "atomic add of float32 f") || !strstr(E.msg, "OpenCL C 1.2 has atomic_add for int"))
+		fail_msg("opencl: %s", E.msg);
+	buf_reset(&out);
+	if (backend_source(&out, K, D_C, &E) < 0)
+		fail_msg("c: %s", E.msg);
+	has(out.s, "const float atomic_old = f[0];\n");
+	has(out.s, "f[0] = atomic_old + atomic_value;\n");
+	buf_free(&out);
 }
 
 static void
@@ -1727,6 +1805,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cp_async, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden_opencl, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guards_and_barriers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_under_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shuffles, setup, teardown),

@@ -2203,6 +2203,172 @@ test_tma_plan(void **state)
 		fail_msg("%s", E.msg);
 }
 
+/* ---- atomics and fences ---- */
+
+static UOp *
+ok(UOp *u)
+{
+	if (!u)
+		fail_msg("%s", E.msg);
+	return u;
+}
+
+/* h[x[i] % 8] += 1 by an atomic add from 5 blocks of 48 threads: exact counts, no race */
+static void
+test_atomic_histogram(void **state)
+{
+	int x = mkbuf("x", DT_INT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)240);
+	int h = mkbuf("h", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)8);
+	int t = mkbuf("t", DT_INT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)8);
+	int m = mkbuf("m", DT_UINT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)1);
+	int f = mkbuf("f", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)1);
+	int o = mkbuf("o", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)2);
+	UOp *b = var("b", 5), *i = var("i", 48), *b2 = var("b", 5), *i2 = var("i", 48), *g, *xv;
+	double vx[240];
+	int want[8] = { 0 }, k, mx = 0;
+	TBuf bufs[6] = { 0 };
+	KCounts cnt;
+	KRunOpts opt = { .checks = 1, .counts = 1 };
+
+	for (k = 0; k < 240; k++) {
+		vx[k] = (k * 37 + 11) % 101;
+		want[(int)vx[k] % 8]++;
+		mx = (int)vx[k] > mx ? (int)vx[k] : mx;
+	}
+	xv = ld(at(x, 1, add(mul(b, I(48)), i)));
+	stage("hist", loop(b, HW_BLOCK_X, 1, loop(i, HW_THREAD_X, 3,
+	      ok(kernel_atomic(K, KA_ADD, at(t, 1, uop_mod(K->c, kernel_cast(K, DT_INDEX, xv), I(8))),
+	                       fc(DT_INT32, 1), NULL, &E)),
+	      ok(kernel_atomic(K, KA_MAX, at(m, 1, I(0)), kernel_cast(K, DT_UINT32, xv), NULL, &E)),
+	      ok(kernel_atomic(K, KA_ADD, at(f, 1, I(0)), fc(DT_FLOAT32, 0.5), NULL, &E)))));
+	/* the next launch: block 0 reads them (launches are ordered) */
+	g = alu(OP_CMPEQ, DT_BOOL, b2, I(0));
+	stage("out", loop(b2, HW_BLOCK_X, 1, loop(i2, HW_THREAD_X, 1, when(g, 3,
+	      when(alu(OP_CMPLT, DT_BOOL, i2, I(8)), 1, st(at(h, 1, i2), ld(at(t, 1, i2)))),
+	      when(alu(OP_CMPEQ, DT_BOOL, i2, I(0)), 1, st(at(o, 1, I(0)), kernel_cast(K, DT_FLOAT32, ld(at(m, 1, I(0)))))),
+	      when(alu(OP_CMPEQ, DT_BOOL, i2, I(1)), 1, st(at(o, 1, I(1)), ld(at(f, 1, I(0)))))))));
+	if (kernel_check(K, NULL, &E) < 0)
+		fail_msg("check: %s", E.msg);
+	input(&bufs[x], x, vx);
+	run_ok(bufs, &opt, &cnt);
+	for (k = 0; k < 8; k++)
+		assert_int_equal(((int32_t *)bufs[h].data)[k], want[k]);
+	assert_true(getf(&bufs[o], 0) == (float)mx);
+	assert_true(getf(&bufs[o], 1) == 120.0f);
+	assert_int_equal(cnt.atomics, 3 * 240);
+	freebufs(bufs, 6);
+}
+
+/*
+** The last block of 4 sums the blocks' partials: each block writes p[b],
+** a barrier, thread 0 fences, counts with an atomic add (the old value to
+** a register), fences again, hands the count over in shared memory; the
+** block that counted 3 reads every p and resets the count with an exch.
+** mode 0: as written (no race); 1: no fence before the count; 2: no fence
+** after it; 3: the count reset with a plain store (a race with the other
+** blocks' atomics: the acquire orders what they did before their fences).
+*/
+static void
+last_block(int mode)
+{
+	int x = mkbuf("x", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 1, (int64_t)128);
+	int y = mkbuf("y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+	int p = mkbuf("p", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)4);
+	int cnt = mkbuf("cnt", DT_INT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)1);
+	int last = mkbuf("last", DT_INT32, AS_LOCAL, KB_TEMP, 1, (int64_t)1);
+	int s = mkbuf("s", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)32);
+	int old = mkbuf("old", DT_INT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	int acc = mkbuf("acc", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	UOp *b = var("b", 4), *t = var("t", 32), *j = var("j", 32), *u = var("u", 4);
+	UOp *t0 = alu(OP_CMPEQ, DT_BOOL, t, I(0)), *sum, *count, *tail[8];
+	double vx[128];
+	TBuf bufs[8] = { 0 };
+	int k, n = 0;
+
+	for (k = 0; k < 128; k++)
+		vx[k] = k + 1;
+	count = ok(kernel_atomic(K, KA_ADD, at(cnt, 1, I(0)), fc(DT_INT32, 1), at(old, 1, I(0)), &E));
+	if (mode != 1)
+		tail[n++] = kernel_fence(K, KF_GPU);
+	tail[n++] = count;
+	if (mode != 2)
+		tail[n++] = kernel_fence(K, KF_GPU);
+	tail[n++] = st(at(last, 1, I(0)), ld(at(old, 1, I(0))));
+	sum = when(alu(OP_CMPEQ, DT_BOOL, ld(at(last, 1, I(0))), fc(DT_INT32, 3)), 1, when(t0, 4,
+	      st(at(acc, 1, I(0)), fc(DT_FLOAT32, 0)),
+	      loop(u, HW_NONE, 1, st(at(acc, 1, I(0)), alu(OP_ADD, DT_FLOAT32, ld(at(acc, 1, I(0))), ld(at(p, 1, u))))),
+	      st(at(y, 1, I(0)), ld(at(acc, 1, I(0)))),
+	      mode == 3 ? st(at(cnt, 1, I(0)), fc(DT_INT32, 0))
+	                : ok(kernel_atomic(K, KA_EXCH, at(cnt, 1, I(0)), fc(DT_INT32, 0), NULL, &E))));
+	stage("sum", loop(b, HW_BLOCK_X, 1, loop(t, HW_THREAD_X, 7,
+	      st(at(s, 1, t), ld(at(x, 1, add(mul(b, I(32)), t)))),
+	      kernel_barrier(K),
+	      when(t0, 3, st(at(acc, 1, I(0)), fc(DT_FLOAT32, 0)),
+	           loop(j, HW_NONE, 1, st(at(acc, 1, I(0)), alu(OP_ADD, DT_FLOAT32, ld(at(acc, 1, I(0))), ld(at(s, 1, j))))),
+	           st(at(p, 1, b), ld(at(acc, 1, I(0))))),
+	      kernel_barrier(K),
+	      kernel_if(K, t0, tail, n),
+	      kernel_barrier(K),
+	      sum)));
+	if (kernel_check(K, NULL, &E) < 0)
+		fail_msg("check: %s", E.msg);
+	input(&bufs[x], x, vx);
+	if (mode == 0) {
+		run_ok(bufs, NULL, NULL);
+		assert_true(getf(&bufs[y], 0) == 128.0f * 129 / 2);
+	} else {
+		run_fail(bufs, NULL, "race:");
+		/* the last block's read of block 0's partial, or its plain reset of the count */
+		has(mode == 3 ? "cnt[0]" : "p[0]");
+		has("in the same launch");
+	}
+	freebufs(bufs, 8);
+}
+
+static void test_atomic_last_block(void **state) { last_block(0); }
+static void test_atomic_no_release(void **state) { last_block(1); }
+static void test_atomic_no_acquire(void **state) { last_block(2); }
+static void test_atomic_plain_count(void **state) { last_block(3); }
+
+/* what kernel_atomic refuses, and the interpreter's printing of both statements */
+static void
+test_atomic_refusals(void **state)
+{
+	int g = mkbuf("g", DT_FLOAT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)4);
+	int r = mkbuf("r", DT_INT32, AS_REG, KB_TEMP, 1, (int64_t)1);
+	int w = mkbuf("w", DT_INT64, AS_GLOBAL, KB_TEMP, 1, (int64_t)1);
+	int c = mkbuf("c", DT_INT32, AS_GLOBAL, KB_TEMP, 1, (int64_t)1);
+	Buf out;
+
+	assert_null(kernel_atomic(K, KA_MAX, at(g, 1, I(0)), fc(DT_FLOAT32, 1), NULL, &E));
+	has("float max");
+	assert_null(kernel_atomic(K, KA_ADD, at(r, 1, I(0)), fc(DT_INT32, 1), NULL, &E));
+	has("register buffer");
+	assert_null(kernel_atomic(K, KA_ADD, at(w, 1, I(0)), fc(DT_INT64, 1), NULL, &E));
+	has("int64");
+	assert_null(kernel_atomic(K, KA_ADD, at(c, 1, I(0)), fc(DT_FLOAT32, 1), NULL, &E));
+	has("the value is float32, c is int32");
+	assert_null(kernel_atomic(K, KA_ADD, at(c, 1, I(0)), fc(DT_INT32, 1), at(g, 1, I(0)), &E));
+	has("takes a register buffer of int32");
+	/* an atomic on an output nothing wrote: uninitialized (only temporaries start at zero) */
+	{
+		int o = mkbuf("o", DT_INT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)1);
+		UOp *b = var("b", 2);
+		TBuf bufs[5] = { 0 };
+
+		stage("s", loop(b, HW_BLOCK_X, 2, kernel_fence(K, KF_BLOCK),
+		      ok(kernel_atomic(K, KA_ADD, at(o, 1, I(0)), fc(DT_INT32, 1), at(r, 1, I(0)), &E))));
+		buf_init(&out);
+		kernel_print(&out, K, 0);
+		if (!strstr(out.s, "r[0] = atomic_add(o[0], 1)") || !strstr(out.s, "fence_block()"))
+			fail_msg("printed:\n%s", out.s);
+		buf_free(&out);
+		run_fail(bufs, NULL, "uninitialized:");
+		has("atomic of o[0]");
+		freebufs(bufs, 5);
+	}
+}
+
 int
 main(void)
 {
@@ -2247,6 +2413,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_wgmma_desc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma_rs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tma_plan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_histogram, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_last_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_no_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_no_acquire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_plain_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_refusals, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,7 +76,9 @@ class Case:
             if scope != "global":
                 self.bufs.append(None)
                 continue
-            self.bufs.append(torch.empty(shape, dtype=DTYPES[dtype], device="cuda"))
+            # temporaries start at zero, as tessel's exported code expects (a counter of kernel.atomic)
+            make = torch.zeros if role == "temp" else torch.empty
+            self.bufs.append(make(shape, dtype=DTYPES[dtype], device="cuda"))
         self.ptrs = (ctypes.c_void_p * len(self.bufs))(
             *[b.data_ptr() if b is not None else None for b in self.bufs])
 

@@ -554,6 +554,10 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 	case OP_TMA_LOAD:
 		w->bad = "an mbarrier or TMA statement";
 		return 0;
+	case OP_ATOMIC:
+	case OP_FENCE:
+		w->bad = "an atomic or a fence";
+		return 0;
 	default:
 		w->bad = "an unknown statement";
 		return 0;
@@ -1211,6 +1215,8 @@ not_elementwise(const UOp *s, const UOp **loop, int depth)
 		return "a wgmma";
 	if (s->op == OP_MBAR_INIT || s->op == OP_MBAR_ARRIVE || s->op == OP_MBAR_WAIT || s->op == OP_TMA_LOAD)
 		return "an mbarrier or TMA statement";
+	if (s->op == OP_ATOMIC || s->op == OP_FENCE)
+		return "an atomic or a fence";
 	if (s->op == OP_END && is_reduce(krange_type(s->src[0]))) {
 		*loop = s;
 		return "a reduction loop";

@@ -955,4 +955,79 @@ check("tma: mbarriers and TMA boxes (swizzled, several boxes, none), both pipeli
   end, "the parity must be an index expression in [0, 1]")
 end)
 
+check("atomics and fences: a histogram, the last block's sum, races without a fence, refusals, CUDA", function()
+  -- a histogram of 256 values in 8 bins from 4 blocks of 64 threads
+  local k = kernel.new{grid = {4}, block = {64}}
+  local X = k:input("X", "int32", {256})
+  local Hh = k:output("Hh", "int32", {8})
+  local T = k:buffer("T", "int32", {8}, {scope = "global", role = "temp"})
+  k:stage("hist", function() kernel.atomic("add", T, {X[k.bx * 64 + k.tx] % 8}, 1) end)
+  k:stage("out", function()
+    kernel.when(kernel.eq(k.bx, 0), function()
+      kernel.when(kernel.lt(k.tx, 8), function() Hh[k.tx] = T[k.tx] end)
+    end)
+  end)
+  local xs, want = {}, {0, 0, 0, 0, 0, 0, 0, 0}
+  for i = 1, 256 do xs[i] = (i * 7) % 13; want[xs[i] % 8 + 1] = want[xs[i] % 8 + 1] + 1 end
+  near(k:run{X = tensor.from(xs, "int32")}:tolist(), want, 0)
+  eq(k:counts{X = tensor.from(xs, "int32")}.atomics, 256)
+  assert(tostring(k):find("atomic_add(T[X[bx*64 + tx] % 8], 1)", 1, true), tostring(k))
+  -- the last of 4 blocks sums their partials; fence1/fence2 false: the race is reported
+  local function last(fence1, fence2)
+    local k2 = kernel.new{grid = {4}, block = {32}}
+    local X2 = k2:input("X", "float32", {128})
+    local O = k2:output("O", "float32", {1})
+    local P = k2:buffer("P", "float32", {4}, {scope = "global", role = "temp"})
+    local C = k2:buffer("C", "int32", {1}, {scope = "global", role = "temp"})
+    local F = k2:shared("F", "int32", {1})
+    local old = k2:register("old", "int32", {1})
+    local acc = k2:register("acc", "float32", {1})
+    k2:stage("sum", function()
+      kernel.when(kernel.eq(k2.tx, 0), function()
+        acc[0] = 0
+        for i in kernel.range(32, "i") do acc[0] = acc[0] + X2[k2.bx * 32 + i] end
+        P[k2.bx] = acc[0]
+      end)
+      kernel.barrier()
+      kernel.when(kernel.eq(k2.tx, 0), function()
+        if fence1 then kernel.fence() end
+        kernel.atomic("add", C, {0}, 1, old, {0})
+        if fence2 then kernel.fence() end
+        F[0] = old[0]
+      end)
+      kernel.barrier()
+      kernel.when(kernel.eq(F[0], 3), function()
+        kernel.when(kernel.eq(k2.tx, 0), function()
+          acc[0] = 0
+          for j in kernel.range(4, "j") do acc[0] = acc[0] + P[j] end
+          O[0] = acc[0]
+          kernel.atomic("exch", C, {0}, 0)
+        end)
+      end)
+    end)
+    return k2
+  end
+  local x = tensor.arange(128):cast("float32")
+  near(last(true, true):run{X = x}:tolist(), {127 * 128 / 2}, 0)
+  local src = last(true, true):source("cuda")
+  assert(src:find("__threadfence();\n    old[0] = atomicAdd(&C[0], 1);", 1, true), src)
+  raises(function() last(false, true):run{X = x} end, "race:")
+  raises(function() last(true, false):run{X = x} end, "no fence and atomic order the two")
+  raises(function()
+    local k3 = kernel.new{block = {32}}
+    local G = k3:buffer("G", "float32", {1}, {scope = "global", role = "temp"})
+    k3:stage("s", function() kernel.atomic("max", G, {0}, 1.5) end)
+  end, "a float max has no native atomic")
+  raises(function() kernel.atomic("or", nil, {0}, 1) end, "")
+  raises(function()
+    local k4 = kernel.new{block = {32}}
+    local G = k4:buffer("G", "int32", {1}, {scope = "global", role = "temp"})
+    k4:stage("s", function() kernel.atomic("nand", G, {0}, 1) end)
+  end, "unknown op nand")
+  raises(function()
+    local k5 = kernel.new{block = {32}}
+    k5:stage("s", function() kernel.fence("system") end)
+  end, "scope system (gpu or block)")
+end)
+
 finish()
