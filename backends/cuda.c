@@ -368,14 +368,18 @@ cuda_ldmatrix(Emit *E, EStage *S, const UOp *s, int ind)
 */
 /* ---- wgmma ---- */
 
-/* The accumulators of the stage's wgmmas, marked in acc (one byte per buffer). */
+/* The accumulators of the stage's wgmmas marked 1 in acc (one byte per buffer), their
+** register A operands 2. */
 static void
 wg_accumulators(const UOp *s, unsigned char *acc, int nbuf, int depth)
 {
 	int i;
 
-	if (s->op == OP_WGMMA && s->nsrc == 3 && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < nbuf)
+	if (s->op == OP_WGMMA && s->nsrc == 3 && s->src[0]->arg[0] >= 0 && s->src[0]->arg[0] < nbuf) {
 		acc[s->src[0]->arg[0]] = 1;
+		if (s->src[1]->op == OP_INDEX && s->src[1]->src[0]->arg[0] >= 0 && s->src[1]->src[0]->arg[0] < nbuf)
+			acc[s->src[1]->src[0]->arg[0]] |= 2;
+	}
 	if (depth > 2000 || (s->op != OP_END && s->op != OP_IF))
 		return;
 	for (i = 1; i < s->nsrc; i++)
@@ -386,7 +390,10 @@ wg_accumulators(const UOp *s, unsigned char *acc, int nbuf, int depth)
 ** CUTLASS's warpgroup_fence_operand on every accumulator of the stage: an
 ** empty asm that reads and writes each register, so that the compiler
 ** keeps the accumulators' own reads and writes on their side of a fence
-** or a wait (the wgmma's registers are not operands of either).
+** or a wait (the wgmma's registers are not operands of either). A register
+** A operand (16-bit, __align__(4)) is fenced as 32-bit words: its values are
+** then packed before the fence, and ptxas need not add a warpgroup.arrive
+** of its own before the wgmma (C7519).
 */
 static int
 wg_fence_operands(Emit *E, EStage *S, int ind)
@@ -400,7 +407,15 @@ wg_fence_operands(Emit *E, EStage *S, int ind)
 		return err_set(E->e, "cuda: out of memory");
 	wg_accumulators(k->stage[S->st].body, acc, k->nbuf, 0);
 	for (b = 0; b < k->nbuf; b++)
-		if (acc[b]) {
+		if (acc[b] == 2 && k->buf[b].scope == AS_REG && dtype_bytes(k->buf[b].dtype) == 2 && k->buf[b].size % 2 == 0) {
+			emit_indent(E->out, ind);
+			emit(E->out, "/* %s: the A fragments' registers stay on their side, packed */\n", E->bname[b]);
+			for (v = 0; v < k->buf[b].size; v += 2) {
+				emit_indent(E->out, ind);
+				emit(E->out, "asm volatile(\"\" : \"+r\"(reinterpret_cast<unsigned &>(%s[%lld])) :: \"memory\");\n",
+				     E->bname[b], (long long)v);
+			}
+		} else if (acc[b] & 1) {
 			emit_indent(E->out, ind);
 			emit(E->out, "/* %s: the accumulator's registers stay on their side */\n", E->bname[b]);
 			int64_t numel = 1;
@@ -464,16 +479,17 @@ wg_desc(Emit *E, const UOp *ix, const KGmmaDesc *d, const char *var, int ind)
 
 /*
 ** A from registers (the RS form): the four 32-bit registers of the thread's
-** fragment, each two float16 elements packed, as "r" operands into a; the
-** elements are those of the region's start and the 7 after it along the
-** last dimension.
+** fragment, each two 16-bit elements, as "r" operands into a; the elements
+** are those of the region's start and the 7 after it along the last
+** dimension. A pair at constant offsets 2w and 2w + 1 is the buffer's word
+** w as it is (the buffer is __align__(4)); any other pair is packed.
 */
 static int
 wg_afrag(Emit *E, const UOp *ix, Buf *a)
 {
 	const Kernel *k = E->k;
 	int b = (int)ix->src[0]->arg[0], nd = k->buf[b].ndim, i;
-	UOp *idx[T_MAXDIM], *o;
+	UOp *idx[T_MAXDIM], *o[8];
 	Ex x[8];
 	int rc = 0;
 
@@ -483,12 +499,18 @@ wg_afrag(Emit *E, const UOp *ix, Buf *a)
 		idx[i] = ix->src[i + 1];
 	for (i = 0; i < 8 && !rc; i++) {
 		idx[nd - 1] = uop_add(k->c, ix->src[nd], uop_int(k->c, i));
-		if (!idx[nd - 1] || !(o = emit_offset(E, b, idx)))
+		if (!idx[nd - 1] || !(o[i] = emit_offset(E, b, idx)))
 			rc = err_set(E->e, "cuda: out of memory");
 		else
-			rc = emit_value(E, o, &x[i]);
+			rc = emit_value(E, o[i], &x[i]);
 	}
 	for (i = 0; i < 8 && !rc; i += 2) {
+		if (o[i]->op == OP_CONST && o[i + 1]->op == OP_CONST && o[i]->arg[0] % 2 == 0
+		&& o[i + 1]->arg[0] == o[i]->arg[0] + 1) {
+			emit(a, "%s\"r\"(reinterpret_cast<unsigned &>(%s[%lld]))", i ? ", " : "", E->bname[b],
+			     (long long)o[i]->arg[0]);
+			continue;
+		}
 		emit(a, "%s\"r\"(tessel_pack_%s(%s[", i ? ", " : "", k->buf[b].dtype == DT_BFLOAT16 ? "bf16" : "f16",
 		     E->bname[b]);
 		emit_operand(a, &x[i], 0);
@@ -503,8 +525,8 @@ wg_afrag(Emit *E, const UOp *ix, Buf *a)
 
 /*
 ** A wgmma as CUTLASS's SS form: the descriptors of A and B, N/2 "+f"
-** accumulators (D's registers by their physical offsets), scale-d 1 through
-** a predicate, imm-scale-a and -b 1, tnspA and tnspB 1 for MN-major tiles.
+** accumulators (D's registers by their physical offsets), scale-d through a
+** predicate (1, or 0 for KWG_ZERO), imm-scale-a and -b 1, tnspA and tnspB 1 for MN-major tiles.
 ** With A from registers (the RS form) A is four "r" operands and there is
 ** no tnspA.
 */
@@ -562,12 +584,12 @@ cuda_wgmma(Emit *E, EStage *S, const UOp *s, int ind)
 
 		buf_init(&a);
 		if ((rc = wg_afrag(E, s->src[1], &a)) == 0)
-			emit(E->out, ": %s, \"l\"(tessel_db), \"r\"(1)\n", a.s ? a.s : "");
+			emit(E->out, ": %s, \"l\"(tessel_db), \"r\"(%d)\n", a.s ? a.s : "", !(s->arg[1] & KWG_ZERO));
 		buf_free(&a);
 		if (rc < 0)
 			return -1;
 	} else
-		emit(E->out, ": \"l\"(tessel_da), \"l\"(tessel_db), \"r\"(1)\n");
+		emit(E->out, ": \"l\"(tessel_da), \"l\"(tessel_db), \"r\"(%d)\n", !(s->arg[1] & KWG_ZERO));
 	emit_indent(E->out, ind + 3);
 	emit(E->out, ": \"memory\");\n");
 	emit_indent(E->out, ind);
@@ -943,5 +965,5 @@ cuda_atomic(Emit *E, EStage *S, const UOp *s)
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
 	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL,
-	cuda_async, cuda_atomic
+	cuda_async, cuda_atomic, "tessel_ex2f"
 };

@@ -633,7 +633,13 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 		break;
 	case OP_SQRT: fcall(b, single ? "sqrtf" : "sqrt", s, 1); break;
 	case OP_TRUNC: fcall(b, single ? "truncf" : "trunc", s, 1); break;
-	case OP_EXP2: fcall(b, single ? "exp2f" : "exp2", s, 1); break;
+	case OP_EXP2:
+		if (single && E->fast && E->D->fast_exp2) {
+			E->need |= H_EX2F;
+			fcall(b, E->D->fast_exp2, s, 1);
+		} else
+			fcall(b, single ? "exp2f" : "exp2", s, 1);
+		break;
 	case OP_LOG2: fcall(b, single ? "log2f" : "log2", s, 1); break;
 	case OP_SIN: fcall(b, single ? "sinf" : "sin", s, 1); break;
 	case OP_POW: fcall(b, single ? "powf" : "pow", s, 2); break;

@@ -52,7 +52,8 @@ enum {
 	H_UMOD = 1 << 10, H_IMAX = 1 << 11, H_IMIN = 1 << 12, H_UMAX = 1 << 13, H_UMIN = 1 << 14,
 	H_SHL = 1 << 15, H_SHR = 1 << 16, H_USHR = 1 << 17, H_IPOW = 1 << 18, H_UPOW = 1 << 19,
 	H_IRECIP = 1 << 20, H_THREEFRY = 1 << 21,
-	H_FMAXF = 1 << 22, H_FMINF = 1 << 23   /* fast: max and min without the NaN rules */
+	H_FMAXF = 1 << 22, H_FMINF = 1 << 23,  /* fast: max and min without the NaN rules */
+	H_EX2F = 1 << 24                       /* fast: the dialect's exp2 of a float32 (fast_exp2) */
 };
 
 typedef struct EStage {
@@ -120,6 +121,9 @@ typedef struct EmitDialect {
 	** statement ("__threadfence();"). NULL, with E->e set: refused. NULL
 	** hook: every atomic and fence refused. */
 	const char *(*atomic)(Emit *E, EStage *S, const UOp *s);
+	/* fast: the function a float32 exp2 calls (the prelude defines it under
+	** H_EX2F), or NULL for exp2f. */
+	const char *fast_exp2;
 } EmitDialect;
 
 struct Emit {

@@ -361,9 +361,11 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int64_t *bytes, int *dynamic)
 			     (long long)kb->size);
 			off += kb->size * dtype_bytes(kb->dtype);
 		} else
+			/* 16-bit registers in 4-byte words: a wgmma's A fragment is read as pairs (cuda.c) */
 			emit(E->out, "  %s%s %s[%lld];  /* %s: ",
 			     scope == AS_LOCAL ? (iscuda(E) ? (al == 1024 ? "__shared__ __align__(1024) "
-			                                       : "__shared__ __align__(16) ") : "__local ") : "",
+			                                       : "__shared__ __align__(16) ") : "__local ")
+			     : iscuda(E) && dtype_bytes(kb->dtype) == 2 ? "__align__(4) " : "",
 			     E->D->type(kb->dtype), E->bname[b], (long long)kb->size,
 			     scope == AS_LOCAL ? "shared, one per block" : "local, one per thread");
 		emit_comment_text(E->out, kb->layout_desc);
@@ -696,9 +698,12 @@ static const struct {
 	const char *text;
 } helpers[] = {
 	{ H_MAXF | H_MINF | H_MAX | H_MIN, "/* max and min as the interpreter takes them: a NaN first operand wins, a NaN second one too */\n" },
-	{ H_FMAXF | H_FMINF, "/* fast: max and min as the hardware takes them (a NaN operand may or may not win) */\n" },
-	{ H_FMAXF, "QUAL float tessel_fmaxf(float a, float b) { return a > b ? a : b; }\n" },
-	{ H_FMINF, "QUAL float tessel_fminf(float a, float b) { return a < b ? a : b; }\n" },
+	{ H_FMAXF | H_FMINF, "/* fast: max and min as the hardware takes them (one FMNMX; a NaN operand loses) */\n" },
+	{ H_FMAXF, "QUAL float tessel_fmaxf(float a, float b) { return fmax(a, b); }\n" },
+	/* exp2f guards the subnormal range (a compare and two multiplies around ex2); fast code
+	** takes the instruction (exp2(-inf) = 0; subnormal results flush to 0) */
+	{ H_EX2F, "QUAL float tessel_ex2f(float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; }\n" },
+	{ H_FMINF, "QUAL float tessel_fminf(float a, float b) { return fmin(a, b); }\n" },
 	{ H_MAXF, "QUAL float tessel_maxf(float a, float b) { return a > b || isnan(a) ? a : b; }\n" },
 	{ H_MINF, "QUAL float tessel_minf(float a, float b) { return a < b || isnan(a) ? a : b; }\n" },
 	{ H_MAX, "QUAL double tessel_max(double a, double b) { return a > b || isnan(a) ? a : b; }\n" },

@@ -366,9 +366,12 @@ const char *kgmma_layout_name(int layout_type);   /* "interleave", "128B", "64B"
 ** KWG_B_NK (the WGMMA's arg[1]): B is given (n, k), its region's last two
 ** extents N x 16 and B[k][n] the buffer's element [.., n, k] (attention's
 ** K^T from a tile stored (key, d)); the analysis then reads B's tile as A's,
-** and a buffer with k contiguous is the K-major form (tnspB 0).
+** and a buffer with k contiguous is the K-major form (tnspB 0). KWG_ZERO:
+** D = A B, D's old values not read (the instruction's scale-d 0): the first
+** product of an accumulation needs no zeroing of D first (D's registers are
+** still held as for any wgmma: a fence after other accesses, none in flight).
 */
-enum { KWG_B_NK = 1 };
+enum { KWG_B_NK = 1, KWG_ZERO = 2, KWG_FLAGS = KWG_B_NK | KWG_ZERO };
 /* The descriptor of region r as operand 'A' or 'B' of a wgmma; start is
 ** reported at bind (unbound variables at their least value). */
 int kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *bind, int nbind,
@@ -389,7 +392,7 @@ int kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int 
 ** the wgmma is in flight, and need a wgmma_fence after they are written.
 */
 UOp *kernel_wgmma(Kernel *k, int d, const KRegion *a, const KRegion *b, Err *e);
-/* The same, with flags (KWG_B_NK). */
+/* The same, with flags (KWG_B_NK, KWG_ZERO). */
 UOp *kernel_wgmma_flags(Kernel *k, int d, const KRegion *a, const KRegion *b, int flags, Err *e);
 /* A WGMMA statement's buffers and both operands' analysis (a, b may be
 ** NULL), shared by the verifier, the interpreter and the emitters. */

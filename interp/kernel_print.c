@@ -509,7 +509,7 @@ stmt(Pr *p, const UOp *s, int ind, int depth)
 		access(p->b, s->src[1], 0);
 		emit(p->b, ", ");
 		access(p->b, s->src[2], 0);
-		emit(p->b, "%s)\n", s->arg[1] & KWG_B_NK ? ", b_nk" : "");
+		emit(p->b, "%s%s)\n", s->arg[1] & KWG_B_NK ? ", b_nk" : "", s->arg[1] & KWG_ZERO ? ", zero" : "");
 		break;
 	case OP_WG_FENCE:
 		indent(p, ind);
@@ -669,7 +669,8 @@ list(Lst *l, const UOp *u, int depth)
 		emit(l->b, " %lld", (long long)u->arg[0]);
 		break;
 	case OP_WGMMA:
-		emit(l->b, " m64n%lldk16%s", (long long)u->arg[0], u->arg[1] & KWG_B_NK ? " b_nk" : "");
+		emit(l->b, " m64n%lldk16%s%s", (long long)u->arg[0], u->arg[1] & KWG_B_NK ? " b_nk" : "",
+		     u->arg[1] & KWG_ZERO ? " zero" : "");
 		break;
 	case OP_ATOMIC:
 		emit(l->b, " %s", katomic_name((int)u->arg[0]));

@@ -129,6 +129,7 @@ typedef struct WgmmaProg {
 	int d, a, b, n;
 	int nk;               /* KWG_B_NK: B's tile is read N x 16, (n, k) */
 	int areg;             /* A from registers: each thread's 8 elements from its start */
+	int zero;             /* KWG_ZERO: D = A B, D's old values not read */
 	int auxa, auxb;
 	int64_t off[128];
 } WgmmaProg;
@@ -935,6 +936,7 @@ cwgmma(Comp *C, const UOp *s)
 	W->n = (int)s->arg[0];
 	W->nk = (s->arg[1] & KWG_B_NK) != 0;
 	W->areg = k->buf[W->a].scope == AS_REG;
+	W->zero = (s->arg[1] & KWG_ZERO) != 0;
 	for (v = 0; v < W->n / 2; v++)
 		if (reg_offset(C, W->d, v, &W->off[v]) < 0)
 			return -1;
@@ -3371,14 +3373,16 @@ wgmma(Run *r, int g, Thr *l, const Ins *in)
 			unsigned char *p = D->p + l[t].tid * D->tstride + W->off[v] * D->bytes;
 			double acc;
 
-			if (D->init && !D->init[(int64_t)l[t].tid * D->size + W->off[v]]) {
+			if (!W->zero && D->init && !D->init[(int64_t)l[t].tid * D->size + W->off[v]]) {
 				where(r, &l[t], NULL, w, sizeof w);
 				err_set(r->e, "uninitialized: %s: wgmma #%lld accumulates into %s element %d (register offset "
 				        "%lld), which nothing wrote in this thread (fill D before the first wgmma)", w,
 				        (long long)in->imm, r->k->buf[W->d].name, v, (long long)W->off[v]);
 				goto fail;
 			}
-			acc = dtype_load_f(D->t, p);
+			acc = W->zero ? 0 : dtype_load_f(D->t, p);
+			if (D->init)
+				D->init[(int64_t)l[t].tid * D->size + W->off[v]] = 1;
 			for (kk = 0; kk < 16; kk++)
 				acc += ta[row * 16 + kk] * (W->nk ? tb[col * 16 + kk] : tb[kk * W->n + col]);
 			dtype_store_f(D->t, p, fround(D->t, acc));

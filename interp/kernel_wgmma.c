@@ -594,8 +594,9 @@ kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Er
 
 	if (!s || s->op != OP_WGMMA || s->nsrc != 3 || s->src[0]->op != OP_DEFINE)
 		return err_set(e, "wgmma: not a (D, A, B) statement");
-	if (s->arg[1] & ~(int64_t)KWG_B_NK)
-		return err_set(e, "wgmma: flags %lld; b_nk (%d) is the only flag", (long long)s->arg[1], KWG_B_NK);
+	if (s->arg[1] & ~(int64_t)KWG_FLAGS)
+		return err_set(e, "wgmma: flags %lld; the flags are b_nk (%d) and zero (%d)", (long long)s->arg[1],
+		               KWG_B_NK, KWG_ZERO);
 	if (d_check(k, (int)s->src[0]->arg[0], s->arg[0], e) < 0
 	|| region_of(k, s->src[1], 'A', s->arg[0], 0, &ra, e) < 0
 	|| region_of(k, s->src[2], 'B', s->arg[0], (int)(s->arg[1] & KWG_B_NK), &rb, e) < 0)
@@ -612,7 +613,7 @@ kernel_wgmma_check(const Kernel *k, const UOp *s, KGmmaDesc *a, KGmmaDesc *b, Er
 		}
 	} else if (kernel_wgmma_desc(k, &ra, 'A', NULL, 0, a, e) < 0)
 		return -1;
-	return kernel_wgmma_desc_flags(k, &rb, 'B', (int)s->arg[1], NULL, 0, b, e) < 0 ? -1 : 0;
+	return kernel_wgmma_desc_flags(k, &rb, 'B', (int)(s->arg[1] & KWG_B_NK), NULL, 0, b, e) < 0 ? -1 : 0;
 }
 
 UOp *
@@ -629,9 +630,9 @@ kernel_wgmma_flags(Kernel *k, int d, const KRegion *a, const KRegion *b, int fla
 
 	if (!a || !b || a->buf < 0 || a->buf >= k->nbuf || b->buf < 0 || b->buf >= k->nbuf)
 		return err_set(e, "wgmma: the operands must be regions of buffers of this kernel"), NULL;
-	if (flags & ~KWG_B_NK)
-		return err_set(e, "wgmma: flags %d; b_nk (%d) is the only flag", flags, KWG_B_NK), NULL;
-	if (shape_check(k, b, 'B', flags, e) < 0)
+	if (flags & ~KWG_FLAGS)
+		return err_set(e, "wgmma: flags %d; the flags are b_nk (%d) and zero (%d)", flags, KWG_B_NK, KWG_ZERO), NULL;
+	if (shape_check(k, b, 'B', flags & KWG_B_NK, e) < 0)
 		return NULL;
 	n = b->extent[k->buf[b->buf].ndim - (flags & KWG_B_NK ? 2 : 1)];
 	if (d_check(k, d, n, e) < 0 || (a_regs(k, a->buf) ? areg_check(k, a, e) : shape_check(k, a, 'A', 0, e)) < 0)

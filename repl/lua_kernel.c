@@ -1132,23 +1132,27 @@ static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
 
 /* ---- warpgroup MMA (sm_90a) ---- */
 
-/* b_nk from an options table at index i (absent or nil: 0); unknown keys refused */
+/* b_nk and zero from an options table at index i (absent or nil: 0); unknown keys refused
+** (zero only where allow_zero) */
 static int
-wgmma_flags(lua_State *L, int i, const char *fn)
+wgmma_flags(lua_State *L, int i, const char *fn, int allow_zero)
 {
-	int flags = 0;
+	int flags = 0, f;
+	const char *key;
 
 	if (lua_isnoneornil(L, i))
 		return 0;
 	luaL_checktype(L, i, LUA_TTABLE);
 	lua_pushnil(L);
 	while (lua_next(L, i)) {
-		if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "b_nk") != 0)
-			return luaL_error(L, "%s: option '%s'; the options are {b_nk = true}", fn,
-			                  lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
+		key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		f = !key ? 0 : !strcmp(key, "b_nk") ? KWG_B_NK : allow_zero && !strcmp(key, "zero") ? KWG_ZERO : 0;
+		if (!f)
+			return luaL_error(L, "%s: option '%s'; the options are {b_nk = true%s}", fn,
+			                  key ? key : luaL_typename(L, -2), allow_zero ? ", zero = true" : "");
 		if (!lua_isboolean(L, -1))
-			return luaL_error(L, "%s: b_nk is %s; true or false", fn, luaL_typename(L, -1));
-		flags |= lua_toboolean(L, -1) ? KWG_B_NK : 0;
+			return luaL_error(L, "%s: %s is %s; true or false", fn, key, luaL_typename(L, -1));
+		flags |= lua_toboolean(L, -1) ? f : 0;
 		lua_pop(L, 1);
 	}
 	return flags;
@@ -1173,7 +1177,7 @@ l_wgmma(lua_State *L)
 	lua_pop(L, 1);
 	a = region_arg(L, 2, x, "kernel.wgmma");
 	b = region_arg(L, 3, x, "kernel.wgmma");
-	flags = wgmma_flags(L, 4, "kernel.wgmma");
+	flags = wgmma_flags(L, 4, "kernel.wgmma", 1);
 	if (!(u = kernel_wgmma_flags(x->k, d->b, &a, &b, flags, &e)))
 		return err(L, &e);
 	append(L, x, u);
@@ -1267,7 +1271,7 @@ l_wgmma_desc(lua_State *L)
 	lua_pop(L, 1);
 	if (!K || !K->k)
 		return luaL_error(L, "kernel.wgmma_desc: the region's kernel was freed");
-	flags = wgmma_flags(L, 4, "kernel.wgmma_desc");
+	flags = wgmma_flags(L, 4, "kernel.wgmma_desc", 0);
 	if (flags && op[0] != 'B')
 		return luaL_error(L, "kernel.wgmma_desc: b_nk is an option of operand B, not A");
 	if (kernel_wgmma_desc_flags(K->k, &r->r, op[0], flags, bind, nb, &dsc, &e) < 0)
@@ -2461,7 +2465,9 @@ static const HelpReg kfuncs[] = {
 	  "column 2(l%4) + i%2 + 8(i//4): D's values 8j..8j+7 are the A fragment of its columns\n"
 	  "16j..16j+15 (attention's P, no shared memory). Asynchronous: kernel.wgmma_fence() before\n"
 	  "the first and after other accesses to D or to A's registers, kernel.wgmma_commit(), then\n"
-	  "kernel.wgmma_wait(n) before D or A's registers are read or written again" },
+	  "kernel.wgmma_wait(n) before D or A's registers are read or written again. Options:\n"
+	  "{b_nk = true} (B's region given N x 16, (n, k)), {zero = true} (D = A B: D's old values\n"
+	  "are not read, so the first product of a sum needs no zeroing)" },
 	{ "wgmma_fence", l_wgmma_fence,
 	  "kernel.wgmma_fence(): wgmma.fence.sync.aligned: orders this thread's accesses to the\n"
 	  "accumulators before the wgmmas that follow (needed before the first one)" },

@@ -29,27 +29,37 @@ local LOG2E = 1.4426950408889634
 -- are lane/4's quad (x1, x2: lane ^ 1, lane ^ 2). Updates m[r], al[r] (the repair
 -- exp2(m - m')) and l[r] (the thread's part of the row sum: the quad is summed at the end), and
 -- leaves P = exp2(S c - m) in the fragment.
-local function online_row(x, NT, r, m, l, mn, al, c, x1, x2)
-  local mx = x(0, 0)
-  for nt = 0, NT - 1 do
-    for e = 0, 1 do
-      if nt > 0 or e > 0 then mx = kernel.max(mx, x(nt, e)) end
-    end
+-- The row's maximum and sum are taken as balanced trees (a chain of 2 NT dependent operations
+-- becomes log2(2 NT) levels).
+local function tree(vals, f)
+  while #vals > 1 do
+    local nxt = {}
+    for i = 1, #vals - 1, 2 do nxt[#nxt + 1] = f(vals[i], vals[i + 1]) end
+    if #vals % 2 == 1 then nxt[#nxt + 1] = vals[#vals] end
+    vals = nxt
   end
-  mn[r] = mx
+  return vals[1]
+end
+
+local function online_row(x, NT, r, m, l, mn, al, c, x1, x2)
+  local xs = {}
+  for nt = 0, NT - 1 do
+    for e = 0, 1 do xs[#xs + 1] = x(nt, e) end
+  end
+  mn[r] = tree(xs, kernel.max)
   mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x1))
   mn[r] = kernel.max(mn[r], kernel.shuffle(mn[r], x2))
   mn[r] = kernel.max(m[r], mn[r] * c)
   al[r] = kernel.exp2(m[r] - mn[r])
   m[r] = mn[r]
-  local sum = nil
+  local ps = {}
   for nt = 0, NT - 1 do
     for e = 0, 1 do
       x(nt, e, kernel.exp2(x(nt, e) * c - mn[r]))
-      sum = sum and sum + x(nt, e) or x(nt, e)
+      ps[#ps + 1] = x(nt, e)
     end
   end
-  l[r] = l[r] * al[r] + sum
+  l[r] = l[r] * al[r] + tree(ps, function(a, b) return a + b end)
 end
 
 -- B batches, H heads, S queries and keys, D dimensions; BN keys a tile; RM m-tiles of 16 query
@@ -502,17 +512,23 @@ end
 -- warpgroup ping-pong, the warpgroups take turns to issue their products (a ring of mbarriers,
 -- turn[g] completed by warpgroup g - 1's 128 threads once they have issued theirs), so that one's
 -- softmax runs under another's products instead of all of them computing at once.
+-- opts.producer = "warpgroup": the producer is a whole warpgroup that gives its registers to the
+-- consumers (setmaxnreg: 24 for it, 240 for each of 2 consumer warpgroups), as FlashAttention-3
+-- does; ptxas sizes registers a whole warpgroup at a time, so a producer warp costs a
+-- warpgroup's share anyway.
 function M.kernel_fa3(B, H, S, D, causal, opts)
   opts = opts or {}
   local WG, BN, NS = opts.wg or 2, opts.bn or 64, opts.stages or 2
   local PP = opts.pingpong and WG > 1
+  local PWG = opts.producer == "warpgroup"
+  assert(not PWG or WG == 2, "prefill fa3: a producer warpgroup with 2 consumer warpgroups")
   local BM = 64 * WG
   assert(D == 64 or D == 128, "prefill fa3: D is 64 or 128")
   assert(BN == 64 or BN == 128, "prefill fa3: 64 or 128 keys a tile")
   assert(S % BM == 0 and S % BN == 0 and S // BN >= NS, "prefill fa3: S a multiple of the tiles, at least NS key tiles")
   local NQ, NK = S // BM, S // BN
   local PRODUCER = 128 * WG
-  local k = kernel.new{grid = {NQ, H, B}, block = {PRODUCER + 32}}
+  local k = kernel.new{grid = {NQ, H, B}, block = {PRODUCER + (PWG and 128 or 32)}}
   local Q = k:input("Q", "float16", {B, H, S, D})
   local K = k:input("K", "float16", {B, H, S, D})
   local V = k:input("V", "float16", {B, H, S, D})
@@ -569,6 +585,7 @@ function M.kernel_fa3(B, H, S, D, causal, opts)
       end
     end)
     kernel.barrier()
+    if PWG then kernel.when(kernel.ge(t, PRODUCER), function() kernel.setmaxnreg(24, "dec") end) end
     -- the producer: Q, then each key tile once its slot is free
     kernel.when(kernel.eq(t, PRODUCER), function()
       kernel.mbarrier_arrive(qbar, {0}, {tx = BM * D * 2})
@@ -585,6 +602,7 @@ function M.kernel_fa3(B, H, S, D, causal, opts)
     end)
     -- the consumers
     kernel.when(kernel.lt(t, PRODUCER), function()
+      if PWG then kernel.setmaxnreg(240, "inc") end
       -- ping-pong: round r of warpgroup wg's products waits for its turn (phase r of turn[wg]),
       -- then passes it on; the last warpgroup opens round 0 of the first
       local function my_turn(r)
@@ -594,12 +612,12 @@ function M.kernel_fa3(B, H, S, D, causal, opts)
         if PP then kernel.mbarrier_arrive(turn, {(wg + 1) % WG}) end
       end
       if PP then kernel.when(kernel.eq(wg, WG - 1), pass_turn) end
-      -- S_j = Q K_j^T into sacc (a group of its own, committed)
+      -- S_j = Q K_j^T into sacc (a group of its own, committed; the first k-step overwrites sacc)
       local function scores(s)
-        for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do sacc[v] = 0 end
         kernel.wgmma_fence()
         for kd = 0, D // 16 - 1 do
-          kernel.wgmma(sacc, sQ:tile({wg * 64, kd * 16}, {64, 16}), sK:tile({s, 0, kd * 16}, {1, BN, 16}), {b_nk = true})
+          kernel.wgmma(sacc, sQ:tile({wg * 64, kd * 16}, {64, 16}), sK:tile({s, 0, kd * 16}, {1, BN, 16}),
+                       {b_nk = true, zero = kd == 0})
         end
         kernel.wgmma_commit()
       end
@@ -756,13 +774,16 @@ function M.cases()
   -- FlashAttention-3's structure (M.kernel_fa3, version 12): two consumer warpgroups and a producer
   -- warp, P in registers (wgmma's RS form), the softmax under the next tile's products; {D, wg,
   -- keys a tile, slots, ping-pong}
-  for _, cfg in ipairs{{64, 2, 64, 2, true}, {64, 4, 64, 2, true}, {128, 2, 64, 2, true}, {128, 2, 64, 2}} do
-    local D, WG, BN, NS, PP = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5]
+  for _, cfg in ipairs{{64, 2, 128, 2, true, "warpgroup"}, {64, 2, 128, 3, false, "warpgroup"},
+                       {64, 2, 128, 4, false, "warpgroup"}, {64, 2, 128, 3, true, "warpgroup"},
+                       {128, 2, 64, 2}, {128, 2, 128, 2, false, "warpgroup"}, {128, 2, 128, 3, false, "warpgroup"}} do
+    local D, WG, BN, NS, PP, PR = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], cfg[6]
     for _, causal in ipairs{false, true} do
       local mask = causal and "True" or "False"
       out[#out + 1] = {
-        name = string.format("prefill_d%d_fa3_wg%d_n%d_s%d%s%s", D, WG, BN, NS, PP and "_pp" or "", causal and "_causal" or ""),
-        kernel = M.kernel_fa3(B, H, S, D, causal, {wg = WG, bn = BN, stages = NS, pingpong = PP}),
+        name = string.format("prefill_d%d_fa3_wg%d_n%d_s%d%s%s%s", D, WG, BN, NS, PP and "_pp" or "",
+                             PR and "_pwg" or "", causal and "_causal" or ""),
+        kernel = M.kernel_fa3(B, H, S, D, causal, {wg = WG, bn = BN, stages = NS, pingpong = PP, producer = PR}),
         inputs = {Q = "randn", K = "randn", V = "randn"},
         torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
         peers = {unfused = string.format(
@@ -771,9 +792,10 @@ function M.cases()
         flops = flops(B, H, S, D, causal),
         bytes = 4 * B * H * S * D * 2, tol = 1e-2,
         note = string.format("B%d H%d S%d D%d%s; FlashAttention-3's structure: %d consumer warpgroups of 64 rows and "
-                             .. "a producer warp (TMA, %d slots), %d keys a tile, P in registers (RS wgmma), the "
+                             .. "a producer %s (TMA, %d slots), %d keys a tile, P in registers (RS wgmma), the "
                              .. "softmax under the next tile's products%s", B, H, S, D, causal and " causal" or "",
-                             WG, NS, BN, PP and ", warpgroup ping-pong" or ""),
+                             WG, PR and "warpgroup (setmaxnreg 24/240)" or "warp", NS, BN,
+                             PP and ", warpgroup ping-pong" or ""),
       }
     end
   end
@@ -898,24 +920,35 @@ if not ... then
         assert(math.sqrt(num / den) < 2e-3, "prefill wgmma wg2: relative error " .. math.sqrt(num / den))
         print(string.format("the same, two warpgroups a block: within %.1e", math.sqrt(num / den)))
       end
-      -- FlashAttention-3's structure (M.kernel_fa3): a producer warp, P in registers, the softmax
-      -- under the next tile's products; one and two warpgroups, 64- and 128-key tiles, 3 slots
-      for _, o in ipairs{{wg = 2}, {wg = 1, bn = 128}, {wg = 2, stages = 3}} do
-        if D == 64 or not o.stages then
-          local kf = M.kernel_fa3(B, H, S, D, causal, o)
-          local gotf = kf:run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
-          num, den = 0, 0
-          for a = 1, B do for b = 1, H do for i = 1, S do for j = 1, D do
-            local d = gotf[a][b][i][j] - want[a][b][i][j]
-            num, den = num + d * d, den + want[a][b][i][j] ^ 2
-          end end end end
-          local rel = math.sqrt(num / den)
-          assert(rel < 2e-3, "prefill fa3: relative error " .. rel)
-          print(string.format("prefill attention, B%d H%d S%d D%d%s, FlashAttention-3's structure, %d warpgroups "
-                              .. "and a producer warp, %d keys a tile, %d slots: within %.1e", B, H, S, D,
-                              causal and " causal" or "", o.wg, o.bn or 64, o.stages or 2, rel))
-        end
+    end
+  end
+  -- FlashAttention-3's structure (M.kernel_fa3): a producer warp or warpgroup, P in registers, the
+  -- softmax under the next tile's products, ping-pong; S = 512 with 128-key tiles gives 4 key
+  -- tiles, so 3 slots are refilled once (one head: the interpreter runs every thread of 3 warpgroups)
+  local Sf = 512
+  for _, D in ipairs{64, 128} do
+    local function input(seed) return ((tensor.rand({1, 1, Sf, D}, {seed = seed}) - 0.5) * 4):cast("float16") end
+    local qi, ki, vi = input(7), input(8), input(9)
+    for _, causal in ipairs{false, true} do
+      local scores = qi:cast("float32"):matmul(ki:cast("float32"):permute{0, 1, 3, 2}) * (1 / math.sqrt(D))
+      if causal then
+        scores = tensor.arange(Sf):reshape{Sf, 1}:lt(tensor.arange(Sf):reshape{1, Sf}):where(-math.huge, scores)
       end
+      local want = scores:softmax(3):matmul(vi:cast("float32")):tolist()
+      local opts = D == 64 and {wg = 2, bn = 128, stages = 3, producer = "warpgroup", pingpong = true}
+                   or {wg = 2, bn = 128, stages = 3, producer = "warpgroup"}
+      local got = M.kernel_fa3(1, 1, Sf, D, causal, opts):run{Q = qi, K = ki, V = vi}:cast("float32"):tolist()
+      local num, den = 0, 0
+      for i = 1, Sf do for j = 1, D do
+        local d = got[1][1][i][j] - want[1][1][i][j]
+        num, den = num + d * d, den + want[1][1][i][j] ^ 2
+      end end
+      local rel = math.sqrt(num / den)
+      assert(rel < 2e-3, "prefill fa3: relative error " .. rel)
+      print(string.format("prefill attention, B1 H1 S%d D%d%s, FlashAttention-3's structure (2 consumer warpgroups, "
+                          .. "a producer warpgroup, 128-key tiles, 3 slots%s): within %.1e (relative) of the "
+                          .. "tensor program", Sf, D, causal and " causal" or "", opts.pingpong and ", ping-pong" or "",
+                          rel))
     end
   end
 end

@@ -554,11 +554,15 @@ local function rs_kernel(opts)
     kernel.copy(As, A, {scope = "warpgroup"})
     kernel.copy(Bs, Bt, {scope = "warpgroup"})
     kernel.copy(Vs, V, {scope = "warpgroup"})
-    for v in kernel.range(32) do c[v] = 0; o[v] = 0 end
+    for v in kernel.range(32) do
+      if not opts.zero then c[v] = 0 end
+      o[v] = 0
+    end
     kernel.barrier()
     kernel.wgmma_fence()
     for kk = 0, 3 do
-      kernel.wgmma(c, As:tile({0, kk * 16}, {64, 16}), Bs:tile({0, kk * 16}, {64, 16}), {b_nk = true})
+      -- zero: the first k-step writes c (scale-d 0), so c needs no zeroing first
+      kernel.wgmma(c, As:tile({0, kk * 16}, {64, 16}), Bs:tile({0, kk * 16}, {64, 16}), {b_nk = true, zero = opts.zero and kk == 0})
     end
     kernel.wgmma_commit()
     kernel.wgmma_wait(0)
@@ -599,6 +603,11 @@ check("wgmma: A from registers (RS) against float64, fence and in-flight errors,
   end
   near(m:run{A = ta, Bt = tb, V = tv}:tolist(), want, 1e-4)
   eq(m:counts{A = ta, Bt = tb, V = tv}.wgmmas, 8, "wgmmas")
+  -- zero = true: the same product with c never zeroed (its scale-d predicate 0 in CUDA)
+  local mz = rs_kernel{zero = true}
+  near(mz:run{A = ta, Bt = tb, V = tv}:tolist(), want, 1e-4)
+  assert(tostring(mz):find("b_nk, zero)", 1, true), tostring(mz))
+  assert(mz:source("cuda"):find("\"l\"(tessel_da), \"l\"(tessel_db), \"r\"(0)", 1, true), "scale-d 0")
   assert(tostring(m):find("wgmma.m64n64k16(o, P[j, 0], Vs[j*16, 0])", 1, true) or tostring(m):find("P[", 1, true), tostring(m))
   -- the register fragment must be fenced after it is written, and left alone while in flight
   raises(function() rs_kernel{no_fence = true}:run{A = ta, Bt = tb, V = tv} end, "A fragment from P",
@@ -616,10 +625,13 @@ check("wgmma: A from registers (RS) against float64, fence and in-flight errors,
   raises(function()
     r:stage("w2", function() kernel.wgmma(rc, Rf, S:tile({0, 0}, {16, 64})) end)
   end, "operand A: Rf is float32")
-  -- CUDA: four packed registers in the RS form's operand list, no tnspA
+  -- CUDA: four 32-bit registers in the RS form's operand list (the halves' pairs as words of the
+  -- aligned buffer, fenced as words), no tnspA
   local cu = m:source("cuda")
   for _, want in ipairs{"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "{%32, %33, %34, %35}, %36, p, 1, 1, 1;",
-                        "\"r\"(tessel_pack_f16(P[0], P[1]))", "\"r\"(tessel_pack_f16(P[30], P[31]))"} do
+                        "__align__(4) __half P[32];", "\"r\"(reinterpret_cast<unsigned &>(P[0]))",
+                        "\"r\"(reinterpret_cast<unsigned &>(P[30]))",
+                        "asm volatile(\"\" : \"+r\"(reinterpret_cast<unsigned &>(P[30])) :: \"memory\");"} do
     assert(cu:find(want, 1, true), want .. "\n" .. cu)
   end
 end)
