@@ -351,6 +351,22 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
   return k
 end
 
+-- Q, K, V (inputs) and O (the output) of the TMA kernels, float16 (B, H, S, D)
+local function attention_io(k, B, H, S, D)
+  return k:input("Q", "float16", {B, H, S, D}), k:input("K", "float16", {B, H, S, D}),
+         k:input("V", "float16", {B, H, S, D}), k:output("O", "float16", {B, H, S, D})
+end
+
+-- The shared layout of a TMA tile of `rows` rows of D halves (pre: a slot dimension {extent,
+-- stride} in front): 64 columns a 128B swizzle row; at D = 128 the second 64 columns of all the
+-- tile's rows follow the first (a TMA box each)
+local function tma_layout(D, pre, rows)
+  local shp, str = "64", "1"
+  if D == 128 then shp, str = "(64,2)", string.format("(1,%d)", rows * 64) end
+  return string.format("Sw<3,3,3> o 0 o (%s%d,%s):(%s%d,%s)", pre and pre[1] .. "," or "", rows, shp,
+                       pre and pre[2] .. "," or "", 64, str)
+end
+
 -- Hopper (sm_90a): the same online softmax on wgmma's accumulators, the tiles brought in by TMA.
 -- A block is one warpgroup (128 threads) taking 64 query rows of one (b, h): grid {S/64, H, B}.
 -- Q's tile lands once in sQ {64, D}; key tiles of 64 go into NS = 2 slots of sK and sV {NS, 64, D}
@@ -373,18 +389,8 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
   assert(S % BM == 0 and S // BN >= NS, "prefill wgmma: S a multiple of 64, at least 128")
   local NQ, NK = S // BM, S // BN
   local k = kernel.new{grid = {NQ, H, B}, block = {128 * WG}}
-  local Q = k:input("Q", "float16", {B, H, S, D})
-  local K = k:input("K", "float16", {B, H, S, D})
-  local V = k:input("V", "float16", {B, H, S, D})
-  local O = k:output("O", "float16", {B, H, S, D})
-  -- a row of D halves: 64 columns a 128B swizzle row; at D = 128 the second 64 columns of all the
-  -- tile's rows follow the first (a TMA box each)
-  local function lay(pre, rows)
-    local shp, str = "64", "1"
-    if D == 128 then shp, str = "(64,2)", string.format("(1,%d)", rows * 64) end
-    return string.format("Sw<3,3,3> o 0 o (%s%d,%s):(%s%d,%s)", pre and pre[1] .. "," or "", rows, shp,
-                         pre and pre[2] .. "," or "", 64, str)
-  end
+  local Q, K, V, O = attention_io(k, B, H, S, D)
+  local function lay(pre, rows) return tma_layout(D, pre, rows) end
   local sQ = k:shared("sQ", "float16", {BM, D}, lay(nil, BM))
   local sK = k:shared("sK", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
   local sV = k:shared("sV", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
@@ -529,18 +535,8 @@ function M.kernel_fa3(B, H, S, D, causal, opts)
   local NQ, NK = S // BM, S // BN
   local PRODUCER = 128 * WG
   local k = kernel.new{grid = {NQ, H, B}, block = {PRODUCER + (PWG and 128 or 32)}}
-  local Q = k:input("Q", "float16", {B, H, S, D})
-  local K = k:input("K", "float16", {B, H, S, D})
-  local V = k:input("V", "float16", {B, H, S, D})
-  local O = k:output("O", "float16", {B, H, S, D})
-  -- rows of 64 halves in 128B swizzle rows; at D = 128 the second 64 columns of all the tile's rows
-  -- follow the first (a TMA box each)
-  local function lay(pre, rows)
-    local shp, str = "64", "1"
-    if D == 128 then shp, str = "(64,2)", string.format("(1,%d)", rows * 64) end
-    return string.format("Sw<3,3,3> o 0 o (%s%d,%s):(%s%d,%s)", pre and pre[1] .. "," or "", rows, shp,
-                         pre and pre[2] .. "," or "", 64, str)
-  end
+  local Q, K, V, O = attention_io(k, B, H, S, D)
+  local function lay(pre, rows) return tma_layout(D, pre, rows) end
   local sQ = k:shared("sQ", "float16", {BM, D}, lay(nil, BM))
   local sK = k:shared("sK", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
   local sV = k:shared("sV", "float16", {NS, BN, D}, lay({NS, BN * D}, BN))
@@ -709,6 +705,22 @@ end
 function M.cases()
   local out = {}
   local B, H, S = 4, 16, 4096
+  -- a case: the kernel against PyTorch's SDPA (flash in float16; its math path in float64 for the
+  -- check) and the unfused peer (the scores materialized, softmax, then the product)
+  local function case(name, k, D, causal, what)
+    return {
+      name = name, kernel = k,
+      inputs = {Q = "randn", K = "randn", V = "randn"},
+      torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)",
+                            causal and "True" or "False"),
+      peers = {unfused = string.format(
+        "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
+        causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
+      flops = flops(B, H, S, D, causal),
+      bytes = 4 * B * H * S * D * 2, tol = 1e-2,
+      note = string.format("B%d H%d S%d D%d%s; %s", B, H, S, D, causal and " causal" or "", what),
+    }
+  end
   -- {name, D, keys a tile, m-tiles a warp, warps a block, causal too, Q's fragments from}. The
   -- first four shapes are version 6's (prefill_d64_w8 takes Q from shared memory: with Q in
   -- registers ptxas spills 8 bytes at its 128 registers). The _qs variants trade Q's registers
@@ -730,23 +742,10 @@ function M.cases()
     local D, BN, RM, W, q = cfg[2], cfg[3], cfg[4], cfg[5], cfg[7] or "registers"
     local NS, ahead = cfg[8], cfg[9]
     for _, causal in ipairs(cfg[6] and {false, true} or {false}) do
-      local mask = causal and "True" or "False"
-      out[#out + 1] = {
-        name = "prefill_" .. cfg[1] .. (causal and "_causal" or ""),
-        kernel = M.kernel(B, H, S, D, BN, RM, W, causal, {q = q, stages = NS, ahead = ahead}),
-        inputs = {Q = "randn", K = "randn", V = "randn"},
-        -- PyTorch's SDPA (flash in float16; its math path in float64 for the check)
-        torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
-        -- the unfused peer: the scores materialized, softmax, then the product
-        peers = {unfused = string.format(
-          "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
-          causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
-        flops = flops(B, H, S, D, causal),
-        bytes = 4 * B * H * S * D * 2, tol = 1e-2,
-        note = string.format("B%d H%d S%d D%d%s; %d query rows a block of %d warps, %d keys a tile, Q from %s; "
-                             .. "ldmatrix%s", B, H, S, D, causal and " causal" or "", 16 * RM * W, W, BN, q,
-                             NS and string.format(", %d cp.async stages%s", NS, ahead and " ahead" or "") or ""),
-      }
+      out[#out + 1] = case("prefill_" .. cfg[1] .. (causal and "_causal" or ""),
+        M.kernel(B, H, S, D, BN, RM, W, causal, {q = q, stages = NS, ahead = ahead}), D, causal,
+        string.format("%d query rows a block of %d warps, %d keys a tile, Q from %s; ldmatrix%s", 16 * RM * W, W,
+                      BN, q, NS and string.format(", %d cp.async stages%s", NS, ahead and " ahead" or "") or ""))
     end
   end
   -- wgmma + TMA (sm_90a), a warpgroup of 64 query rows (or two, wg2: 128 rows sharing the K and V
@@ -754,21 +753,11 @@ function M.cases()
   for _, D in ipairs{64, 128} do
     for _, cfg in ipairs{{false, 1}, {true, 1}, {false, 2}, {true, 2}} do
       local causal, WG = cfg[1], cfg[2]
-      local mask = causal and "True" or "False"
-      out[#out + 1] = {
-        name = string.format("prefill_d%d_wgmma%s%s", D, WG == 2 and "_wg2" or "", causal and "_causal" or ""),
-        kernel = M.kernel_wgmma(B, H, S, D, causal, {wg = WG}),
-        inputs = {Q = "randn", K = "randn", V = "randn"},
-        torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
-        peers = {unfused = string.format(
-          "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
-          causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
-        flops = flops(B, H, S, D, causal),
-        bytes = 4 * B * H * S * D * 2, tol = 1e-2,
-        note = string.format("B%d H%d S%d D%d%s; 64 query rows a warpgroup, %d a block, 64 keys a tile, wgmma "
-                             .. "m64n64k16 (S, K^T as b_nk) and m64n%dk16 (P V), TMA into 2 slots", B, H, S, D,
-                             causal and " causal" or "", WG, D),
-      }
+      out[#out + 1] = case(
+        string.format("prefill_d%d_wgmma%s%s", D, WG == 2 and "_wg2" or "", causal and "_causal" or ""),
+        M.kernel_wgmma(B, H, S, D, causal, {wg = WG}), D, causal,
+        string.format("64 query rows a warpgroup, %d a block, 64 keys a tile, wgmma m64n64k16 (S, K^T as b_nk) "
+                      .. "and m64n%dk16 (P V), TMA into 2 slots", WG, D))
     end
   end
   -- FlashAttention-3's structure (M.kernel_fa3, version 12): two consumer warpgroups and a producer
@@ -779,24 +768,14 @@ function M.cases()
                        {128, 2, 64, 2}, {128, 2, 128, 2, false, "warpgroup"}, {128, 2, 128, 3, false, "warpgroup"}} do
     local D, WG, BN, NS, PP, PR = cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], cfg[6]
     for _, causal in ipairs{false, true} do
-      local mask = causal and "True" or "False"
-      out[#out + 1] = {
-        name = string.format("prefill_d%d_fa3_wg%d_n%d_s%d%s%s%s", D, WG, BN, NS, PP and "_pp" or "",
-                             PR and "_pwg" or "", causal and "_causal" or ""),
-        kernel = M.kernel_fa3(B, H, S, D, causal, {wg = WG, bn = BN, stages = NS, pingpong = PP, producer = PR}),
-        inputs = {Q = "randn", K = "randn", V = "randn"},
-        torch = string.format("torch.nn.functional.scaled_dot_product_attention(x[0], x[1], x[2], is_causal=%s)", mask),
-        peers = {unfused = string.format(
-          "torch.softmax((x[0] @ x[1].transpose(-2, -1) * %.17g)%s, -1) @ x[2]", 1 / math.sqrt(D),
-          causal and string.format(".masked_fill(torch.ones(%d, %d, dtype=torch.bool, device=x[0].device).triu(1), float('-inf'))", S, S) or "")},
-        flops = flops(B, H, S, D, causal),
-        bytes = 4 * B * H * S * D * 2, tol = 1e-2,
-        note = string.format("B%d H%d S%d D%d%s; FlashAttention-3's structure: %d consumer warpgroups of 64 rows and "
-                             .. "a producer %s (TMA, %d slots), %d keys a tile, P in registers (RS wgmma), the "
-                             .. "softmax under the next tile's products%s", B, H, S, D, causal and " causal" or "",
-                             WG, PR and "warpgroup (setmaxnreg 24/240)" or "warp", NS, BN,
-                             PP and ", warpgroup ping-pong" or ""),
-      }
+      out[#out + 1] = case(
+        string.format("prefill_d%d_fa3_wg%d_n%d_s%d%s%s%s", D, WG, BN, NS, PP and "_pp" or "", PR and "_pwg" or "",
+                      causal and "_causal" or ""),
+        M.kernel_fa3(B, H, S, D, causal, {wg = WG, bn = BN, stages = NS, pingpong = PP, producer = PR}), D, causal,
+        string.format("FlashAttention-3's structure: %d consumer warpgroups of 64 rows and a producer %s (TMA, %d "
+                      .. "slots), %d keys a tile, P in registers (RS wgmma), the softmax under the next tile's "
+                      .. "products%s", WG, PR and "warpgroup (setmaxnreg 24/240)" or "warp", NS, BN,
+                      PP and ", warpgroup ping-pong" or ""))
     end
   end
   return out
