@@ -23,8 +23,8 @@ tessel_pack_f16(__half lo, __half hi)
 __global__ void __launch_bounds__(128)
 mm(const __half *__restrict__ A, const __half *__restrict__ B, float *__restrict__ C)
 {
-  __half a_frag[8];  /* local, one per thread: row-major */
-  __half b_frag[4];  /* local, one per thread: row-major */
+  __align__(4) __half a_frag[8];  /* local, one per thread: row-major */
+  __align__(4) __half b_frag[4];  /* local, one per thread: row-major */
   float c_frag[4];  /* local, one per thread: row-major */
   const int64_t tx = threadIdx.x;  /* thread.x */
   /* fill C[:, :] at cta (128 threads): vector4 (4-element runs (16 bytes) are consecutive and aligned in the layout) */
