@@ -351,6 +351,27 @@ function M.kernel(B, H, S, D, BN, RM, W, causal, opts)
   return k
 end
 
+-- A key tile's scores in a wgmma accumulator fragment (acc: BN/2 values, value v = 4 nt + 2 hr
+-- + e in row half hr): masked where causal is given ({j, qt, bm, frow, fcol}: the tiles that
+-- cross the diagonal, key j*BN + col past query row qt*bm + row), then the online softmax of the
+-- thread's two rows.
+local function tile_softmax(acc, BN, causal, m, l, mn, al, c, x1, x2)
+  if causal then
+    local j, qt, bm = causal.j, causal.qt, causal.bm
+    kernel.when(kernel.gt(j * BN + BN - 1, qt * bm), function()
+      for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
+        acc[v] = kernel.where(kernel.gt(j * BN + causal.fcol(v), qt * bm + causal.frow(v)), -math.huge, acc[v])
+      end
+    end)
+  end
+  for hr = 0, 1 do
+    online_row(function(nt, e, y)
+      if y then acc[4 * nt + 2 * hr + e] = y end
+      return acc[4 * nt + 2 * hr + e]
+    end, BN // 8, hr, m, l, mn, al, c, x1, x2)
+  end
+end
+
 -- Q, K, V (inputs) and O (the output) of the TMA kernels, float16 (B, H, S, D)
 local function attention_io(k, B, H, S, D)
   return k:input("Q", "float16", {B, H, S, D}), k:input("K", "float16", {B, H, S, D}),
@@ -456,21 +477,7 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
         end
         kernel.wgmma_commit()
         kernel.wgmma_wait(0)
-        if causal then
-          -- the tiles that cross the diagonal: key j*BN + col is masked past query row qt*BM + row
-          kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
-            for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
-              sacc[v] = kernel.where(kernel.gt(j * BN + fcol(v), qt * BM + frow(v)), -math.huge, sacc[v])
-            end
-          end)
-        end
-        -- the online softmax of the thread's two rows (value v = 4 nt + 2 hr + e is row half hr)
-        for hr = 0, 1 do
-          online_row(function(nt, e, y)
-            if y then sacc[4 * nt + 2 * hr + e] = y end
-            return sacc[4 * nt + 2 * hr + e]
-          end, BN // 8, hr, m, l, mn, al, c, x1, x2)
-        end
+        tile_softmax(sacc, BN, causal and {j = j, qt = qt, bm = BM, frow = frow, fcol = fcol}, m, l, mn, al, c, x1, x2)
         -- P into shared memory as float16; the output rescaled
         for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
           sP[{frow(v), fcol(v)}] = kernel.cast(sacc[v], "float16")
@@ -626,19 +633,7 @@ function M.kernel_fa3(B, H, S, D, causal, opts)
       end
       -- tile j's mask (causal, the tiles that cross the diagonal) and online softmax, in sacc
       local function softmax(j)
-        if causal then
-          kernel.when(kernel.gt(j * BN + BN - 1, qt * BM), function()
-            for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
-              sacc[v] = kernel.where(kernel.gt(j * BN + fcol(v), qt * BM + frow(v)), -math.huge, sacc[v])
-            end
-          end)
-        end
-        for hr = 0, 1 do
-          online_row(function(nt, e, y)
-            if y then sacc[4 * nt + 2 * hr + e] = y end
-            return sacc[4 * nt + 2 * hr + e]
-          end, BN // 8, hr, m, l, mn, al, c, x1, x2)
-        end
+        tile_softmax(sacc, BN, causal and {j = j, qt = qt, bm = BM, frow = frow, fcol = fcol}, m, l, mn, al, c, x1, x2)
       end
       -- O rescaled by the repair, P = the scores as float16 in P V's A fragments
       local function rescale_and_p()
