@@ -116,8 +116,9 @@ O(DETACH, "detach", 1, U_TENSOR, U_NOID, "", "", "", "", 0, 0, 0, 0)
 ** WGMMA   src (D, A index, B index): D (a DEFINE of float32 registers, N/2 a
 **         thread) += A (64x16) B (16xN) over the warpgroup, A and B shared
 **         tiles from the elements the indices name (the last two dimensions;
-**         leading extents 1); arg[0] = N; arg[1] = flags (KWG_B_NK: B's
-**         tile given (n, k)); dtype void
+**         leading extents 1), or A a register fragment (8 elements from the
+**         index along the last dimension); arg[0] = N; arg[1] = flags
+**         (KWG_B_NK: B's tile given (n, k); KWG_ZERO: D = A B); dtype void
 ** WG_FENCE (), WG_COMMIT (): wgmma.fence, wgmma.commit_group
 ** WG_WAIT (): arg[0] = n: wgmma.wait_group n
 ** SETMAXNREG (): arg[0] = n, arg[1] = 1 (inc) or 0 (dec): setmaxnreg, the
