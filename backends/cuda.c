@@ -105,8 +105,6 @@ node(Emit *E, int st, const UOp *u)
 		if (kernel_wgmma_check(E->k, u, NULL, NULL, &ie) < 0)
 			return err_set(E->e, "cuda: stage %s: %s", E->k->stage[st].name, ie.msg);
 		G->wgmma = 1;
-		/* A from registers packs its halves as mma.sync's operands do */
-		G->mma |= E->k->buf[u->src[1]->src[0]->arg[0]].scope == AS_REG;
 		return 0;
 	}
 	if (u->op != OP_MMA)
@@ -511,6 +509,7 @@ wg_afrag(Emit *E, const UOp *ix, Buf *a)
 			     (long long)o[i]->arg[0]);
 			continue;
 		}
+		((GpuState *)E->aux)->pack = 1;
 		emit(a, "%s\"r\"(tessel_pack_%s(%s[", i ? ", " : "", k->buf[b].dtype == DT_BFLOAT16 ? "bf16" : "f16",
 		     E->bname[b]);
 		emit_operand(a, &x[i], 0);
@@ -794,23 +793,27 @@ cuda_head(Emit *E, Buf *b)
 	           "** launches them in order.",
 	           "dbufs[i] is buffer i's device storage, laid out by its layout (NULL for shared and\n"
 	           "** local buffers); the order is",
-	           G->wgmma ? (E->fast ? "Fast: float32 functions (exp2f), max and min without NaN rules; values agree with\n"
+	           G->wgmma ? (E->fast ? "Fast: float32 functions (exp2 as ex2.approx), max and min without NaN rules; values agree with\n"
 	           "** tessel's interpreter within a tolerance (docs/export.md). wgmma (Hopper's warpgroup MMA) needs\n"
 	           "** sm_90a: nvcc -gencode=arch=compute_90a,code=sm_90a."
 	           : "Values follow tessel's interpreter (docs/export.md). wgmma (Hopper's warpgroup MMA) needs\n"
 	           "** sm_90a: nvcc -gencode=arch=compute_90a,code=sm_90a -fmad=false.")
-	           : E->fast ? "Fast: float32 functions (exp2f), max and min without NaN rules; values agree with\n"
+	           : E->fast ? "Fast: float32 functions (exp2 as ex2.approx), max and min without NaN rules; values agree with\n"
 	           "** tessel's interpreter within a tolerance (docs/export.md): nvcc -arch=sm_90."
 	           : "Values follow tessel's interpreter (docs/export.md): nvcc -arch=sm_90 -fmad=false.");
 	emit(b, "#include <math.h>\n#include <stdint.h>\n#include <cuda_runtime.h>\n");
+	if (G->wgmma)
+		/* the fences pass every accumulator and register A through an empty asm, the first
+		** time before anything wrote them (a wgmma with zero = true writes them later) */
+		emit(b, "#pragma nv_diag_suppress 549  /* \"used before its value is set\": the wgmma fences' operands */\n");
 	if (G->tma)
 		emit(b, "#include <stdio.h>\n#include <cuda.h>  /* CUtensorMap (the driver entry point comes through the runtime: no -lcuda) */\n");
-	if (G->half || G->mma)
+	if (G->half || G->mma || G->pack)
 		emit(b, "#include <cuda_fp16.h>\n");
 	if (G->bf16)
 		emit(b, "#include <cuda_bf16.h>\n");
 	gpu_helpers(E, b, "static __device__ inline");
-	if (G->mma) {
+	if (G->mma || G->pack) {
 		emit(b, "\n/* two 16-bit values in one 32-bit register, the first in the low half (MMA operands) */\n");
 		emit(b, "static __device__ inline unsigned\ntessel_pack_f16(__half lo, __half hi)\n{\n"
 		     "  return (unsigned)__half_as_ushort(lo) | (unsigned)__half_as_ushort(hi) << 16;\n}\n");

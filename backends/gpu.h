@@ -70,6 +70,7 @@ typedef struct GpuState {
 	const UOp *open[256];  /* the loop variables around the statement being emitted */
 	int nopen;
 	int half, bf16, mma;   /* the kernel has float16 values, bfloat16 values, MMAs (the dialect's check) */
+	int pack;              /* a wgmma's register A packs a pair of halves (tessel_pack_*; the stages) */
 	int wgmma;             /* the kernel has wgmmas: sm_90a, shared buffers aligned to 1024 bytes */
 	int tma;               /* the kernel has TMAs (CUDA: cuda.h, the tensor maps' host code) */
 	GpuTmap tmap[GPU_MAXTMAP];   /* this stage's tensor maps (kernel parameters tessel_tmap0, ...) */
