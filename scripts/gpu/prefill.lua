@@ -372,6 +372,19 @@ local function tile_softmax(acc, BN, causal, m, l, mn, al, c, x1, x2)
   end
 end
 
+-- The end of a wgmma kernel's rows: the thread's row sums l summed over the quad (x1, x2: lane ^
+-- 1, lane ^ 2), then O = oacc / l as float16 at at(v), the element of the accumulator's value v.
+local function store_rows(O, oacc, l, D, x1, x2, at)
+  for r = 0, 1 do
+    l[r] = l[r] + kernel.shuffle(l[r], x1)
+    l[r] = l[r] + kernel.shuffle(l[r], x2)
+    l[r] = kernel.recip(l[r])
+  end
+  for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do
+    O[at(v)] = kernel.cast(oacc[v] * l[v // 2 % 2], "float16")
+  end
+end
+
 -- Q, K, V (inputs) and O (the output) of the TMA kernels, float16 (B, H, S, D)
 local function attention_io(k, B, H, S, D)
   return k:input("Q", "float16", {B, H, S, D}), k:input("K", "float16", {B, H, S, D}),
@@ -499,15 +512,7 @@ function M.kernel_wgmma(B, H, S, D, causal, opts)
         end)
       end)
     end
-    -- the row sums over the quad, then O / l as float16
-    for r = 0, 1 do
-      l[r] = l[r] + kernel.shuffle(l[r], x1)
-      l[r] = l[r] + kernel.shuffle(l[r], x2)
-      l[r] = kernel.recip(l[r])
-    end
-    for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do
-      O[{b, h, qt * BM + frow(v), fcol(v)}] = kernel.cast(oacc[v] * l[v // 2 % 2], "float16")
-    end
+    store_rows(O, oacc, l, D, x1, x2, function(v) return {b, h, qt * BM + frow(v), fcol(v)} end)
   end)
   return k
 end
@@ -678,15 +683,7 @@ function M.kernel_fa3(B, H, S, D, causal, opts)
       pv(last % NS)
       pass_turn()
       kernel.wgmma_wait(0)
-      -- the row sums over the quad, then O / l as float16
-      for r = 0, 1 do
-        l[r] = l[r] + kernel.shuffle(l[r], x1)
-        l[r] = l[r] + kernel.shuffle(l[r], x2)
-        l[r] = kernel.recip(l[r])
-      end
-      for v in kernel.range(D // 2, {name = "v", type = "upcast"}) do
-        O[{b, h, qt * BM + frow(v), fcol(v)}] = kernel.cast(oacc[v] * l[v // 2 % 2], "float16")
-      end
+      store_rows(O, oacc, l, D, x1, x2, function(v) return {b, h, qt * BM + frow(v), fcol(v)} end)
     end)
   end)
   return k
