@@ -954,28 +954,32 @@ write_offsets(Out *o, const KBuf *kb, const char *nm, Err *e)
 {
 	int64_t n = emit_numel(kb), i, *off, idx[T_MAXDIM];
 	char name[K_NAME + 16];
+	UBind bind[T_MAXDIM];
+	UProg *p;
 	int d, rc;
 
-	if (!(off = malloc((size_t)(n ? n : 1) * sizeof *off)))
+	for (d = 0; d < kb->ndim; d++) {
+		bind[d].name = kb->lvar[d]->name;
+		bind[d].value = idx[d] = 0;
+	}
+	if (!(p = uop_prog_new((const UOp *const *)&kb->layout, 1, bind, kb->ndim, e)))
+		return -1;
+	if (!(off = malloc((size_t)(n ? n : 1) * sizeof *off))) {
+		uop_prog_free(p);
 		return err_set(e, "export: out of memory");
-	for (d = 0; d < kb->ndim; d++)
-		idx[d] = 0;
+	}
 	for (i = 0; i < n; i++) {
-		UBind bind[T_MAXDIM];
-		int64_t v;
-
-		for (d = 0; d < kb->ndim; d++) {
-			bind[d].name = kb->lvar[d]->name;
+		for (d = 0; d < kb->ndim; d++)
 			bind[d].value = idx[d];
-		}
-		if (uop_eval(kb->layout, bind, kb->ndim, &v, e) < 0) {
+		if (uop_prog_run(p, bind, &off[i], e) < 0) {
+			uop_prog_free(p);
 			free(off);
 			return -1;
 		}
-		off[i] = v;
 		for (d = kb->ndim - 1; d >= 0 && ++idx[d] == kb->shape[d]; d--)
 			idx[d] = 0;
 	}
+	uop_prog_free(p);
 	snprintf(name, sizeof name, "off_%s.bin", nm);
 	rc = write_file(o, name, off, (size_t)n * sizeof *off);
 	free(off);

@@ -195,24 +195,34 @@ offsets(const KBuf *kb, int64_t **out, Err *e)
 {
 	int64_t n = emit_numel(kb), i, *off;
 	UBind bind[T_MAXDIM];
+	UProg *p;
 	int j;
 
 	*out = NULL;
-	if (!(off = malloc((n ? n : 1) * sizeof *off)))
+	for (j = 0; j < kb->ndim; j++) {
+		bind[j].name = kb->lvar[j]->name;
+		bind[j].value = 0;
+	}
+	if (!(p = uop_prog_new((const UOp *const *)&kb->layout, 1, bind, kb->ndim, e)))
+		return -1;
+	if (!(off = malloc((n ? n : 1) * sizeof *off))) {
+		uop_prog_free(p);
 		return err_set(e, "opencl: out of memory");
+	}
 	for (i = 0; i < n; i++) {
 		int64_t x = i;
 
 		for (j = kb->ndim - 1; j >= 0; j--) {
-			bind[j].name = kb->lvar[j]->name;
 			bind[j].value = x % kb->shape[j];
 			x /= kb->shape[j];
 		}
-		if (uop_eval(kb->layout, bind, kb->ndim, &off[i], e) < 0) {
+		if (uop_prog_run(p, bind, &off[i], e) < 0) {
+			uop_prog_free(p);
 			free(off);
 			return -1;
 		}
 	}
+	uop_prog_free(p);
 	*out = off;
 	return 0;
 }

@@ -224,37 +224,104 @@ run(const Prog *p, const int64_t *val, int64_t *r, Err *e)
 	return 0;
 }
 
+struct UProg {
+	Prog p;
+	int *root;      /* nroots slots of the program */
+	int nroots;
+	int *at;        /* variable i of the program is bind[at[i]] */
+	int64_t *val;   /* the variables' values at the point being run */
+	int64_t *r;     /* every slot's value */
+};
+
+void
+uop_prog_free(UProg *q)
+{
+	if (!q)
+		return;
+	prog_free(&q->p);
+	free(q->root);
+	free(q->at);
+	free(q->val);
+	free(q->r);
+	free(q);
+}
+
+UProg *
+uop_prog_new(const UOp *const *roots, int nroots, const UBind *bind, int nbind, Err *e)
+{
+	UProg *q;
+	int i, k;
+
+	for (i = 0; i < nroots; i++)
+		if (!roots[i]) {
+			err_set(e, "eval: no expression");
+			return NULL;
+		}
+	if (!(q = calloc(1, sizeof *q)) || !(q->root = calloc((size_t)nroots + 1, sizeof *q->root))) {
+		free(q);
+		err_set(e, "eval: out of memory");
+		return NULL;
+	}
+	q->nroots = nroots;
+	if (prog_make(&q->p, roots, nroots, q->root, e) < 0) {
+		free(q->root);
+		free(q);
+		return NULL;
+	}
+	q->at = calloc((size_t)q->p.nvars + 1, sizeof *q->at);
+	q->val = calloc((size_t)q->p.nvars + 1, sizeof *q->val);
+	q->r = calloc((size_t)q->p.n + 1, sizeof *q->r);
+	if (!q->at || !q->val || !q->r) {
+		uop_prog_free(q);
+		err_set(e, "eval: out of memory");
+		return NULL;
+	}
+	for (i = 0; i < q->p.nvars; i++) {
+		for (k = 0; k < nbind && strcmp(bind[k].name, q->p.vars[i]->name) != 0; k++)
+			;
+		if (k == nbind) {
+			err_set(e, "eval: no value for variable %s", q->p.vars[i]->name);
+			uop_prog_free(q);
+			return NULL;
+		}
+		q->at[i] = k;
+	}
+	return q;
+}
+
+int
+uop_prog_run(UProg *q, const UBind *bind, int64_t *out, Err *e)
+{
+	int i;
+
+	for (i = 0; i < q->p.nvars; i++) {
+		const UOp *v = q->p.vars[i];
+		int64_t x = bind[q->at[i]].value;
+
+		if (x < v->arg[0] || x > v->arg[1])
+			return err_set(e, "eval: %s = %lld is outside its range [%lld, %lld]", v->name,
+			               (long long)x, (long long)v->arg[0], (long long)v->arg[1]);
+		q->val[i] = x;
+	}
+	if (run(&q->p, q->val, q->r, e) < 0)
+		return -1;
+	for (i = 0; i < q->nroots; i++)
+		out[i] = q->r[q->root[i]];
+	return 0;
+}
+
 int
 uop_eval(const UOp *u, const UBind *bind, int nbind, int64_t *out, Err *e)
 {
-	Prog p;
-	int root, i, k, rc;
-	int64_t *val, *r;
+	UProg *q;
+	int rc;
 
 	if (!u)
 		return err_set(e, "eval: no expression");
-	if (prog_make(&p, &u, 1, &root, e) < 0)
+	if (!(q = uop_prog_new(&u, 1, bind, nbind, e)))
 		return -1;
-	val = calloc(p.nvars + 1, sizeof *val);
-	r = calloc(p.n + 1, sizeof *r);
-	rc = val && r ? 0 : err_set(e, "eval: out of memory");
-	for (i = 0; i < p.nvars && rc == 0; i++) {
-		const UOp *v = p.vars[i];
-		for (k = 0; k < nbind && strcmp(bind[k].name, v->name) != 0; k++)
-			;
-		if (k == nbind)
-			rc = err_set(e, "eval: no value for variable %s", v->name);
-		else if (bind[k].value < v->arg[0] || bind[k].value > v->arg[1])
-			rc = err_set(e, "eval: %s = %lld is outside its range [%lld, %lld]", v->name,
-			             (long long)bind[k].value, (long long)v->arg[0], (long long)v->arg[1]);
-		else
-			val[i] = bind[k].value;
-	}
-	if (rc == 0 && (rc = run(&p, val, r, e)) == 0)
-		*out = r[root];
-	free(val);
-	free(r);
-	prog_free(&p);
+	rc = uop_prog_run(q, bind, out, e);
+	uop_prog_free(q);
 	return rc;
 }
 

@@ -215,6 +215,7 @@ bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 	int64_t n = b->shape[dim], pts = 1, p, val, g;
 	int nv, i;
 	UBind bind[16];
+	UProg *pg = NULL, *px = NULL;
 	Buf d;
 	Err ee;
 	const UOp *gate = gate0;
@@ -261,10 +262,15 @@ bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 			return 0;
 		}
 	}
+	/* compiled once; the gate apart, since x may fail where the gate is false */
+	if ((gate && !(pg = uop_prog_new(&gate, 1, bind, nv, &ee))) || !(px = uop_prog_new(&x, 1, bind, nv, &ee))) {
+		note(c, "%s: index %d: %s", d.s ? d.s : "", dim, ee.msg);
+		pts = 0;
+	}
 	for (p = 0; p < pts; p++) {
-		if (gate && (uop_eval(gate, bind, nv, &g, &ee) < 0 || !g))
+		if (pg && (uop_prog_run(pg, bind, &g, &ee) < 0 || !g))
 			goto next;
-		if (uop_eval(x, bind, nv, &val, &ee) < 0) {
+		if (uop_prog_run(px, bind, &val, &ee) < 0) {
 			note(c, "%s: index %d: %s", d.s ? d.s : "", dim, ee.msg);
 			break;
 		}
@@ -278,6 +284,8 @@ bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 			     (long long)val, w.s ? w.s : "", (long long)n);
 			buf_free(&w);
 			buf_free(&d);
+			uop_prog_free(pg);
+			uop_prog_free(px);
 			return -1;
 		}
 	next:
@@ -285,6 +293,8 @@ bounds(Ck *c, const UOp *ix, const UOp *gate0, int dim)
 			bind[i].value = vars[i]->arg[0];
 	}
 	buf_free(&d);
+	uop_prog_free(pg);
+	uop_prog_free(px);
 	return 0;
 }
 
@@ -880,6 +890,7 @@ af_meet(Af *a, int b, const AfCopy *cp, const UOp *x, Buf *why)
 	int nall = 0, nsh = 0, nfc = 0, nfr = 0, i, j, rc = 0;
 	int64_t n = a->c->k->buf[b].shape[0], psh, pfc, pfr, p, q, v, g;
 	unsigned char *hit;
+	UProg *pg = NULL, *pa = NULL, *px = NULL;
 	Err ee;
 
 	if (!cp->at) {
@@ -927,20 +938,39 @@ af_meet(Af *a, int b, const AfCopy *cp, const UOp *x, Buf *why)
 		emit(why, "too many points to compare the indices");
 		return 1;
 	}
-	if (!(hit = malloc((size_t)n)))
+	/* compiled once: the earlier access's gate and index over sh and fc, this one's over sh and fr */
+	af_points(fc, nfc, bind + nsh);
+	if ((cp->gate && !(pg = uop_prog_new(&cp->gate, 1, bind, nsh + nfc, &ee))) ||
+	    !(pa = uop_prog_new(&cp->at, 1, bind, nsh + nfc, &ee))) {
+		emit(why, "the earlier index does not evaluate: %s", ee.msg);
+		uop_prog_free(pg);
+		return 1;
+	}
+	af_points(fr, nfr, bind + nsh);
+	if (!(px = uop_prog_new(&x, 1, bind, nsh + nfr, &ee))) {
+		emit(why, "the index does not evaluate: %s", ee.msg);
+		uop_prog_free(pg);
+		uop_prog_free(pa);
+		return 1;
+	}
+	if (!(hit = malloc((size_t)n))) {
+		uop_prog_free(pg);
+		uop_prog_free(pa);
+		uop_prog_free(px);
 		return err_set(a->c->e, "check: out of memory");
+	}
 	for (p = 0; p < psh && !rc; p++, af_next(sh, nsh, bind)) {
 		memset(hit, 0, (size_t)n);
 		af_points(fc, nfc, bind + nsh);
 		for (q = 0; q < pfc; q++, af_next(fc, nfc, bind + nsh)) {
-			if (cp->gate && (uop_eval(cp->gate, bind, nsh + nfc, &g, &ee) < 0 || !g))
+			if (pg && (uop_prog_run(pg, bind, &g, &ee) < 0 || !g))
 				continue;
-			if (uop_eval(cp->at, bind, nsh + nfc, &v, &ee) == 0 && v >= 0 && v < n)
+			if (uop_prog_run(pa, bind, &v, &ee) == 0 && v >= 0 && v < n)
 				hit[v] = 1;
 		}
 		af_points(fr, nfr, bind + nsh);
 		for (q = 0; q < pfr && !rc; q++, af_next(fr, nfr, bind + nsh))
-			if (uop_eval(x, bind, nsh + nfr, &v, &ee) == 0 && v >= 0 && v < n && hit[v]) {
+			if (uop_prog_run(px, bind, &v, &ee) == 0 && v >= 0 && v < n && hit[v]) {
 				emit(why, "both reach index 0 = %lld", (long long)v);
 				for (i = 0; i < nsh; i++)
 					emit(why, "%s%s=%lld", i ? ", " : " at ", bind[i].name, (long long)bind[i].value);
@@ -948,6 +978,9 @@ af_meet(Af *a, int b, const AfCopy *cp, const UOp *x, Buf *why)
 			}
 	}
 	free(hit);
+	uop_prog_free(pg);
+	uop_prog_free(pa);
+	uop_prog_free(px);
 	return rc;
 }
 

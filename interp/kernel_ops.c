@@ -213,6 +213,7 @@ region_offsets(Kernel *k, const KRegion *r, const Sq *q, int64_t *npts, char *wh
 	int nv = 0, i, j;
 	int64_t pts = 1, p, el, *off, base[T_MAXDIM];
 	UBind bind[16 + T_MAXDIM];
+	UProg *begins = NULL, *layout = NULL;
 
 	*npts = 0;
 	for (i = 0; i < b->ndim; i++) {
@@ -240,12 +241,16 @@ region_offsets(Kernel *k, const KRegion *r, const Sq *q, int64_t *npts, char *wh
 		bind[i].name = vars[i]->name;
 		bind[i].value = vars[i]->arg[0];
 	}
-	for (i = 0; i < b->ndim; i++)
+	for (i = 0; i < b->ndim; i++) {
 		bind[nv + i].name = b->lvar[i]->name;
+		bind[nv + i].value = 0;
+	}
+	if (!(begins = uop_prog_new((const UOp *const *)r->begin, b->ndim, bind, nv, e)) ||
+	    !(layout = uop_prog_new((const UOp *const *)&b->layout, 1, bind + nv, b->ndim, e)))
+		goto fail;
 	for (p = 0; p < pts; p++) {
-		for (i = 0; i < b->ndim; i++)
-			if (uop_eval(r->begin[i], bind, nv, &base[i], e) < 0)
-				goto fail;
+		if (uop_prog_run(begins, bind, base, e) < 0)
+			goto fail;
 		for (el = 0; el < q->total; el++) {
 			int64_t x = el;
 
@@ -255,15 +260,19 @@ region_offsets(Kernel *k, const KRegion *r, const Sq *q, int64_t *npts, char *wh
 				bind[nv + q->dim[j]].value += x % q->ext[j];
 				x /= q->ext[j];
 			}
-			if (uop_eval(b->layout, bind + nv, b->ndim, &off[p * q->total + el], e) < 0)
+			if (uop_prog_run(layout, bind + nv, &off[p * q->total + el], e) < 0)
 				goto fail;
 		}
 		for (i = nv - 1; i >= 0 && ++bind[i].value > vars[i]->arg[1]; i--)
 			bind[i].value = vars[i]->arg[0];
 	}
+	uop_prog_free(begins);
+	uop_prog_free(layout);
 	*npts = pts;
 	return off;
 fail:
+	uop_prog_free(begins);
+	uop_prog_free(layout);
 	*npts = -1;
 	free(off);
 	return NULL;

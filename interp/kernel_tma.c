@@ -275,8 +275,9 @@ squeezed(const Kernel *k, const KRegion *r, int *dim, int *n, Err *e)
 ** checked (else the first and the last start, and the alignment of all).
 */
 static int
-verify(const Kernel *k, const KRegion *dst, const KRegion *src, const int *sd, const int *gd, int nq,
-       const KTma *t, const UOp **vars, int nv, int64_t pts, int full, char *why, size_t nwhy, Err *e)
+verify_at(const Kernel *k, const KRegion *dst, const KRegion *src, const int *sd, const int *gd, int nq,
+          const KTma *t, const UOp **vars, int nv, int64_t pts, int full, char *why, size_t nwhy,
+          UProg *begins, UProg *layout, Err *e)
 {
 	const KBuf *S = &k->buf[dst->buf], *G = &k->buf[src->buf];
 	UBind bind[16], lb[T_MAXDIM];
@@ -294,9 +295,8 @@ verify(const Kernel *k, const KRegion *dst, const KRegion *src, const int *sd, c
 	for (p = 0; p < pts; p++) {
 		int all = full || p == 0 || p == pts - 1;
 
-		for (d = 0; d < S->ndim; d++)
-			if (uop_eval(dst->begin[d], bind, nv, &base[d], e) < 0)
-				return -1;
+		if (uop_prog_run(begins, bind, base, e) < 0)
+			return -1;
 		for (j = 0; j < t->nbox; j++) {
 			for (l = 0; l < (all ? nel : 1); l++) {
 				int64_t y = l;
@@ -313,7 +313,7 @@ verify(const Kernel *k, const KRegion *dst, const KRegion *src, const int *sd, c
 					x[sd[i]] += gx[gd[i]];
 				for (d = 0; d < S->ndim; d++)
 					lb[d].value = x[d];
-				if (uop_eval(S->layout, lb, S->ndim, &off, e) < 0)
+				if (uop_prog_run(layout, lb, &off, e) < 0)
 					return -1;
 				if (l == 0) {
 					b0 = off * eb;
@@ -341,6 +341,32 @@ verify(const Kernel *k, const KRegion *dst, const KRegion *src, const int *sd, c
 			bind[i].value = vars[i]->arg[0];
 	}
 	return 1;
+}
+
+/* verify_at with the starts and the shared layout compiled once */
+static int
+verify(const Kernel *k, const KRegion *dst, const KRegion *src, const int *sd, const int *gd, int nq,
+       const KTma *t, const UOp **vars, int nv, int64_t pts, int full, char *why, size_t nwhy, Err *e)
+{
+	const KBuf *S = &k->buf[dst->buf];
+	UBind bind[16], lb[T_MAXDIM];
+	UProg *begins, *layout = NULL;
+	int i, rc = -1;
+
+	for (i = 0; i < nv; i++) {
+		bind[i].name = vars[i]->name;
+		bind[i].value = vars[i]->arg[0];
+	}
+	for (i = 0; i < S->ndim; i++) {
+		lb[i].name = S->lvar[i]->name;
+		lb[i].value = 0;
+	}
+	if ((begins = uop_prog_new((const UOp *const *)dst->begin, S->ndim, bind, nv, e)) &&
+	    (layout = uop_prog_new((const UOp *const *)&S->layout, 1, lb, S->ndim, e)))
+		rc = verify_at(k, dst, src, sd, gd, nq, t, vars, nv, pts, full, why, nwhy, begins, layout, e);
+	uop_prog_free(begins);
+	uop_prog_free(layout);
+	return rc;
 }
 
 int

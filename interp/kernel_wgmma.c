@@ -58,6 +58,7 @@ typedef struct Opnd {
 	int64_t e;            /* the M (A) or N (B) extent */
 	int64_t begin[T_MAXDIM];
 	int64_t evals;
+	UProg **prog;         /* the buffer's layout, compiled at the first element */
 	Err *err;
 } Opnd;
 
@@ -83,7 +84,9 @@ phys(Opnd *o, int64_t i, int64_t j, int64_t *out)
 		bind[d].value = c[d];
 	}
 	o->evals++;
-	if (uop_eval(kb->layout, bind, n, &off, o->err) < 0)
+	if (!*o->prog && !(*o->prog = uop_prog_new((const UOp *const *)&kb->layout, 1, bind, n, o->err)))
+		return -1;
+	if (uop_prog_run(*o->prog, bind, &off, o->err) < 0)
 		return -1;
 	*out = off * dtype_bytes(kb->dtype);
 	return 0;
@@ -382,9 +385,9 @@ kernel_wgmma_desc(const Kernel *k, const KRegion *r, int operand, const UBind *b
 	return kernel_wgmma_desc_flags(k, r, operand, 0, bind, nbind, out, e);
 }
 
-int
-kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flags, const UBind *bind,
-                        int nbind, KGmmaDesc *out, Err *e)
+static int
+desc_flags(const Kernel *k, const KRegion *r, int operand, int flags, const UBind *bind, int nbind,
+           KGmmaDesc *out, UProg **prog, Err *e)
 {
 	const UOp *vars[MAXVARS], *tmp[MAXVARS];
 	UBind vb[MAXVARS];
@@ -405,6 +408,7 @@ kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flag
 	o.kb = &k->buf[r->buf];
 	o.r = r;
 	o.operand = operand;
+	o.prog = prog;
 	o.err = e;
 	o.nk = operand == 'B' && (flags & KWG_B_NK);
 	o.e = operand == 'A' ? 64 : r->extent[o.kb->ndim - (o.nk ? 2 : 1)];
@@ -530,6 +534,17 @@ kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flag
 		out->desc = descriptor(&best, rep);
 	}
 	return 0;
+}
+
+int
+kernel_wgmma_desc_flags(const Kernel *k, const KRegion *r, int operand, int flags, const UBind *bind,
+                        int nbind, KGmmaDesc *out, Err *e)
+{
+	UProg *prog = NULL;
+	int rc = desc_flags(k, r, operand, flags, bind, nbind, out, &prog, e);
+
+	uop_prog_free(prog);
+	return rc;
 }
 
 /* ---- the statements ---- */

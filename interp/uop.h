@@ -229,6 +229,17 @@ typedef struct UBind {
 ** value outside its variable's range, division by zero, overflow of the dtype. */
 int uop_eval(const UOp *u, const UBind *bind, int nbind, int64_t *out, Err *e);
 /*
+** uop_eval compiled once for many points. roots[] are compiled together
+** (shared subexpressions once); every variable is matched by name to an entry
+** of bind[], whose layout uop_prog_run's bind[] must keep: only the values
+** change between runs. out[] gets one value per root. A program holds its
+** scratch space: one run at a time. Errors as uop_eval's.
+*/
+typedef struct UProg UProg;
+UProg *uop_prog_new(const UOp *const *roots, int nroots, const UBind *bind, int nbind, Err *e);
+int uop_prog_run(UProg *p, const UBind *bind, int64_t *out, Err *e);
+void uop_prog_free(UProg *p);
+/*
 ** Whether a and b agree at every point of their variables' ranges (variables
 ** are matched by name). Refuses (-1) when there are more than limit points.
 ** *equal is set; when 0, cex gets the counterexample "i=3, j=5: a = 7, b = 8"

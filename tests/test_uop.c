@@ -539,6 +539,71 @@ test_random_simplify(void **state)
 	       (long long)before, (long long)after);
 }
 
+/*
+** One compiled program of 60 random expressions (shared subexpressions once)
+** gives uop_eval's value for each at every point; the binding lists the
+** variables in another order, with a name no expression uses. Errors are
+** uop_eval's: an unbound variable, a value outside its range, a division by
+** zero at one point only.
+*/
+static void
+test_prog(void **state)
+{
+	enum { N = 60 };
+	UOp *ex[N], *z;
+	UBind b[4] = { { "k", 0 }, { "unused", 99 }, { "i", 0 }, { "j", 0 } };
+	int64_t got[N], want, i, j, kk;
+	UProg *p;
+	Err e;
+	int k;
+
+	V[0] = uop_var(C, "i", 0, 7);
+	V[1] = uop_var(C, "j", -4, 5);
+	V[2] = uop_var(C, "k", 0, 12);
+	for (k = 0; k < N; k++)
+		ex[k] = gen(4);
+	p = uop_prog_new((const UOp *const *)ex, N, b, 4, &e);
+	if (!p)
+		fail_msg("%s", e.msg);
+	for (i = 0; i <= 7; i++)
+		for (j = -4; j <= 5; j++)
+			for (kk = 0; kk <= 12; kk++) {
+				b[0].value = kk;
+				b[2].value = i;
+				b[3].value = j;
+				if (uop_prog_run(p, b, got, &e) < 0)
+					fail_msg("seed %llu: run: %s", (unsigned long long)**(uint64_t **)state, e.msg);
+				for (k = 0; k < N; k++) {
+					if (uop_eval(ex[k], b, 4, &want, &e) < 0)
+						fail_msg("eval %s: %s", str(ex[k], D_INFIX), e.msg);
+					if (got[k] != want)
+						fail_msg("seed %llu: %s at i=%lld j=%lld k=%lld: the program %lld, uop_eval %lld",
+						         (unsigned long long)**(uint64_t **)state, str(ex[k], D_INFIX),
+						         (long long)i, (long long)j, (long long)kk, (long long)got[k],
+						         (long long)want);
+				}
+			}
+	b[2].value = 8;
+	assert_int_equal(uop_prog_run(p, b, got, &e), -1);
+	assert_string_equal(e.msg, "eval: i = 8 is outside its range [0, 7]");
+	uop_prog_free(p);
+	assert_null(uop_prog_new((const UOp *const *)ex, N, b + 1, 3, &e));
+	assert_string_equal(e.msg, "eval: no value for variable k");
+	/* 12 / (j + 4): fails at j = -4 only */
+	z = DIV(K(12), ADD(V[1], K(4)));
+	p = uop_prog_new((const UOp *const *)&z, 1, b, 4, &e);
+	assert_non_null(p);
+	b[2].value = 0;
+	b[3].value = 2;
+	assert_int_equal(uop_prog_run(p, b, got, &e), 0);
+	assert_int_equal(got[0], 2);
+	b[3].value = -4;
+	assert_int_equal(uop_prog_run(p, b, got, &e), -1);
+	assert_non_null(strstr(e.msg, "division by zero"));
+	uop_prog_free(p);
+	uop_prog_free(NULL);
+}
+
 /* Printed C of random expressions, compiled once with the system compiler,
 ** gives the evaluator's value at every point. */
 static void
@@ -747,6 +812,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_eval_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_simplify, prop_setup, seed_teardown),
 		cmocka_unit_test_setup_teardown(test_c_execution, prop_setup, seed_teardown),
+		cmocka_unit_test_setup_teardown(test_prog, prop_setup, seed_teardown),
 		cmocka_unit_test_setup_teardown(test_lower_cute, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lower_counts, setup, teardown),
 	};
