@@ -311,6 +311,164 @@ kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole 
 	return k->nbuf++;
 }
 
+/* "(i, j, ...)": element p of b, row-major */
+static void
+element_text(Buf *cb, const KBuf *b, int64_t p)
+{
+	int64_t c[T_MAXDIM];
+	int i;
+
+	for (i = b->ndim - 1; i >= 0; i--) {
+		c[i] = p % b->shape[i];
+		p /= b->shape[i];
+	}
+	for (i = 0; i < b->ndim; i++)
+		emit(cb, "%s%lld", i ? ", " : "", (long long)c[i]);
+}
+
+/*
+** A layout x for buffer b, by enumeration where ranges do not prove it: every
+** offset in [0, size), and for a buffer the kernel writes (anything but an
+** input) no two elements at one offset, since the second store would silently
+** replace the first. Inputs may repeat offsets (a broadcast). Buffers of more
+** than LAYOUT_ENUM elements are checked by ranges only, and a written one's
+** storage must then be at least its element count.
+*/
+enum { LAYOUT_ENUM = 1 << 24, LAYOUT_BITS = 1 << 29 };
+
+/* x as c + sum coef[i] * lvar[i]: 1, or 0 when it has another form */
+static int
+linear(const UOp *x, const KBuf *b, int64_t f, int64_t *coef, int64_t *c, int depth)
+{
+	int i;
+
+	if (depth > 64)
+		return 0;
+	switch (x->op) {
+	case OP_CONST:
+		return uck_mul(f, x->arg[0], &f) == 0 && uck_add(*c, f, c) == 0;
+	case OP_VAR:
+		for (i = 0; i < b->ndim && b->lvar[i] != x; i++)
+			;
+		return i < b->ndim && uck_add(coef[i], f, &coef[i]) == 0;
+	case OP_ADD:
+		return linear(x->src[0], b, f, coef, c, depth + 1) && linear(x->src[1], b, f, coef, c, depth + 1);
+	case OP_MUL:
+		for (i = 0; i < 2; i++)
+			if (x->src[i]->op == OP_CONST) {
+				int64_t g;
+				return uck_mul(f, x->src[i]->arg[0], &g) == 0 &&
+				       linear(x->src[1 - i], b, g, coef, c, depth + 1);
+			}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+** Whether a linear layout is one-to-one, by a sufficient condition: taken by
+** increasing |stride|, each stride passes the span of the ones before
+** (row-major, column-major and padded layouts). 0 means "not shown".
+*/
+static int
+linear_one2one(const UOp *x, const KBuf *b)
+{
+	int64_t coef[T_MAXDIM] = { 0 }, c = 0, span = 0, t;
+	int used[T_MAXDIM] = { 0 }, i, j, m;
+
+	if (!linear(x, b, 1, coef, &c, 0))
+		return 0;
+	for (j = 0; j < b->ndim; j++) {
+		for (m = -1, i = 0; i < b->ndim; i++)
+			if (!used[i] && b->shape[i] > 1 && (m < 0 || llabs(coef[i]) < llabs(coef[m])))
+				m = i;
+		if (m < 0)
+			return 1;
+		used[m] = 1;
+		if (llabs(coef[m]) <= span || uck_mul(llabs(coef[m]), b->shape[m] - 1, &t) < 0 ||
+		    uck_add(span, t, &span) < 0)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+layout_check(const KBuf *b, const UOp *x, int64_t size, Err *e)
+{
+	int64_t pts = 1, p, q, v, c[T_MAXDIM] = { 0 };
+	int one2one = b->role != KB_INPUT, i, rc = 0;
+	unsigned char *seen = NULL;
+	UBind bind[T_MAXDIM];
+	UProg *prog;
+	Buf cb, cb2;
+
+	for (i = 0; i < b->ndim; i++)
+		if (uck_mul(pts, b->shape[i], &pts) < 0 || pts > LAYOUT_ENUM)
+			pts = -1;
+	if (one2one && size < pts)
+		return err_set(e, "set_layout: %s: %lld elements in a storage of %lld: some share an "
+		               "offset, and the kernel writes %s (only an input may repeat offsets)",
+		               b->name, (long long)pts, (long long)size, b->name);
+	if (x->vmin >= 0 && x->vmax < size && (!one2one || pts < 0 || size > LAYOUT_BITS ||
+	                                        linear_one2one(x, b)))
+		return 0;
+	if (pts < 0)
+		return err_set(e, "set_layout: %s: offsets range over [%lld, %lld], outside [0, %lld), and "
+		               "there are too many elements to check", b->name, (long long)x->vmin,
+		               (long long)x->vmax, (long long)size);
+	for (i = 0; i < b->ndim; i++) {
+		bind[i].name = b->lvar[i]->name;
+		bind[i].value = 0;
+	}
+	if (!(prog = uop_prog_new(&x, 1, bind, b->ndim, e)))
+		return -1;
+	if (one2one && size <= LAYOUT_BITS && !(seen = calloc((size_t)(size + 7) / 8, 1))) {
+		uop_prog_free(prog);
+		return err_set(e, "set_layout: out of memory");
+	}
+	buf_init(&cb);
+	buf_init(&cb2);
+	for (p = 0; p < pts && rc == 0; p++) {
+		for (i = 0; i < b->ndim; i++)
+			bind[i].value = c[i];
+		if ((rc = uop_prog_run(prog, bind, &v, e)) < 0)
+			break;
+		if (v < 0 || v >= size) {
+			element_text(&cb, b, p);
+			rc = err_set(e, "set_layout: %s: element (%s) maps to %lld, outside the storage "
+			             "[0, %lld)", b->name, cb.s ? cb.s : "", (long long)v, (long long)size);
+		} else if (seen && (seen[v >> 3] >> (v & 7) & 1)) {
+			int64_t w = -1, d[T_MAXDIM] = { 0 };
+
+			/* the first element at v, for the counterexample */
+			for (q = 0; q < p && w != v; q++) {
+				for (i = 0; i < b->ndim; i++)
+					bind[i].value = d[i];
+				if (uop_prog_run(prog, bind, &w, e) < 0)
+					break;
+				for (i = b->ndim - 1; i >= 0 && ++d[i] == b->shape[i]; i--)
+					d[i] = 0;
+			}
+			element_text(&cb, b, q - 1);
+			element_text(&cb2, b, p);
+			rc = err_set(e, "set_layout: %s: elements (%s) and (%s) both map to offset %lld; the "
+			             "kernel writes %s, so its layout must be one-to-one (only an input may "
+			             "repeat offsets, as a broadcast)", b->name, cb.s ? cb.s : "",
+			             cb2.s ? cb2.s : "", (long long)v, b->name);
+		} else if (seen) {
+			seen[v >> 3] |= (unsigned char)(1u << (v & 7));
+		}
+		for (i = b->ndim - 1; i >= 0 && ++c[i] == b->shape[i]; i--)
+			c[i] = 0;
+	}
+	buf_free(&cb);
+	buf_free(&cb2);
+	free(seen);
+	uop_prog_free(prog);
+	return rc;
+}
+
 int
 kernel_set_layout(Kernel *k, int bi, UOp *expr, UOp *const *vars, int n, int64_t size,
                   const char *desc, Err *e)
@@ -343,38 +501,8 @@ kernel_set_layout(Kernel *k, int bi, UOp *expr, UOp *const *vars, int n, int64_t
 	x = kernel_substitute(k->c, x, own, b->lvar, n);
 	if (!x)
 		return err_set(e, "set_layout: out of memory");
-	if (x->vmin < 0 || x->vmax >= size) {
-		/* ranges are loose for xor and friends: enumerate when small */
-		int64_t pts = 1, p, c[T_MAXDIM] = { 0 }, v;
-		UBind bind[T_MAXDIM];
-
-		for (i = 0; i < n; i++)
-			if (uck_mul(pts, b->shape[i], &pts) < 0 || pts > (1 << 22))
-				return err_set(e, "set_layout: %s: offsets range over [%lld, %lld], outside "
-				               "[0, %lld), and there are too many elements to check",
-				               b->name, (long long)x->vmin, (long long)x->vmax, (long long)size);
-		for (i = 0; i < n; i++)
-			bind[i].name = b->lvar[i]->name;
-		for (p = 0; p < pts; p++) {
-			for (i = 0; i < n; i++)
-				bind[i].value = c[i];
-			if (uop_eval(x, bind, n, &v, e) < 0)
-				return -1;
-			if (v < 0 || v >= size) {
-				Buf cb;
-
-				buf_init(&cb);
-				for (i = 0; i < n; i++)
-					emit(&cb, "%s%lld", i ? ", " : "", (long long)c[i]);
-				err_set(e, "set_layout: %s: element (%s) maps to %lld, outside the storage "
-				        "[0, %lld)", b->name, cb.s ? cb.s : "", (long long)v, (long long)size);
-				buf_free(&cb);
-				return -1;
-			}
-			for (i = n - 1; i >= 0 && ++c[i] == b->shape[i]; i--)
-				c[i] = 0;
-		}
-	}
+	if (layout_check(b, x, size, e) < 0)
+		return -1;
 	b->layout = x;
 	b->size = size;
 	snprintf(b->layout_desc, sizeof b->layout_desc, "%s", desc ? desc : "custom");

@@ -3854,14 +3854,38 @@ out:
 	return rc;
 }
 
-/* Place input b (row-major logical order) through its layout. */
+/* "X[0, 3]": element lin (row-major) of kb */
+static void
+elem_str(const KBuf *kb, int64_t lin, char *el, size_t n)
+{
+	int64_t c[T_MAXDIM];
+	size_t at;
+	int j;
+
+	for (j = kb->ndim - 1; j >= 0; j--) {
+		c[j] = lin % kb->shape[j];
+		lin /= kb->shape[j];
+	}
+	at = snprintf(el, n, "%s[", kb->name);
+	for (j = 0; j < kb->ndim && at < n; j++)
+		at += snprintf(el + at, n - at, "%s%lld", j ? ", " : "", (long long)c[j]);
+	if (at < n)
+		snprintf(el + at, n - at, "]");
+}
+
+/*
+** Place input b (row-major logical order) through its layout. A layout that
+** repeats offsets (a broadcast) takes a binding only where the elements that
+** share an offset agree (checked when the run keeps shadow state).
+*/
 static int
 place(Run *r, int b, const TBuf *in)
 {
 	const KBuf *kb = &r->k->buf[b];
 	RBuf *B = &r->rb[b];
 	Val *s = lay_slots(r, B);
-	int64_t n = in->numel, i, off;
+	int64_t n = in->numel, i, j, off, o2;
+	const unsigned char *src = in->data;
 
 	if (!s)
 		return -1;
@@ -3870,7 +3894,20 @@ place(Run *r, int b, const TBuf *in)
 			free(s);
 			return -1;
 		}
-		memcpy(B->p + off * B->bytes, (const unsigned char *)in->data + i * B->bytes, B->bytes);
+		if (B->sh && B->sh[off].init && memcmp(B->p + off * B->bytes, src + i * B->bytes, B->bytes)) {
+			char e1[160], e2[160];
+
+			for (j = 0; j < i; j++)
+				if (lay_offset(r, B, kb, j, s, &o2) < 0 || o2 == off)
+					break;
+			free(s);
+			elem_str(kb, j, e1, sizeof e1);
+			elem_str(kb, i, e2, sizeof e2);
+			return err_set(r->e, "kernel.run: input %s: %s and %s share offset %lld of its layout "
+			               "(%s), and the binding gives them different values", kb->name, e1, e2,
+			               (long long)off, kb->layout_desc);
+		}
+		memcpy(B->p + off * B->bytes, src + i * B->bytes, B->bytes);
 		if (B->sh)
 			B->sh[off].init = 1;
 	}
@@ -3901,19 +3938,8 @@ readback(Run *r, int b, TBuf *out)
 			goto fail;
 		if (B->sh && !B->sh[off].init) {
 			char el[160];
-			int64_t c[T_MAXDIM], l = i;
-			size_t at;
-			int j;
 
-			for (j = kb->ndim - 1; j >= 0; j--) {
-				c[j] = l % kb->shape[j];
-				l /= kb->shape[j];
-			}
-			at = snprintf(el, sizeof el, "%s[", kb->name);
-			for (j = 0; j < kb->ndim && at < sizeof el; j++)
-				at += snprintf(el + at, sizeof el - at, "%s%lld", j ? ", " : "", (long long)c[j]);
-			if (at < sizeof el)
-				snprintf(el + at, sizeof el - at, "]");
+			elem_str(kb, i, el, sizeof el);
 			err_set(r->e, "uninitialized: output %s (offset %lld) was never written by the end of "
 			        "the run", el, (long long)off);
 			goto fail;

@@ -233,6 +233,28 @@ test_layout_cute(void **state)
 	assert_int_equal(cute_parse("(32,32):(1,32)", &l, &E), 0);
 	assert_int_equal(kernel_layout_cute(K, b, &l, NULL, &E), -1);
 	assert_string_equal(E.msg, "set_layout: S has 512 elements, the CuTe layout 1024");
+	/* a buffer the kernel writes needs a one-to-one layout; an input may broadcast */
+	assert_int_equal(cute_parse("(8,64):(64,2)", &l, &E), 0);
+	assert_int_equal(kernel_layout_cute(K, b, &l, NULL, &E), -1);
+	assert_string_equal(E.msg, "set_layout: S: elements (0, 32) and (1, 0) both map to offset 64; the "
+	                    "kernel writes S, so its layout must be one-to-one (only an input may repeat "
+	                    "offsets, as a broadcast)");
+	assert_string_equal(K->buf[b].layout_desc, "Sw<3,3,3> o 0 o (8,64):(64,1)");   /* kept */
+	assert_int_equal(composed_parse("Sw<3,3,3> o 0 o (8,64):(64,0)", &cl, &E), 0);
+	assert_int_equal(kernel_layout_cute(K, b, NULL, &cl, &E), -1);
+	assert_string_equal(E.msg, "set_layout: S: 512 elements in a storage of 449: some share an offset, "
+	                    "and the kernel writes S (only an input may repeat offsets)");
+	b = buf2("O", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 64, 64);
+	assert_int_equal(composed_parse("Sw<3,4,3> o 0 o (64,64):(64,1)", &cl, &E), 0);
+	assert_int_equal(kernel_layout_cute(K, b, NULL, &cl, &E), 0);
+	offsets_equal(b, composed_at, &cl);
+	/* xor into itself: in range, yet (0, 0) and (0, 1) share offset 0 */
+	assert_int_equal(composed_parse("Sw<1,0,1> o 0 o (64,64):(2,0)", &cl, &E), 0);
+	assert_int_equal(kernel_layout_cute(K, b, NULL, &cl, &E), -1);
+	b = buf2("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 8, 64);
+	assert_int_equal(cute_parse("(8,64):(0,1)", &l, &E), 0);
+	assert_int_equal(kernel_layout_cute(K, b, &l, NULL, &E), 0);
+	offsets_equal(b, cute_at, &l);
 }
 
 static int64_t
