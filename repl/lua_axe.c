@@ -64,6 +64,7 @@ check_shape(lua_State *L, int i, AxeShape *sh)
 	}
 	if (lua_type(L, i) != LUA_TTABLE)
 		luaL_typeerror(L, i, "shape (integer, table of integers or \"(8,16)\")");
+	tessel_checkseq(L, i, "axe: a shape");
 	n = (int)luaL_len(L, i);
 	if (n < 1 || n > AXE_RANK)
 		luaL_argerror(L, i, "a shape has 1 to 16 extents");
@@ -235,6 +236,7 @@ iter_list(lua_State *L, int i, AxeIter *it, const char *what)
 	if (lua_type(L, i) != LUA_TTABLE)
 		return luaL_error(L, "axe.make: %s must be a notation string or a table of iters, not %s", what,
 		                  luaL_typename(L, i));
+	tessel_checkseq(L, i, "axe.make: a list of iters");
 	n = (int)luaL_len(L, i);
 	if (n > AXE_ITERS)
 		return luaL_error(L, "axe.make: %s has more than %d iters", what, AXE_ITERS);
@@ -454,6 +456,7 @@ element_arg(lua_State *L, int i, const AxeLayout *l, const AxeShape *own, const 
 		return lua_tointeger(L, i);
 	if (n >= 1 && lua_type(L, i) == LUA_TTABLE) {
 		int m = (int)luaL_len(L, i);
+		tessel_checkseq(L, i, op);
 		if (m < 1 || m > AXE_RANK)
 			luaL_argerror(L, i, "a coordinate has 1 to 16 integers");
 		for (k = 0; k < m; k++) {
@@ -839,6 +842,7 @@ l_slice(lua_State *L)
 		return luaL_error(L, "axe.slice: give a shape: axe.slice(L, shape, {{lo, hi}, ...})");
 	}
 	luaL_checktype(L, r, LUA_TTABLE);
+	tessel_checkseq(L, r, "axe.slice: the ranges");
 	n = (int)luaL_len(L, r);
 	if (n != sh.n)
 		return luaL_error(L, "axe.slice: %d ranges for a shape of %d modes", n, sh.n);
@@ -958,6 +962,7 @@ check_mesh(lua_State *L, int i, AxeMesh *mesh)
 	int n, k;
 
 	luaL_checktype(L, i, LUA_TTABLE);
+	tessel_checkseq(L, i, "axe: a mesh");
 	n = (int)luaL_len(L, i);
 	if (n < 1 || n > AXE_RANK)
 		luaL_argerror(L, i, "a mesh is a list of 1 to 16 {name, size} pairs");

@@ -131,6 +131,13 @@ table_to_tuple(lua_State *L, int i, Tuple *t, int depth, int allow_under, Err *e
 		return;
 	}
 	if (lua_type(L, i) == LUA_TTABLE && depth < 32) {
+		char key[64];
+
+		if (tessel_seq_stray(L, i, key, sizeof key)) {
+			err_set(e, "a tuple is a list of integers, and this table has the key %s", key);
+			*bad = 1;
+			return;
+		}
 		if ((at = tuple_open(t, e)) < 0) {
 			*bad = 1;
 			return;
@@ -279,6 +286,10 @@ tiler_elem(lua_State *L, int i, Tiler *t, int depth, Err *e)
 		return tuple_push_under(&t->prof, e) < 0 || tuple_push(&t->l.shape, 1, e) < 0 ||
 		       tuple_push(&t->l.stride, 0, e) < 0 ? -1 : 0;
 	if (lua_type(L, i) == LUA_TTABLE && depth < 32) {
+		char key[64];
+
+		if (tessel_seq_stray(L, i, key, sizeof key))
+			return err_set(e, "a tiler is a list, and this table has the key %s", key);
 		if ((at = tuple_open(&t->prof, e)) < 0 || (al = tuple_open(&t->l.shape, e)) < 0 ||
 		    tuple_open(&t->l.stride, e) < 0)
 			return -1;

@@ -113,6 +113,7 @@ check_shape(lua_State *L, int i, AxeShape *sh)
 	int k;
 
 	luaL_checktype(L, i, LUA_TTABLE);
+	tessel_checkseq(L, i, "dist: a shape");
 	sh->n = (int)luaL_len(L, i);
 	if (sh->n < 1 || sh->n > AXE_RANK)
 		luaL_argerror(L, i, "a shape of 1 to 16 dimensions");

@@ -551,6 +551,7 @@ indices(lua_State *L, int i, int ki, UOp **idx, const char *what)
 		idx[0] = operand(L, i, ki, DT_INDEX, what);
 		return 1;
 	}
+	tessel_checkseq(L, i, what);
 	n = (int)luaL_len(L, i);
 	if (n > T_MAXDIM)
 		luaL_error(L, "%s: %d indices (at most %d)", what, n, T_MAXDIM);
@@ -1313,6 +1314,7 @@ b_tile(lua_State *L)
 	kb = &K->k->buf[b->b];
 	n = indices(L, 2, ki, idx, "tile");
 	luaL_checktype(L, 3, LUA_TTABLE);
+	tessel_checkseq(L, 3, "tile: the extents");
 	m = (int)luaL_len(L, 3);
 	if (n != kb->ndim || m != kb->ndim)
 		return luaL_error(L, "tile: %s has %d dimensions; %d starts and %d extents given", kb->name,
@@ -1612,6 +1614,16 @@ set_layout(lua_State *L, LKernel *x, int b, int li)
 	return rc < 0 ? err(L, &e) : 0;
 }
 
+static const char *
+add_buffer_name(KRole role, UAddrSpace scope)
+{
+	if (scope == AS_REG)
+		return "k:register";
+	if (scope == AS_LOCAL)
+		return "k:shared";
+	return role == KB_INPUT ? "k:input" : role == KB_OUTPUT ? "k:output" : "k:buffer";
+}
+
 static int
 add_buffer(lua_State *L, KRole role, UAddrSpace scope, int opts)
 {
@@ -1620,6 +1632,8 @@ add_buffer(lua_State *L, KRole role, UAddrSpace scope, int opts)
 	DType t = check_dtype(L, 3, "k:buffer");
 	int64_t shape[T_MAXDIM];
 	int n, i, b, li = 0;
+	const char *op = add_buffer_name(role, scope);
+	char what[64];
 	Err e = { "" };
 
 	if (lua_isinteger(L, 4)) {
@@ -1627,31 +1641,39 @@ add_buffer(lua_State *L, KRole role, UAddrSpace scope, int opts)
 		n = 1;
 	} else {
 		luaL_checktype(L, 4, LUA_TTABLE);
+		snprintf(what, sizeof what, "%s: the shape", op);
+		tessel_checkseq(L, 4, what);
 		n = (int)luaL_len(L, 4);
 		if (n > T_MAXDIM)
-			return luaL_error(L, "k:buffer: %s has %d dimensions (at most %d)", name, n, T_MAXDIM);
+			return luaL_error(L, "%s: %s has %d dimensions (at most %d)", op, name, n, T_MAXDIM);
 		for (i = 0; i < n; i++) {
 			lua_geti(L, 4, i + 1);
 			if (!lua_isinteger(L, -1))
-				return luaL_error(L, "k:buffer: the shape of %s must hold integers", name);
+				return luaL_error(L, "%s: the shape of %s must hold integers", op, name);
 			shape[i] = lua_tointeger(L, -1);
 			lua_pop(L, 1);
 		}
 	}
-	if (opts && lua_type(L, 5) == LUA_TTABLE) {
+	/* options: k:buffer's always; the others' when the table names its fields
+	** ({layout = ...}), since a plain list there is a CuTe shape */
+	if (lua_type(L, 5) == LUA_TTABLE && (opts || lua_getfield(L, 5, "layout") != LUA_TNIL)) {
 		const char *s;
 
+		if (!opts && (lua_getfield(L, 5, "scope") != LUA_TNIL || lua_getfield(L, 5, "role") != LUA_TNIL))
+			return luaL_error(L, "%s: %s: the options take only layout = (k:buffer sets scope and role)",
+			                  op, name);
+		lua_settop(L, 5);
 		if (lua_getfield(L, 5, "scope") == LUA_TSTRING) {
 			s = lua_tostring(L, -1);
 			if (kscope_parse(s, &scope) < 0)
-				return luaL_error(L, "k:buffer: unknown scope %s (global, shared, local)", s);
+				return luaL_error(L, "%s: unknown scope %s (global, shared, local)", op, s);
 		}
 		if (lua_getfield(L, 5, "role") == LUA_TSTRING) {
 			s = lua_tostring(L, -1);
 			role = strcmp(s, "input") == 0 ? KB_INPUT : strcmp(s, "output") == 0 ? KB_OUTPUT
 			     : strcmp(s, "temp") == 0 ? KB_TEMP : (KRole)-1;
 			if ((int)role < 0)
-				return luaL_error(L, "k:buffer: unknown role %s (input, output, temp)", s);
+				return luaL_error(L, "%s: unknown role %s (input, output, temp)", op, s);
 		}
 		lua_pop(L, 2);
 		if (lua_getfield(L, 5, "layout") != LUA_TNIL)
@@ -1661,7 +1683,7 @@ add_buffer(lua_State *L, KRole role, UAddrSpace scope, int opts)
 	} else if (!lua_isnoneornil(L, 5))
 		li = 5;
 	if (scope != AS_GLOBAL && role != KB_TEMP)
-		return luaL_error(L, "k:buffer: %s: inputs and outputs live in global memory", name);
+		return luaL_error(L, "%s: %s: inputs and outputs live in global memory", op, name);
 	if ((b = kernel_add_buffer(x->k, name, t, scope, role, shape, n, &e)) < 0)
 		return err(L, &e);
 	if (li)
@@ -2527,13 +2549,19 @@ static const HelpReg kfuncs[] = {
 };
 
 static const HelpReg kmeths[] = {
-	{ "input", k_input, "k:input(name, dtype, shape [, layout]): an input buffer in global memory" },
-	{ "output", k_output, "k:output(name, dtype, shape [, layout]): an output buffer in global memory" },
+	{ "input", k_input,
+	  "k:input(name, dtype, shape [, layout]): an input buffer in global memory\n"
+	  "Its layout may repeat offsets (a broadcast); k:run checks the binding agrees there." },
+	{ "output", k_output,
+	  "k:output(name, dtype, shape [, layout]): an output buffer in global memory\n"
+	  "Its layout must be one-to-one, as every buffer's the kernel writes." },
 	{ "shared", k_shared,
 	  "k:shared(name, dtype, shape [, layout]): a shared-memory buffer, one per block\n"
-	  "layout: a CuTe layout or notation (\"(32,33):(33,1)\"), a swizzled one\n"
-	  "(\"Sw<3,4,3> o 0 o (8,64):(64,1)\"), a lego.Layout or an axe.Layout on axis m." },
-	{ "register", k_register, "k:register(name, dtype, shape): a per-thread buffer (registers)" },
+	  "layout (here and in k:input, k:output, k:register; or {layout = ...}): a CuTe layout\n"
+	  "or notation (\"(32,33):(33,1)\"), a swizzled one (\"Sw<3,4,3> o 0 o (8,64):(64,1)\"),\n"
+	  "a lego.Layout or an axe.Layout on axis m; one-to-one (two elements that share an\n"
+	  "offset are refused)." },
+	{ "register", k_register, "k:register(name, dtype, shape [, layout]): a per-thread buffer (registers)" },
 	{ "buffer", k_buffer,
 	  "k:buffer(name, dtype, shape [, {scope=, role=, layout=}]): any buffer\n"
 	  "scope: global (default), shared or local; role: temp (default), input or output." },

@@ -262,6 +262,7 @@ check_ints(lua_State *L, int i, int64_t *d, int max, const char *what)
 	int isint;
 
 	luaL_checktype(L, i, LUA_TTABLE);
+	tessel_checkseq(L, i, what);
 	n = luaL_len(L, i);
 	if (n < 1 || n > max)
 		luaL_argerror(L, i, lua_pushfstring(L, "%s must have 1 to %d entries, not %d", what, max, (int)n));
@@ -312,6 +313,7 @@ check_groups(lua_State *L, int i, int64_t *d, int *glen, int *ngroup)
 		return glen[0];
 	}
 	lua_pop(L, 1);
+	tessel_checkseq(L, i, "lego: the groups of dimensions");
 	n = luaL_len(L, i);
 	if (n > LEGO_DIMS)
 		luaL_argerror(L, i, "too many tile groups");

@@ -346,6 +346,7 @@ loops_arg(lua_State *L, int i, const char **out, int max, const char *what)
 
 	if (lua_type(L, i) == LUA_TTABLE && top == i) {
 		int m = (int)luaL_len(L, i);
+		tessel_checkseq(L, i, what);
 
 		for (j = 1; j <= m && n < max; j++) {
 			lua_geti(L, i, j);

@@ -145,6 +145,7 @@ get_shape(lua_State *L, int i, int64_t *s, const char *what)
 	int n, k;
 
 	if (lua_type(L, i) == LUA_TTABLE) {
+		tessel_checkseq(L, i, what);
 		n = (int)luaL_len(L, i);
 		if (n > T_MAXDIM)
 			luaL_error(L, "%s: rank %d is more than %d", what, n, T_MAXDIM);
@@ -517,6 +518,7 @@ pairs(lua_State *L, int i, UOp *a, int64_t *p, int64_t *q, int pad, const char *
 	int n, k;
 
 	luaL_checktype(L, i, LUA_TTABLE);
+	tessel_checkseq(L, i, what);
 	n = (int)luaL_len(L, i);
 	if (n != a->ndim)
 		luaL_error(L, "%s: %d pairs for a tensor of rank %d", what, n, a->ndim);
@@ -691,6 +693,7 @@ device_arg(lua_State *L, int i, Buf *b)
 		return b->s;
 	}
 	luaL_checktype(L, i, LUA_TTABLE);
+	tessel_checkseq(L, i, "copy: the devices");
 	n = (int)luaL_len(L, i);
 	if (n < 1 || n > T_MAXDEV)
 		luaL_error(L, "copy: %d devices (1 to %d)", n, T_MAXDEV);
@@ -1378,6 +1381,7 @@ flatten(lua_State *L, int i, int ax, int64_t *shape, int *nd, double **v, int64_
 	int64_t len, k;
 
 	if (lua_type(L, i) == LUA_TTABLE) {
+		tessel_checkseq(L, i, "tensor: a nested table");
 		len = (int64_t)luaL_len(L, i);
 		if (ax >= T_MAXDIM)
 			luaL_error(L, "tensor.from: deeper than %d", T_MAXDIM);

@@ -82,6 +82,13 @@ void tessel_uop_push(lua_State *L, struct UOp *u, int ci);
 struct UOp *tessel_uop_operand(lua_State *L, int i, struct UCtx *c, const char *what);
 int tessel_uop_isexpr(lua_State *L, int i);
 
+/* A table read as a list (a shape, a tuple, coordinates) takes the keys 1..#t
+** only. tessel_seq_stray: 1 with the first other key described in key[]
+** ("\"layout\"", "0"), else 0. tessel_checkseq raises "what: ..." naming it,
+** and does nothing for a value that is not a table. */
+int tessel_seq_stray(lua_State *L, int i, char *key, size_t nkey);
+void tessel_checkseq(lua_State *L, int i, const char *what);
+
 /* show(x [, opts]): print tessel_push_text's picture of a drawable value
 ** (see lua_viz.c below), tostring(x) for any other value. */
 int tessel_show(lua_State *L);

@@ -1042,4 +1042,43 @@ check("atomics and fences: a histogram, the last block's sum, races without a fe
   end, "scope system (gpu or block)")
 end)
 
+check("layouts: options on every buffer call, one-to-one where the kernel writes, named keys refused", function()
+  local k = kernel.new{grid = {1}, block = {4}}
+  local X = k:input("X", "float32", {4, 4}, {layout = "(4,4):(0,1)"})       -- a broadcast read
+  local Y = k:output("Y", "float32", {4, 4}, {layout = "(4,4):(1,4)"})
+  local S = k:shared("S", "float32", {4, 8}, {layout = "Sw<1,0,3> o 0 o (4,8):(8,1)"})
+  eq(tostring(k):match("# outputs: ([^\n]*)"), "Y: float32[4, 4] @ (4,4):(1,4)", "the output's layout")
+  k:stage("s", function()
+    for i in kernel.range(4) do S[{k.tx, i}] = X[{k.tx, i}] end
+    for i in kernel.range(4) do Y[{k.tx, i}] = S[{k.tx, i}] * 2 end
+  end)
+  local x = tensor.arange(4):cast("float32"):reshape{1, 4}:expand{4, 4}:realize()
+  local got = k:run{X = x}:tolist()
+  for i = 1, 4 do for j = 1, 4 do eq(got[i][j], 2.0 * (j - 1), "Y[" .. i .. "][" .. j .. "]") end end
+  -- a broadcast input takes a binding whose rows agree
+  raises(function() k:run{X = tensor.arange(16):cast("float32"):reshape{4, 4}} end,
+    "kernel.run: input X: X[0, 0] and X[1, 0] share offset 0 of its layout ((4,4):(0,1))")
+  -- an output or a temporary whose elements share storage would lose stores silently
+  raises(function() k:set_layout("Y", "(4,4):(1,0)") end,
+    "set_layout: Y: 16 elements in a storage of 4", "only an input may repeat offsets")
+  raises(function() k:set_layout("S", "(4,8):(8,2)") end,
+    "elements (0, 4) and (1, 0) both map to offset 8", "must be one-to-one")
+  raises(function() k:set_layout("S", "Sw<1,0,1> o 0 o (4,8):(8,2)") end, "both map to offset")
+  eq(tostring(k):match("# buffers: ([^\n]*)"), "S: float32[4, 8] shared @ Sw<1,0,3> o 0 o (4,8):(8,1)", "S kept")
+  -- options where a layout goes take layout = only; a misspelt key is no layout
+  raises(function() k:output("Z", "float32", {4}, {layout = "4:1", scope = "shared"}) end,
+    "k:output: Z: the options take only layout =")
+  raises(function() k:output("Z", "float32", {4}, {layuot = "4:1"}) end,
+    "a tuple is a list of integers, and this table has the key \"layuot\"")
+  raises(function() k:register("Z", "float32", {4, n = 4}) end,
+    "k:register: the shape: a list takes the keys 1 to #t only, this one has the key \"n\"")
+  raises(function() cute.layout({4, 2, stride = {1, 4}}) end, "has the key \"stride\"")
+  raises(function() cute.logical_divide("8:1", {2, [0] = 4}) end, "a tiler is a list", "has the key 0")
+  raises(function() tensor.zeros{2, 3, dtype = "int32"} end, "has the key \"dtype\"")
+  raises(function() axe.dtensor({64, 128, x = 1}, {{"gpuid", 2}}, {"S(1)"}) end, "has the key \"x\"")
+  raises(function() lego.RegP({4, 4, foo = 2}, {1, 2}) end, "has the key \"foo\"")
+  raises(function() tensor.ones{4}:pad{{1, 1}, extra = 1} end, "pad: a list", "has the key \"extra\"")
+  eq(cute.layout({4, 2}), "(4,2):(1,4)", "a plain list still reads")
+end)
+
 finish()
