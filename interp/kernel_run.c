@@ -1328,6 +1328,9 @@ typedef struct Acc {
 } Acc;
 
 #define ATOMIC_BIT 0x80000000u
+/* ev of a wgmma's read of its shared tile while the wgmma is in flight: the
+** hardware reads until the wgmma_wait that retires it, which sets the ev then */
+#define WG_READING 0xffffffffu
 
 /*
 ** Release and acquire (kernel.h). A release: thread `thread` of `block` ran
@@ -1465,6 +1468,10 @@ typedef struct Run {
 	uint32_t nrel, caprel;
 	Acq *acq;           /* the block's acquires */
 	int nacq, capacq;
+	/* the shared elements the block's wgmmas in flight read: the reading
+	** thread (shadow), the issuing thread's commit group */
+	struct WgRd { int tid, buf; uint32_t group; int64_t off; } *wgr;
+	int64_t nwgr, capwgr;
 } Run;
 
 static int
@@ -1737,6 +1744,53 @@ check_atomic(Run *r, Thr *th, const Ins *in, int64_t off, Shadow *s, const Acc *
 	return 0;
 }
 
+/* Keep the two most recent distinct readers. A wgmma of the same thread that
+** still reads the element stays in flight. */
+static void
+note_read(Shadow *s, const Acc *cur)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (s->r[i].thread == cur->thread && s->r[i].block == cur->block) {
+			uint32_t ev = s->r[i].ev == WG_READING && s->r[i].launch == cur->launch ? WG_READING : cur->ev;
+
+			s->r[i] = *cur;
+			s->r[i].ev = ev;
+			return;
+		}
+	s->r[1] = s->r[0];
+	s->r[0] = *cur;
+}
+
+/* A wgmma in flight that reads element s of this launch and block: its reader slot, or NULL. */
+static const Acc *
+wg_reading(const Run *r, const Shadow *s)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (s->r[i].ev == WG_READING && s->r[i].launch == r->launch && s->r[i].block == r->blin)
+			return &s->r[i];
+	return NULL;
+}
+
+static int
+fail_wg_reading(Run *r, Thr *th, const Ins *in, int64_t off, const Acc *p, const char *who)
+{
+	char w[256], el[160];
+	int64_t pt[3];
+
+	where(r, th, in, w, sizeof w);
+	element(r, th, in, el, sizeof el);
+	coords(p->thread, r->blk, pt);
+	return err_set(r->e, "wgmma: %s: %s %s (offset %lld, shared memory) while a wgmma of thread "
+	               "(%lld,%lld,%lld)'s warpgroup reads it: a wgmma reads its shared tiles until the "
+	               "kernel.wgmma_wait that retires it, and neither a barrier nor an mbarrier arrival "
+	               "before that wait orders the read", w, who, el, (long long)off, (long long)pt[0],
+	               (long long)pt[1], (long long)pt[2]);
+}
+
 /* The checks of one access (bounds, uninitialized, races); 0 when it may
 ** go on. write: 0 a read, 1 a write, 2 an atomic (both). */
 static int
@@ -1786,6 +1840,8 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 	cur.fc = th->fc | (write == 2 ? ATOMIC_BIT : 0);
 	if (write && r->o->watch_buf == a->buf + 1 && off == r->o->watch_off && r->o->watch_msg)
 		where(r, th, in, r->o->watch_msg, r->o->watch_len);
+	if (write && B->scope == AS_LOCAL && wg_reading(r, s))
+		return fail_wg_reading(r, th, in, off, wg_reading(r, s), acc_verb(in));
 	if (write == 2)
 		return check_atomic(r, th, in, off, s, &cur);
 	if (write) {
@@ -1808,15 +1864,7 @@ check(Run *r, Thr *th, const Ins *in, int64_t off, int write)
 		}
 	} else if (racing(r, th, &s->w, &cur))
 		return fail_race(r, th, in, off, &s->w, 1);
-	/* keep the two most recent distinct readers */
-	if (s->r[0].thread == cur.thread && s->r[0].block == cur.block)
-		s->r[0] = cur;
-	else if (s->r[1].thread == cur.thread && s->r[1].block == cur.block)
-		s->r[1] = cur;
-	else {
-		s->r[1] = s->r[0];
-		s->r[0] = cur;
-	}
+	note_read(s, &cur);
 	return 0;
 }
 
@@ -2031,11 +2079,29 @@ fail_cp_end(Run *r, Thr *th)
 
 /* ---- wgmma: the thread's side ---- */
 
-/* WG_WAIT n: the wgmmas of every committed group but the n most recent retire. */
+/* WG_WAIT n: the wgmmas of every committed group but the n most recent retire,
+** and the shared elements this thread's slot records them reading are read
+** until now. */
 static void
-wg_wait(Thr *th, int64_t n)
+wg_wait(Run *r, Thr *th, int64_t n)
 {
+	int64_t j, keptr = 0;
 	int i, kept = 0;
+
+	for (j = 0; j < r->nwgr; j++) {
+		const struct WgRd *g = &r->wgr[j];
+		Shadow *s;
+
+		if (g->tid != th->tid || (int64_t)g->group + n >= (int64_t)th->wgcommit) {
+			r->wgr[keptr++] = *g;
+			continue;
+		}
+		s = &r->rb[g->buf].sh[g->off];
+		for (i = 0; i < 2; i++)
+			if (s->r[i].thread == (uint32_t)th->tid && s->r[i].ev == WG_READING && s->r[i].block == r->blin)
+				s->r[i].ev = th->ev;
+	}
+	r->nwgr = keptr;
 
 	for (i = 0; i < th->nwg; i++) {
 		if ((int64_t)th->wg[i].group + n >= (int64_t)th->wgcommit) {
@@ -2328,6 +2394,8 @@ tma_issue(Run *r, Thr *th, const Ins *in, int64_t doff, int64_t boff)
 
 			if (s->async)
 				return fail_inflight(r, th, &si, sh, s->async);
+			if (wg_reading(r, s))
+				return fail_wg_reading(r, th, &si, sh, wg_reading(r, s), "a TMA writes");
 			if (conflict(&s->w, &cur))
 				return fail_race(r, th, &si, sh, &s->w, 1);
 			for (i = 0; i < 2; i++)
@@ -2562,7 +2630,7 @@ exec(Run *r, const Prog *P, Thr *th)
 				memset(th->wgs + r->k->nbuf, 0, (size_t)r->k->nbuf * sizeof *th->wgs);
 			break;
 		case I_WGC: th->wgcommit++; break;
-		case I_WGW: wg_wait(th, in->imm); break;
+		case I_WGW: wg_wait(r, th, in->imm); break;
 		case I_CPW: cp_wait(r, th, in->imm); break;
 		case I_MBI:
 			if (mbar_init(r, th, in, D.i) < 0)
@@ -3173,6 +3241,31 @@ crd_desc(const KBuf *kb, const int64_t *c, char *out, size_t n)
 ** layout, checked as a read of the thread whose rows of D it feeds (A: the
 ** first lane of warp m/16; B: the warpgroup's first thread).
 */
+/* A wgmma in flight reads element off of buf, for thread th's slot, until th retires it. */
+static int
+wg_note(Run *r, const Thr *th, int buf, int64_t off)
+{
+	struct WgRd *g;
+
+	if (r->nwgr == r->capwgr) {
+		int64_t nc = r->capwgr ? 2 * r->capwgr : 1024;
+		void *q;
+
+		if (charge(r, (uint64_t)(nc - r->capwgr) * sizeof *r->wgr, "the wgmmas' tiles in flight") < 0)
+			return -1;
+		if (!(q = realloc(r->wgr, (size_t)nc * sizeof *r->wgr)))
+			return err_set(r->e, "kernel.run: out of memory (wgmma tiles in flight)");
+		r->wgr = q;
+		r->capwgr = nc;
+	}
+	g = &r->wgr[r->nwgr++];
+	g->tid = th->tid;
+	g->buf = buf;
+	g->group = th->wgcommit;
+	g->off = off;
+	return 0;
+}
+
 static int
 wg_tile(Run *r, Thr *l, int buf, const int64_t *c0, int rows, int cols, int isa, double *t)
 {
@@ -3213,6 +3306,8 @@ wg_tile(Run *r, Thr *l, int buf, const int64_t *c0, int rows, int cols, int isa,
 				cur.block = r->blin;
 				cur.phase = r->phase;
 				cur.thread = (uint32_t)th->tid;
+				cur.ev = WG_READING;
+				cur.fc = th->fc;
 				if (s->async || !s->init || conflict(&s->w, &cur)) {
 					int64_t pt[3];
 
@@ -3233,13 +3328,10 @@ wg_tile(Run *r, Thr *l, int buf, const int64_t *c0, int rows, int cols, int isa,
 					               "(%lld,%lld,%lld) wrote it in the same phase (no barrier between)", w, el,
 					               (long long)off, (long long)pt[0], (long long)pt[1], (long long)pt[2]);
 				}
-				if (s->r[0].thread == cur.thread && s->r[0].block == cur.block)
-					s->r[0] = cur;
-				else if (s->r[1].thread == cur.thread && s->r[1].block == cur.block)
-					s->r[1] = cur;
-				else {
-					s->r[1] = s->r[0];
-					s->r[0] = cur;
+				note_read(s, &cur);
+				if (wg_note(r, th, buf, off) < 0) {
+					free(slots);
+					return -1;
 				}
 			}
 			t[i * cols + j] = dtype_load_f(B->t, B->p + off * B->bytes);
@@ -3709,6 +3801,7 @@ run_stage(Run *r, const Prog *P, int si)
 			th[t].ncommit = 0;
 			th[t].nwg = 0;
 			th[t].wgcommit = 0;
+			r->nwgr = 0;
 			th[t].wgs = NULL;
 			if (wgs) {
 				/* nothing in flight; every accumulator needs a fence before its first wgmma */
@@ -3840,6 +3933,9 @@ out:
 	free(r->tf);
 	r->tf = NULL;
 	r->ntf = r->captf = 0;
+	free(r->wgr);
+	r->wgr = NULL;
+	r->nwgr = r->capwgr = 0;
 	for (i = 0; i < k->nbuf; i++) {
 		free(r->rb[i].mb);
 		r->rb[i].mb = NULL;

@@ -781,6 +781,67 @@ check("wgmma: products against float64, descriptors, asynchrony and divergence e
          "warpgroup 1 reaches a wgmma with 32 threads; a wgmma runs on a whole warpgroup of 128")
 end)
 
+check("wgmma: its shared tiles are read until the wait that retires it (stores, TMA into a slot released early)", function()
+  -- a producer warp (thread 128) fills 2 slots of A and B by TMA; the consumer warpgroup multiplies
+  -- and releases a slot on empty[s] after wgmma_wait(0) ("ok"), before it ("early"), or stores
+  -- into the tile it multiplies before the wait ("store")
+  local function mk(variant)
+    local S = 2
+    local k = kernel.new{block = {160}}
+    local A = k:input("A", "float16", {64, 256})
+    local B = k:input("B", "float16", {256, 64})
+    local C = k:output("C", "float32", {64, 64})
+    local As = k:shared("As", "float16", {S, 64, 64}, "Sw<3,3,3> o 0 o (2,64,64):(4096,64,1)")
+    local Bs = k:shared("Bs", "float16", {S, 64, 64}, "Sw<3,3,3> o 0 o (2,64,64):(4096,64,1)")
+    local c = k:register("c", "float32", {32})
+    local full, empty = k:shared("full", "uint64", {S}), k:shared("empty", "uint64", {S})
+    k:stage("pc", function()
+      kernel.when(kernel.eq(k.tx, 0), function()
+        for s = 0, S - 1 do kernel.mbarrier_init(full, {s}, 1); kernel.mbarrier_init(empty, {s}, 128) end
+      end)
+      kernel.barrier()
+      kernel.when(kernel.eq(k.tx, 128), function()
+        for kt in kernel.range(4, {name = "kt"}) do
+          local s = kt % S
+          kernel.mbarrier_wait(empty, {s}, (kt // S + 1) % 2)
+          kernel.mbarrier_arrive(full, {s}, {tx = 16384})
+          kernel.tma(As:tile({s, 0, 0}, {1, 64, 64}), A:tile({0, kt * 64}, {64, 64}), full, {s})
+          kernel.tma(Bs:tile({s, 0, 0}, {1, 64, 64}), B:tile({kt * 64, 0}, {64, 64}), full, {s})
+        end
+      end)
+      kernel.when(kernel.lt(k.tx, 128), function()
+        for v in kernel.range(32) do c[v] = 0 end
+        for kt in kernel.range(4, {name = "kt"}) do
+          local s = kt % S
+          kernel.mbarrier_wait(full, {s}, kt // S % 2)
+          kernel.wgmma_fence()
+          for j in kernel.range(4, {name = "j"}) do
+            kernel.wgmma(c, As:tile({s, 0, j * 16}, {1, 64, 16}), Bs:tile({s, j * 16, 0}, {1, 16, 64}))
+          end
+          kernel.wgmma_commit()
+          if variant == "early" then kernel.mbarrier_arrive(empty, {s}) end
+          if variant == "store" then As[{s, k.tx // 2, k.tx % 2}] = 0 end
+          kernel.wgmma_wait(0)
+          if variant ~= "early" then kernel.mbarrier_arrive(empty, {s}) end
+        end
+        local w, l = k.tx // 32, k.tx % 32
+        for v in kernel.range(32) do
+          C[{w * 16 + l // 4 + v // 2 % 2 * 8, v // 4 * 8 + l % 4 * 2 + v % 2}] = c[v]
+        end
+      end)
+    end)
+    return k
+  end
+  local ta = tensor.rand({64, 256}, {seed = 3}):cast("float16")
+  local tb = tensor.rand({256, 64}, {seed = 4}):cast("float16")
+  near(mk("ok"):run{A = ta, B = tb}:tolist(), ta:cast("float64"):matmul(tb:cast("float64")):tolist(), 1e-4)
+  raises(function() mk("early"):run{A = ta, B = tb} end,
+         "kt=2: a TMA writes As at offset 0 while thread (0,0,0) read it in this phase, and no mbarrier orders them")
+  raises(function() mk("store"):run{A = ta, B = tb} end,
+         "wgmma: stage pc, block (0,0,0), thread (0,0,0), loops tx=0, kt=0: writes As[0, 0, 0] (offset 0, shared "
+         .. "memory) while a wgmma of thread (0,0,0)'s warpgroup reads it", "until the kernel.wgmma_wait that retires it")
+end)
+
 check("pictures, listings and help", function()
   local k = transpose("(32,32):(33,1)")
   assert(k:uops():find("define   float32  tile shared", 1, true), k:uops())
