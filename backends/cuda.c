@@ -941,7 +941,8 @@ cuda_vload(Emit *E, int b, int w, const Ex *off)
 	emit(E->out, "]");
 }
 
-/* a vector copy's move: global buffers are aligned by cudaMalloc, shared arrays declared __align__(16) */
+/* a vector copy's move: global buffers are aligned by cudaMalloc, shared arrays declared
+** __align__(16), register arrays to their element (16-bit ones to 4 bytes: a pair moves) */
 static const char *
 cuda_vcopy(int n)
 {
@@ -967,6 +968,6 @@ cuda_atomic(Emit *E, EStage *S, const UOp *s)
 
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
-	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL,
+	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL | 1u << AS_REG,
 	cuda_async, cuda_atomic, "tessel_ex2f"
 };

@@ -1490,6 +1490,11 @@ vector_copy(Emit *E, EStage *S, const UOp *s, int ind)
 	bytes = (int)ext * dtype_bytes(E->k->buf[b[0]].dtype);
 	if ((bytes != 4 && bytes != 8 && bytes != 16) || !(ty = E->D->vcopy(bytes)))
 		return 0;
+	/* a register array is aligned to its element, and a 16-bit one to 4 bytes (gpu.c) */
+	for (i = 0; i < 2; i++)
+		if (E->k->buf[b[i]].scope == AS_REG && bytes > (dtype_bytes(E->k->buf[b[i]].dtype) == 2 ? 4
+		                                                : dtype_bytes(E->k->buf[b[i]].dtype)))
+			return 0;
 	if (!(od = index_offset(E, st->src[0])) || !(os = index_offset(E, ld->src[0])))
 		return -1;
 	if (!(bd = vec_base(E, od, v, (int)ext, 0)) || !(bs = vec_base(E, os, v, (int)ext, 0)))

@@ -581,6 +581,43 @@ vector_copies(void)
 }
 
 /*
+** Register pairs to global memory (the wgmma GEMM's epilogue): thread tx converts two floats
+** into h (float16, __align__(4)) and copies h to C[tx*2:+2] as one 4-byte move. Four halves of
+** q to D[tx*4:+4] are a vector4 by the dispatch, but a 16-bit register array is aligned to 4
+** bytes only, so the emitter keeps those 2-byte stores.
+*/
+static void
+register_pairs(void)
+{
+	int c = mkbuf("C", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
+	int d = mkbuf("D", DT_FLOAT16, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)128);
+	int h = mkbuf("h", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)2);
+	int q = mkbuf("q", DT_FLOAT16, AS_REG, KB_TEMP, 1, (int64_t)4);
+	UOp *tx = kernel_var(K, "tx", 32), *th[3] = { tx }, *bl[3] = { NULL }, *ops[8], *x;
+	KScope sc;
+	KDispatch dd;
+	KRegion rc, rh, rd, rq;
+	int i;
+
+	if (kernel_scope(K, KS_THREAD, th, bl, 0, 0, &sc, &E) < 0)
+		fail_msg("scope: %s", E.msg);
+	x = alu(OP_CAST, DT_FLOAT16, tx, NULL);
+	for (i = 0; i < 2; i++)
+		ops[i] = st(at(h, 1, I(i)), alu(OP_ADD, DT_FLOAT16, x, fc(DT_FLOAT16, 0.5 * i)));
+	for (i = 0; i < 4; i++)
+		ops[2 + i] = st(at(q, 1, I(i)), alu(OP_ADD, DT_FLOAT16, x, fc(DT_FLOAT16, 0.25 * i)));
+	rc = region(c, 1, mul(tx, I(2)), (int64_t)2);
+	rh = region(h, 1, I(0), (int64_t)2);
+	rd = region(d, 1, mul(tx, I(4)), (int64_t)4);
+	rq = region(q, 1, I(0), (int64_t)4);
+	ops[6] = ok(kernel_op_copy(K, &sc, &rc, &rh, NULL, &dd, &E));
+	assert_string_equal(dd.impl, "vector2");
+	ops[7] = ok(kernel_op_copy(K, &sc, &rd, &rq, NULL, &dd, &E));
+	assert_string_equal(dd.impl, "vector4");
+	stage("rp", loop(tx, HW_THREAD_X, 1, seq(8, ops[0], ops[1], ops[2], ops[3], ops[4], ops[5], ops[6], ops[7])));
+}
+
+/*
 ** ldmatrix into an MMA: a 16x16 float16 tile of A and a k-major 16x8 tile of B staged in a
 ** swizzled shared buffer (Sw<1,3,3>: the 8 rows of each matrix in distinct banks) by 16-byte
 ** copies, then an x4 of A and an x2.trans of B into the m16n8k16 fragments, one MMA, D out.
@@ -859,6 +896,7 @@ static Kernel *ex_guards(void) { return by_hand(guards); }
 static Kernel *ex_halves(void) { return by_hand(halves); }
 static Kernel *ex_vector_loads(void) { return by_hand(vector_loads); }
 static Kernel *ex_vector_copies(void) { return by_hand(vector_copies); }
+static Kernel *ex_register_pairs(void) { return by_hand(register_pairs); }
 static Kernel *ex_ldsm_mma(void) { return by_hand(ldsm_mma); }
 static Kernel *ex_cp_async(void) { return by_hand(cp_async2); }
 static Kernel *ex_wgmma(void) { return by_hand(wgmma_gemm); }
@@ -878,6 +916,7 @@ static const Example examples[] = {
 	{ "halves", ex_halves, "buffer A is float16" },
 	{ "vector_loads", ex_vector_loads, NULL },
 	{ "vector_copies", ex_vector_copies, "buffer A is float16" },
+	{ "register_pairs", ex_register_pairs, "buffer C is float16" },
 	{ "ldsm_mma", ex_ldsm_mma, "buffer A is float16" },
 	{ "cp_async", ex_cp_async, "opencl: stage cpa: a cp_async; asynchronous global-to-shared copies are sm_80's cp.async" },
 	{ "big_shared", ex_big_shared, NULL },
@@ -1042,6 +1081,34 @@ test_vector_copies(void **state)
 		fail_msg("kernel_run: %s", e.msg);
 	assert_memory_equal(bufs[1].data, bufs[0].data, 64 * 64 * 2);
 	for (i = 0; i < 3; i++)
+		tbuf_free(&bufs[i]);
+	free(cu);
+	kernel_free(k);
+}
+
+static void
+test_register_pairs(void **state)
+{
+	Kernel *k = ex_register_pairs();
+	char *cu = source(k, D_CUDA);
+	TBuf bufs[4];
+	Err e;
+	int i;
+
+	has(cu, "  __align__(4) __half h[2];");
+	has(cu, "  /* v: 2 elements moved as one 4-byte unsigned */\n"
+	        "  *(unsigned *)&C[tx * 2] = *(const unsigned *)&h[0];\n");
+	assert_null(strstr(cu, "uint2"));
+	has(cu, "    D[tx * 4 + v] = q[v];\n");
+	/* the values: C[2t + j] = t + j/2, D[4t + j] = t + j/4 */
+	memset(bufs, 0, sizeof bufs);
+	if (kernel_run(k, NULL, bufs, NULL, &e) < 0)
+		fail_msg("kernel_run: %s", e.msg);
+	for (i = 0; i < 64; i++)
+		assert_true(dtype_load_f(DT_FLOAT16, (unsigned char *)bufs[0].data + 2 * i) == i / 2 + 0.5 * (i % 2));
+	for (i = 0; i < 128; i++)
+		assert_true(dtype_load_f(DT_FLOAT16, (unsigned char *)bufs[1].data + 2 * i) == i / 4 + 0.25 * (i % 4));
+	for (i = 0; i < 4; i++)
 		tbuf_free(&bufs[i]);
 	free(cu);
 	kernel_free(k);
@@ -1799,6 +1866,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_golden_cuda, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vector_loads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vector_copies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_register_pairs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ldmatrix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wgmma_uniform, setup, teardown),

@@ -205,6 +205,7 @@ function M.kernel_wgmma(m, n, kd, opts)
   local full = k:shared("full", "uint64", {NS})
   local empty = WS and k:shared("empty", "uint64", {NS})
   local acc = k:register("acc", "float32", {BN // 2})
+  local h = k:register("h", "float16", {1, 2})
   local bytes = (BM * BK + BK * BN) * 2
   k:stage("gemm", function()
     -- with warp specialization the consumers are warpgroups 0..WG-1 and the producer is warpgroup
@@ -229,11 +230,16 @@ function M.kernel_wgmma(m, n, kd, opts)
       kernel.wgmma_wait(n)
     end
     -- the m64nBN fragment to C: value v of lane l in warp w holds row 16w + l/4 + 8(v/2 % 2),
-    -- column 8(v/4) + 2(l%4) + v%2
+    -- column 8(v/4) + 2(l%4) + v%2, so values 2p and 2p+1 are neighbours in a row: each pair is
+    -- converted into h and stored as one 4-byte word (kernel.copy's vector2; scalar 2-byte
+    -- stores cost a fifth of the kernel's time, docs/gpu-notes.md version 13)
     local function store(by, bx)
-      for v in kernel.range(BN // 2, {name = "v", type = "upcast"}) do
-        C[{by * BM + wg * 64 + warp * 16 + lane // 4 + v // 2 % 2 * 8, bx * BN + v // 4 * 8 + lane % 4 * 2 + v % 2}] =
-          kernel.cast(acc[v], "float16")
+      for p in kernel.range(BN // 4, {name = "p", type = "upcast"}) do
+        local v = p * 2
+        h[{0, 0}] = kernel.cast(acc[v], "float16")
+        h[{0, 1}] = kernel.cast(acc[v + 1], "float16")
+        kernel.copy(C:tile({by * BM + wg * 64 + warp * 16 + lane // 4 + p % 2 * 8, bx * BN + p // 2 * 8 + lane % 4 * 2},
+                           {1, 2}), h, {scope = "thread"})
       end
     end
     kernel.when(kernel.eq(k.tx, 0), function()
