@@ -520,16 +520,22 @@ by_profile(const Layout *l, const Tuple *p, int ip, ModeFn f, Layout *o, Err *e)
 	return 0;
 }
 
-int
-cute_coalesce_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e)
+static int
+profile_apply(const Layout *l, const Tuple *profile, ModeFn f, Layout *out, Err *e)
 {
 	Layout t;
 
 	lb_init(&t);
-	if (by_profile(l, profile, 0, cute_coalesce, &t, e) < 0)
+	if (by_profile(l, profile, 0, f, &t, e) < 0)
 		return -1;
 	*out = t;
 	return 0;
+}
+
+int
+cute_coalesce_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e)
+{
+	return profile_apply(l, profile, cute_coalesce, out, e);
 }
 
 int
@@ -542,6 +548,12 @@ cute_filter(const Layout *l, Layout *out, Err *e)
 		if (z.shape.node[i].kids == T_LEAF && z.stride.node[i].v == 0)
 			z.shape.node[i].v = 1;
 	return cute_coalesce(&z, out, e);
+}
+
+int
+cute_filter_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e)
+{
+	return profile_apply(l, profile, cute_filter, out, e);
 }
 
 /*
@@ -1372,8 +1384,21 @@ cute_algebra(CuteOp op, const Layout *l, const Tiler *t, int flags, Layout *out,
 	/* A composition with a layout says it all; the others add C++'s whole answer. */
 	if (!g.diverged || (op == CUTE_COMPOSITION && t->prof.node[0].kids == T_LEAF))
 		return -1;
-	if (ops[op].f(&c, ops[op].name, l, t, &r, &ce) < 0)
+	if (ops[op].f(&c, ops[op].name, l, t, &r, &ce) < 0) {
+		/* C++ gets no further either: the composition's promise of a result would be false */
+		char *cut;
+
+		inner = *e;
+		if ((cut = strstr(inner.msg, "; cpp = true returns it")))
+			*cut = '\0';
+		buf_init(&tb);
+		tiler_print(&tb, t);
+		err_set(e, "%s(%s, %s): a composition inside is not A o B (%s), and with CuTe C++'s layout "
+		        "for it the %s then fails too (%s): C++ has no result, and cpp = true refuses",
+		        ops[op].name, lfmt(sa, l), tb.s ? tb.s : "?", inner.msg, ops[op].name, ce.msg);
+		buf_free(&tb);
 		return -1;
+	}
 	inner = *e;
 	buf_init(&tb);
 	tiler_print(&tb, t);

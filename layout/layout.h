@@ -140,6 +140,8 @@ int cute_same_function(const Layout *a, const Layout *b, int *same, int64_t *whe
 int cute_coalesce(const Layout *l, Layout *out, Err *e);
 int cute_coalesce_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e);
 int cute_filter(const Layout *l, Layout *out, Err *e);
+/* filter each mode a profile names separately, the modes past it unchanged (CuTe's filter(L, profile)) */
+int cute_filter_profile(const Layout *l, const Tuple *profile, Layout *out, Err *e);
 /*
 ** The operations that take a tiler (blocked and raked products: a layout), by
 ** one entry point. A composition whose CuTe C++ result is not A o B (C++ does
@@ -201,6 +203,8 @@ int64_t swizzle_apply(const Swizzle *sw, int64_t x);
 int swizzle_parse(const char *s, Swizzle *sw, Err *e);
 void swizzle_print(Buf *b, const Swizzle *sw);
 int composed_make(Composed *c, const Swizzle *sw, int64_t offset, const Layout *l, Err *e);
+/* 1 when a composition's result c is its plain layout (an identity swizzle, offset 0), as in CuTe */
+int composed_is_plain(const Composed *c);
 int composed_parse(const char *s, Composed *c, Err *e);
 void composed_print(Buf *b, const Composed *c);
 int composed_eval_idx(const Composed *c, int64_t i, int64_t *out, Err *e);

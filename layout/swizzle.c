@@ -59,6 +59,18 @@ composed_make(Composed *c, const Swizzle *sw, int64_t offset, const Layout *l, E
 	return 0;
 }
 
+/*
+** Whether composing into c gives the plain layout: CuTe's composition of
+** Swizzle<0,M,S> (the identity) at offset 0 with a layout is that layout
+** (swizzle_layout.hpp), so every composition, divide and product of such a
+** composed layout comes back plain; only make_composed_layout keeps it.
+*/
+int
+composed_is_plain(const Composed *c)
+{
+	return c->sw.b == 0 && c->offset == 0;
+}
+
 static int
 read_int(const char **pp, int *v)
 {

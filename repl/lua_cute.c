@@ -585,6 +585,16 @@ alg_flags(lua_State *L, int i)
 	return flags;
 }
 
+/* a composition's result: plain where CuTe's is (composed_is_plain) */
+static void
+push_composition(lua_State *L, const Composed *c)
+{
+	if (composed_is_plain(c))
+		push_layout(L, &c->layout);
+	else
+		push_composed(L, c);
+}
+
 static int
 apply_tiler(lua_State *L, CuteOp op)
 {
@@ -602,7 +612,7 @@ apply_tiler(lua_State *L, CuteOp op)
 		Composed r = *c;
 		if (cute_algebra(op, &c->layout, &t, flags, &r.layout, &e) < 0)
 			return fail(L, &e);
-		push_composed(L, &r);
+		push_composition(L, &r);
 		return 1;
 	}
 	if (cute_algebra(op, check_layout(L, 1, &tmp), &t, flags, &out, &e) < 0)
@@ -622,7 +632,7 @@ l_composition(lua_State *L)
 	if (sw) {
 		if (composed_make(&c, sw, 0, check_layout(L, 2, &tmp), &e) < 0)
 			return fail(L, &e);
-		push_composed(L, &c);
+		push_composition(L, &c);
 		return 1;
 	}
 	return apply_tiler(L, CUTE_COMPOSITION);
@@ -641,35 +651,40 @@ static int l_raked_product(lua_State *L) { return apply_tiler(L, CUTE_RAKED_PROD
 
 typedef int (*UnOp)(const Layout *l, Layout *out, Err *e);
 
+/* op(L); a second argument is refused (it would be silently ignored: filter's profile was) */
 static int
 apply_unary(lua_State *L, UnOp op)
 {
 	Layout tmp, out;
 	Err e;
 
+	if (!lua_isnoneornil(L, 2))
+		luaL_argerror(L, 2, "takes one layout, no second argument");
 	if (op(check_layout(L, 1, &tmp), &out, &e) < 0)
 		return fail(L, &e);
 	push_layout(L, &out);
 	return 1;
 }
 
+/* f(L), or by_profile(L, profile) when a profile is given */
 static int
-l_coalesce(lua_State *L)
+apply_profiled(lua_State *L, UnOp f, int (*by_profile)(const Layout *, const Tuple *, Layout *, Err *))
 {
 	Layout tmp, out;
 	Tuple p;
 	Err e;
 
 	if (lua_isnoneornil(L, 2))
-		return apply_unary(L, cute_coalesce);
+		return apply_unary(L, f);
 	check_tuple(L, 2, &p, 0);
-	if (cute_coalesce_profile(check_layout(L, 1, &tmp), &p, &out, &e) < 0)
+	if (by_profile(check_layout(L, 1, &tmp), &p, &out, &e) < 0)
 		return fail(L, &e);
 	push_layout(L, &out);
 	return 1;
 }
 
-static int l_filter(lua_State *L) { return apply_unary(L, cute_filter); }
+static int l_coalesce(lua_State *L) { return apply_profiled(L, cute_coalesce, cute_coalesce_profile); }
+static int l_filter(lua_State *L) { return apply_profiled(L, cute_filter, cute_filter_profile); }
 static int l_right_inverse(lua_State *L) { return apply_unary(L, cute_right_inverse); }
 static int l_left_inverse(lua_State *L) { return apply_unary(L, cute_left_inverse); }
 
@@ -1512,7 +1527,8 @@ static const Fn funcs[] = {
 	  "With a profile tuple, coalesce each mode named by the profile separately: coalesce(L, {1,1})." },
 	{ "filter", l_filter,
 	  "coalesce after dropping stride-0 modes\n"
-	  "cute.filter(L) -> coalesce after removing stride-0 modes (1:0 if nothing is left)" },
+	  "cute.filter(L [, profile]) -> coalesce after removing stride-0 modes (1:0 if nothing is left).\n"
+	  "With a profile tuple, filter each mode named by the profile separately: filter(L, {1,1})." },
 	{ "composition", l_composition,
 	  "the layout A o B: R(c) = A(B(c)), shaped like B\n"
 	  "cute.composition(A, B) -> R with R(c) = A(B(c)) and the shape of B.\n"
@@ -1589,8 +1605,9 @@ static const Fn funcs[] = {
 	  "the product of a tuple's integers\n"
 	  "cute.product(t) -> the product of all integers of t" },
 	{ "prefix_product", l_prefix_product,
-	  "exclusive prefix products (compact strides)\n"
-	  "cute.prefix_product(t) -> exclusive prefix products (compact col-major strides)" },
+	  "exclusive prefix products\n"
+	  "cute.prefix_product(t) -> exclusive prefix products: ((2,3),4) -> ((1,2),6). These are\n"
+	  "the compact column-major strides except at size-1 modes, where compact layouts put 0." },
 	{ "shape_div", l_shape_div,
 	  "CuTe's shape_div, divisibility checked\n"
 	  "cute.shape_div(a, b) -> a divided by b as CuTe's shape_div (divisibility checked)" },

@@ -266,6 +266,27 @@ test_examples(void **state)
 	a = L("(4,(2,3)):(0,(1,0))");
 	assert_int_equal(cute_filter(&a, &r, &e), 0);
 	EXPECT(r, "2:1");
+	/* filter by a profile, as CuTe C++ (g++ on its headers): each named mode alone, the rest kept */
+	{
+		static const char *const cases[][3] = {
+			{ "(2,3):(1,2)", "(1,1)", "(2,3):(1,2)" },
+			{ "((2,1),(3,4)):((0,1),(2,0))", "(1,1)", "(1,3):(0,2)" },
+			{ "(2,3,4):(0,1,2)", "(1)", "(1,3,4):(0,1,2)" },
+		};
+		Tuple p;
+		int i;
+
+		for (i = 0; i < 3; i++) {
+			a = L(cases[i][0]);
+			assert_int_equal(tuple_parse(cases[i][1], &p, &e), 0);
+			assert_int_equal(cute_filter_profile(&a, &p, &r, &e), 0);
+			EXPECT(r, cases[i][2]);
+		}
+		a = L("(2,3):(0,1)");
+		assert_int_equal(tuple_parse("(1,1,1)", &p, &e), 0);
+		assert_int_equal(cute_filter_profile(&a, &p, &r, &e), -1);
+		assert_non_null(strstr(e.msg, "profile (1,1,1) has more modes than layout (2,3):(0,1)"));
+	}
 }
 
 static void
@@ -385,6 +406,12 @@ test_swizzle(void **state)
 	assert_int_equal(v, 5);
 	assert_int_equal(composed_parse("Sw<3,4,3> o (8,64):(64,1)", &c, &e), 0);
 	assert_int_equal(c.offset, 0);
+	/* a composition into the identity swizzle at offset 0 is the plain layout, as in CuTe */
+	assert_false(composed_is_plain(&c));
+	assert_int_equal(composed_parse("Sw<0,3,3> o 0 o 8:1", &c, &e), 0);
+	assert_true(composed_is_plain(&c));
+	assert_int_equal(composed_parse("Sw<0,3,3> o 2 o 8:1", &c, &e), 0);
+	assert_false(composed_is_plain(&c));
 }
 
 static void

@@ -75,6 +75,9 @@ check("coalesce filter", function()
   eq(cute.coalesce("(2,(1,6)):(1,(6,2))"), "12:1")
   eq(cute.coalesce("(2,(3,4)):(1,(2,6))", {1, 1}), "(2,12):(1,2)")
   eq(cute.filter("(4,(2,3)):(0,(1,0))"), "2:1")
+  eq(cute.filter("(2,3):(1,2)", {1, 1}), "(2,3):(1,2)")
+  eq(cute.filter("((2,1),(3,4)):((0,1),(2,0))", {1, 1}), "(1,3):(0,2)")
+  raises(function() cute.right_inverse("4:1", 3) end, "takes one layout, no second argument")
   eq(cute.coalesce("(4,1):(1,0)"), "4:1")
   eq(cute.coalesce("(1,1):(0,0)"), "1:0")
 end)
@@ -124,8 +127,16 @@ check("C++'s layout where it is not A o B", function()
   raises(function() cute.blocked_product("2:3", "8:2") end,
          "CuTe C++ returns ((2,(2,4))):((3,(2,6)))", "first at i = 2", "cpp = true")
   eq(cute.blocked_product("2:3", "8:2", {cpp = true}), "((2,(2,4))):((3,(2,6)))")
-  -- C++ does not compile raked_product(2:3, 8:2): zip((2,4):(2,6), 2:3) has mismatched ranks
+  -- C++ does not compile raked_product(2:3, 8:2): zip((2,4):(2,6), 2:3) has mismatched ranks,
+  -- and the refusal without cpp says so instead of offering cpp = true
   raises(function() cute.raked_product("2:3", "8:2", {cpp = true}) end, "mismatched ranks")
+  raises(function() cute.raked_product("2:3", "8:2") end, "a composition inside is not A o B",
+         "the raked_product then fails too", "C++ has no result, and cpp = true refuses")
+  -- an identity swizzle at offset 0 composes to the plain layout, as in CuTe C++
+  eq(cute.composition(cute.swizzle(0, 3, 3), "4:1"), "4:1")
+  eq(cute.logical_divide(cute.layout("Sw<0,3,3> o 0 o 8:1"), "2:1"), "(2,4):(1,2)")
+  eq(cute.layout("Sw<0,3,3> o 0 o 8:1"), "Sw<0,3,3> o 0 o 8:1")
+  eq(cute.composition(cute.swizzle(1, 3, 3), "4:1"), "Sw<1,3,3> o 0 o 4:1")
   raises(function() cute.blocked_product("2:3", "8:2", {cpp = false}) end, "CuTe C++ returns")
   raises(function() cute.blocked_product("2:3", "8:2", {cxx = true}) end, "unknown option cxx")
   -- where C++'s layout is A o B although tessel's proof does not cover it, it is the answer
