@@ -61,7 +61,7 @@ CORE_SRC = util/buf.c util/pmap.c util/limits.c \
            interp/sched/set_scope.c interp/sched/decompose_reduction.c interp/sched/compute_at.c \
            interp/sched/rfactor.c interp/sched/reverse_compute_inline.c interp/sched/fusion.c \
            interp/sched/rolling_update.c interp/sched/privatize.c interp/sched/split_k_update.c interp/sched/tile_ir.c \
-           layout/tuple.c layout/cute.c layout/tiler.c layout/swizzle.c layout/tv.c \
+           layout/tuple.c layout/cute.c layout/cute_order.c layout/tiler.c layout/swizzle.c layout/tv.c \
            layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c layout/axe_dist.c \
            layout/lego.c layout/lower.c \
            viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \

@@ -185,6 +185,19 @@ int cute_flat_product(const Layout *l, const Tiler *t, Layout *out, Err *e);
 int cute_blocked_product(const Layout *a, const Layout *b, Layout *out, Err *e);
 int cute_raked_product(const Layout *a, const Layout *b, Layout *out, Err *e);
 int cute_slice(const Tuple *crd, const Layout *l, Layout *out, int64_t *offset, Err *e);
+/* cute_order.c: CuTe's layouts from an order (stride.hpp's compact_order, static orders: a
+** leaf of the order names a subtree of the shape; smaller orders are inner, ties share a
+** start), filter_zeros, and the largest vector two layouts share (layout.hpp). */
+int cute_make_ordered(Layout *l, const Tuple *shape, const Tuple *order, Err *e);
+int cute_make_layout_like(const Layout *l, Layout *out, Err *e);
+int cute_filter_zeros(const Layout *l, Layout *out, Err *e);
+/* blocked_product of block (padded with 1:0 modes) over the target shape, the blocks in
+** order (NULL: column-major); each mode of the block must divide the target's. flags:
+** CUTE_CPP, as cute_algebra's, for the product. */
+int cute_tile_to_shape(const Layout *block, const Tuple *target, const Tuple *order, int flags, Layout *out,
+                       Err *e);
+int cute_max_common_layout(const Layout *a, const Layout *b, Layout *out, Err *e);
+int cute_max_common_vector(const Layout *a, const Layout *b, int64_t *n, Err *e);
 int cute_with_shape(const Layout *l, const Tuple *shape, Layout *out, Err *e);
 
 /* tiler.c */

