@@ -141,6 +141,41 @@ cute_make_layout_like(const Layout *l, Layout *out, Err *e)
 	return cute_make(out, &l->shape, &st, e);
 }
 
+/*
+** make_fragment_like (layout.hpp): a compact layout for a thread's fragment of L. Mode 0
+** (the atom's values) column-major, its stride-0 modes kept 0; the other modes compact in
+** the order of L's strides; the two joined by tiled_product. Rank 1: make_layout(shape).
+*/
+int
+cute_make_fragment_like(const Layout *l, Layout *out, Err *e)
+{
+	enum { MAXR = 16 };
+	char a[FMT_MAX];
+	int r = cute_rank(l), i, modes[MAXR];
+	Layout m0, f0, rest, ordered;
+	Tuple s0, st;
+	Tiler t;
+	int64_t cur = 1;
+
+	if (r <= 1 || l->shape.node[0].kids < 0)
+		return cute_make_compact(out, &l->shape, 0, e);
+	if (r > MAXR)
+		return err_set(e, "make_fragment_like: %s has rank %d; at most %d", lfmt(a, l), r, MAXR);
+	if (cute_mode(l, 0, &m0, e) < 0)
+		return -1;
+	zeros_to_one(&m0, &s0);
+	st.n = 0;
+	if (compact_from(&s0, 0, &cur, &st, e) < 0 || cute_make(&f0, &m0.shape, &st, e) < 0)
+		return -1;
+	for (i = 1; i < r; i++)
+		modes[i - 1] = i;
+	if (cute_select(l, modes, r - 1, &rest, e) < 0 ||
+	    cute_make_ordered(&ordered, &rest.shape, &rest.stride, e) < 0)
+		return -1;
+	tiler_from_layout(&t, &ordered);
+	return cute_algebra(CUTE_TILED_PRODUCT, &f0, &t, 0, out, e);
+}
+
 int
 cute_tile_to_shape(const Layout *block, const Tuple *target, const Tuple *order, int flags, Layout *out,
                    Err *e)

@@ -191,6 +191,8 @@ int cute_slice(const Tuple *crd, const Layout *l, Layout *out, int64_t *offset, 
 int cute_make_ordered(Layout *l, const Tuple *shape, const Tuple *order, Err *e);
 int cute_make_layout_like(const Layout *l, Layout *out, Err *e);
 int cute_filter_zeros(const Layout *l, Layout *out, Err *e);
+/* a compact layout for a fragment of l: mode 0 column-major, the rest in l's stride order */
+int cute_make_fragment_like(const Layout *l, Layout *out, Err *e);
 /* blocked_product of block (padded with 1:0 modes) over the target shape, the blocks in
 ** order (NULL: column-major); each mode of the block must divide the target's. flags:
 ** CUTE_CPP, as cute_algebra's, for the product. */

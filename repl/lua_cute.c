@@ -688,6 +688,7 @@ static int l_filter(lua_State *L) { return apply_profiled(L, cute_filter, cute_f
 static int l_right_inverse(lua_State *L) { return apply_unary(L, cute_right_inverse); }
 static int l_filter_zeros(lua_State *L) { return apply_unary(L, cute_filter_zeros); }
 static int l_make_layout_like(lua_State *L) { return apply_unary(L, cute_make_layout_like); }
+static int l_make_fragment_like(lua_State *L) { return apply_unary(L, cute_make_fragment_like); }
 
 static int
 l_make_ordered_layout(lua_State *L)
@@ -1618,6 +1619,10 @@ static const Fn funcs[] = {
 	  "a compact layout with L's shape and stride order\n"
 	  "cute.make_layout_like(L) -> compact, the modes ordered as L's strides, stride-0 modes kept 0:\n"
 	  "make_layout_like(\"(2,2,2,2):(0,2,4,1)\") is (2,2,2,2):(0,2,4,1)" },
+	{ "make_fragment_like", l_make_fragment_like,
+	  "a compact layout for a thread's fragment of L\n"
+	  "cute.make_fragment_like(L) -> mode 0 (the atom's values) column-major with its stride-0 modes\n"
+	  "kept 0, the other modes compact in the order of L's strides (tiled_product of the two)" },
 	{ "tile_to_shape", l_tile_to_shape,
 	  "repeat a block to fill a shape\n"
 	  "cute.tile_to_shape(block, shape [, order [, {cpp = true}]]) -> blocked_product of the block\n"
@@ -1754,7 +1759,8 @@ static const Fn funcs[] = {
 /* Methods of layouts: every cute function whose first argument is a layout. */
 static const char *const methods[] = {
 	"size", "cosize", "rank", "depth", "shape", "stride", "mode", "get", "select", "flatten",
-	"coalesce", "filter", "filter_zeros", "make_layout_like", "tile_to_shape", "max_common_layout",
+	"coalesce", "filter", "filter_zeros", "make_layout_like", "make_fragment_like", "tile_to_shape",
+	"max_common_layout",
 	"max_common_vector", "composition", "complement", "right_inverse", "left_inverse",
 	"logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
 	"zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product",

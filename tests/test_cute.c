@@ -415,7 +415,8 @@ test_swizzle(void **state)
 }
 
 /*
-** make_ordered_layout, make_layout_like, filter_zeros, tile_to_shape and max_common_*,
+** make_ordered_layout, make_layout_like, make_fragment_like, filter_zeros, tile_to_shape and
+** max_common_*,
 ** against CuTe C++ (g++ on CUTLASS's headers, static integers; the expected strings are its
 ** print with the _ dropped). 1300 random cases agreed in that run; these are a sample.
 */
@@ -464,6 +465,20 @@ test_orders(void **state)
 	a = L("((4,4),2,4):((0,0),3,0)");
 	assert_int_equal(cute_filter_zeros(&a, &r, &e), 0);
 	EXPECT(r, "((1,1),2,1):((0,0),3,0)");
+	{
+		static const char *const frag[][2] = {
+			{ "(4,3):(12,16)", "(4,(3)):(1,(4))" },
+			{ "(1,(5,2,2),3):(0,(8,8,32),12)", "(1,(5,2,2),3):(0,(1,1,30),10)" },
+			{ "8:1", "8:1" },
+			{ "(8):(8)", "(8):(1)" },
+		};
+
+		for (i = 0; i < 4; i++) {
+			a = L(frag[i][0]);
+			assert_int_equal(cute_make_fragment_like(&a, &r, &e), 0);
+			EXPECT(r, frag[i][1]);
+		}
+	}
 	for (i = 0; i < 3; i++) {
 		a = L(tile[i][0]);
 		assert_int_equal(tuple_parse(tile[i][1], &s, &e), 0);
