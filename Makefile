@@ -46,32 +46,17 @@ else
   OUT      = .
 endif
 
-# One line per area. The core needs libc and Graphviz (viz/gv.c only); the Lua files need Lua.
-CORE_SRC = util/buf.c util/pmap.c util/limits.c \
-           interp/uop.c interp/minmax.c interp/rewrite.c interp/simplify.c \
-           interp/print.c interp/eval.c interp/algebra.c \
-           interp/dtype.c interp/tensor.c interp/tensor_eval.c interp/tensor_compose.c \
-           interp/kernel.c interp/kernel_layout.c interp/kernel_check.c interp/kernel_print.c \
-           interp/kernel_lower.c interp/kernel_run.c interp/kernel_ops.c interp/kernel_wgmma.c interp/kernel_tma.c \
-           interp/dist.c \
-           interp/sched/sched.c interp/sched/split.c interp/sched/fuse.c interp/sched/reorder.c interp/sched/bind.c \
-           interp/sched/annotate.c interp/sched/tile.c interp/sched/optops.c interp/sched/set_layout.c interp/sched/thread_layout.c \
-           interp/sched/verify.c \
-           interp/sched/compute_inline.c interp/sched/cache_read.c interp/sched/cache_write.c \
-           interp/sched/set_scope.c interp/sched/decompose_reduction.c interp/sched/compute_at.c \
-           interp/sched/rfactor.c interp/sched/reverse_compute_inline.c interp/sched/fusion.c \
-           interp/sched/rolling_update.c interp/sched/privatize.c interp/sched/split_k_update.c interp/sched/tile_ir.c \
-           layout/tuple.c layout/cute.c layout/cute_order.c layout/tiler.c layout/swizzle.c layout/tv.c \
-           layout/axe.c layout/axe_ops.c layout/axe_convert.c layout/axe_dispatch.c layout/axe_dist.c \
-           layout/lego.c layout/lower.c \
-           viz/scene.c viz/term.c viz/cute_scene.c viz/axe_scene.c viz/lego_scene.c \
-           viz/uop_scene.c viz/kernel_scene.c viz/dot.c viz/gv.c \
-           backends/emit.c backends/c.c backends/jit.c backends/gpu.c backends/cuda.c backends/opencl.c backends/opencl_run.c backends/harness.c \
-           backends/triton.c backends/search.c backends/nccl.c
-LUA_SRC  = repl/lua_tessel.c repl/help.c repl/lua_cute.c repl/lua_axe.c repl/lua_lego.c \
-           repl/lua_uop.c repl/lua_viz.c \
-           repl/lua_tensor.c repl/lua_kernel.c repl/lua_sched.c repl/lua_dist.c
+# One line per room, in the dependency order of docs/architecture.md (lowest first). The core
+# needs libc and Graphviz (viz/gv.c only); the Lua files need Lua.
+ROOMS    = util interp/ir interp/tensor layout interp/kernel interp/sched interp/dist viz backends
+CORE_SRC = $(foreach r,$(ROOMS),$(sort $(wildcard $(r)/*.c)))
+# The headers `make install` puts under include/tessel/, each room's public one (their relative
+# includes stay valid there).
+PUBLIC_H = util/buf.h util/limits.h interp/ir/ops.h interp/ir/uop.h interp/ir/algebra.h interp/tensor/tensor.h layout/layout.h \
+           layout/lower.h interp/kernel/kernel.h interp/sched/sched.h interp/sched/tile_ir.h interp/dist/dist.h viz/viz.h viz/gv.h \
+           backends/backend.h
 EXE_SRC  = repl/main.c repl/repl.c
+LUA_SRC  = $(filter-out $(EXE_SRC),$(sort $(wildcard repl/*.c)))
 
 CORE_OBJ = $(CORE_SRC:%.c=$(B)/%.o)
 LUA_OBJ  = $(LUA_SRC:%.c=$(B)/%.o)
@@ -174,12 +159,7 @@ install: all
 	install -m 755 tessel $(DESTDIR)$(PREFIX)/bin/tessel
 	install -m 644 libtessel.a $(DESTDIR)$(PREFIX)/lib/libtessel.a
 	install -m 644 tessel.so $(DESTDIR)$(LUADIR)/tessel.so
-	install -m 644 layout/layout.h $(DESTDIR)$(PREFIX)/include/tessel/layout/layout.h
-	install -m 644 util/buf.h util/limits.h $(DESTDIR)$(PREFIX)/include/tessel/util
-	install -d $(DESTDIR)$(PREFIX)/include/tessel/interp
-	install -m 644 interp/uop.h interp/ops.h interp/kernel.h interp/dist.h $(DESTDIR)$(PREFIX)/include/tessel/interp
-	install -d $(DESTDIR)$(PREFIX)/include/tessel/viz
-	install -m 644 viz/viz.h viz/gv.h $(DESTDIR)$(PREFIX)/include/tessel/viz
+	for h in $(PUBLIC_H); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/tessel/$$h; done
 	install -m 644 docs/tessel.1 $(DESTDIR)$(PREFIX)/share/man/man1/tessel.1
 	install -m 644 scripts/*.lua $(DESTDIR)$(PREFIX)/share/tessel/scripts
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/tessel

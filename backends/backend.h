@@ -2,7 +2,7 @@
 #ifndef TESSEL_BACKEND_H
 #define TESSEL_BACKEND_H
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 
 /* emit.c */
 /*

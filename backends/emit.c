@@ -418,7 +418,7 @@ konst(Emit *E, const UOp *u, Ex *x)
 	DType t = (DType)u->dtype;
 
 	if (isf(t) || t == DT_FLOAT16 || t == DT_BFLOAT16) {
-		double v = tensor_const_value(u);
+		double v = uop_const_value(u);
 		/* a float32 constant the dtype cannot hold computes in double, as the interpreter's does */
 		int single = t == DT_FLOAT32 && (isnan(v) || (double)(float)v == v);
 

@@ -5,7 +5,7 @@
 
 #include "backend.h"
 #include "emit.h"
-#include "../interp/dist.h"
+#include "../interp/dist/dist.h"
 
 /*
 ** What export_dist writes into dir (docs/distributed.md):

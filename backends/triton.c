@@ -599,7 +599,7 @@ value(Emit *E, const UOp *u, Tx *x, int depth)
 	switch (u->op) {
 	case OP_CONST:
 		if (isfloat((DType)u->dtype))
-			flit(&x->s, tensor_const_value(u), (DType)u->dtype);
+			flit(&x->s, uop_const_value(u), (DType)u->dtype);
 		else if (u->dtype == DT_BOOL)
 			emit(&x->s, "%s", u->arg[0] ? "True" : "False");
 		else

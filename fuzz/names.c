@@ -4,8 +4,8 @@
 ** as a name that parses to the same value. */
 #include "fuzz.h"
 
-#include "../interp/kernel.h"
-#include "../interp/uop.h"
+#include "../interp/kernel/kernel.h"
+#include "../interp/ir/uop.h"
 #include "../layout/layout.h"
 #include "../viz/viz.h"
 

@@ -2,7 +2,7 @@
 #ifndef TESSEL_LOWER_H
 #define TESSEL_LOWER_H
 
-#include "../interp/uop.h"
+#include "../interp/ir/uop.h"
 #include "layout.h"
 
 /*

@@ -6,7 +6,7 @@
 #include <lua.h>
 
 #include "../backends/backend.h"
-#include "../interp/dist.h"
+#include "../interp/dist/dist.h"
 #include "help.h"
 #include "tessel.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../backends/backend.h"
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/tile_ir.h"
 #include "../layout/layout.h"
 #include "../viz/viz.h"
@@ -703,7 +703,7 @@ b_tostring(lua_State *L)
 	kb = &K->k->buf[b->b];
 	buf_init(&s);
 	emit(&s, "<%s %s %s ", krole_name(kb->role), kscope_name(kb->scope), dtype_name(kb->dtype));
-	tensor_shape_str(&s, kb->shape, kb->ndim);
+	uop_shape_str(&s, kb->shape, kb->ndim);
 	emit(&s, " %s, %s>", kb->name, kb->layout_desc);
 	lua_pushstring(L, s.s ? s.s : "");
 	buf_free(&s);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/uop.h"
+#include "../interp/tensor/tensor.h"
 #include "../viz/viz.h"
 #include "help.h"
 #include "tessel.h"
@@ -118,10 +118,10 @@ operand(lua_State *L, int i, UCtx *c, DType like, const char *what)
 	switch (lua_type(L, i)) {
 	case LUA_TNUMBER:
 		if (lua_isinteger(L, i))
-			return tensor_const(c, like == DT_BOOL ? DT_INT32 : like, (double)lua_tointeger(L, i));
-		return tensor_const(c, dtype_is_float(like) ? like : DT_FLOAT32, lua_tonumber(L, i));
+			return uop_constf(c, like == DT_BOOL ? DT_INT32 : like, (double)lua_tointeger(L, i));
+		return uop_constf(c, dtype_is_float(like) ? like : DT_FLOAT32, lua_tonumber(L, i));
 	case LUA_TBOOLEAN:
-		return tensor_const(c, DT_BOOL, lua_toboolean(L, i));
+		return uop_constf(c, DT_BOOL, lua_toboolean(L, i));
 	default:
 		luaL_error(L, "%s: expected a tensor or a number, got %s", what, luaL_typename(L, i));
 	}
@@ -596,7 +596,7 @@ l_index(lua_State *L)
 			if (v < -s[0]->shape[i] || v >= s[0]->shape[i])
 				return luaL_error(L, "index: %d is out of range for axis %d of size %d", (int)v, i,
 				                  (int)s[0]->shape[i]);
-			s[i + 1] = tensor_const(x->c, DT_INT64, (double)(v < 0 ? v + s[0]->shape[i] : v));
+			s[i + 1] = uop_constf(x->c, DT_INT64, (double)(v < 0 ? v + s[0]->shape[i] : v));
 		} else
 			s[i + 1] = in_ctx(L, i + 2, x->c);
 	}
@@ -995,7 +995,7 @@ static void
 describe(Buf *o, const UOp *u)
 {
 	emit(o, "<Tensor %s ", dtype_name(u->dtype));
-	tensor_shape_str(o, u->shape, u->ndim);
+	uop_shape_str(o, u->shape, u->ndim);
 	emit(o, " on %s", u->device ? u->device : "CPU");
 	if (u->axis >= 0)
 		emit(o, " axis=%d", u->axis);
@@ -1114,9 +1114,9 @@ numbered(Num *m, const UOp *u, Buf *o, int depth)
 	m->k[h] = u;
 	m->v[h] = me;
 	emit(o, "%3d %-10s %-8s ", me, uop_info[u->op].name, dtype_name(u->dtype));
-	tensor_shape_str(o, u->shape, u->ndim);
+	uop_shape_str(o, u->shape, u->ndim);
 	if (u->op == OP_CONST)
-		emit(o, "  %g", tensor_const_value(u));
+		emit(o, "  %g", uop_const_value(u));
 	if (u->op == OP_REDUCE)
 		emit(o, "  %s", uop_info[u->arg[0]].name);
 	if (u->name)
@@ -1183,7 +1183,7 @@ m_index(lua_State *L)
 	if (strcmp(k, "dtype") == 0)
 		return lua_pushstring(L, dtype_name(t->u->dtype)), 1;
 	if (strcmp(k, "device") == 0) {
-		int n = tensor_ndev(t->u->device);
+		int n = uop_ndev(t->u->device);
 
 		if (n <= 1)
 			lua_pushstring(L, t->u->device ? t->u->device : "CPU");
@@ -1192,7 +1192,7 @@ m_index(lua_State *L)
 
 			lua_createtable(L, n, 0);
 			for (i = 0; i < n; i++) {
-				tensor_devname(t->u->device, i, nm, sizeof nm);
+				uop_devname(t->u->device, i, nm, sizeof nm);
 				lua_pushstring(L, nm);
 				lua_rawseti(L, -2, i + 1);
 			}
@@ -1202,7 +1202,7 @@ m_index(lua_State *L)
 	if (strcmp(k, "ndim") == 0)
 		return lua_pushinteger(L, t->u->ndim), 1;
 	if (strcmp(k, "numel") == 0)
-		return lua_pushinteger(L, tensor_numel(t->u)), 1;
+		return lua_pushinteger(L, uop_numel(t->u)), 1;
 	if (strcmp(k, "axis") == 0) {
 		if (t->u->axis < 0)
 			lua_pushnil(L);
@@ -1467,7 +1467,7 @@ l_from(lua_State *L)
 		x = current(L);
 		ci = lua_gettop(L);
 		t = get_dtype(L, 2, lua_isboolean(L, 1) ? DT_BOOL : lua_isinteger(L, 1) ? DT_INT32 : DT_FLOAT32, "tensor.from");
-		push(L, tensor_const(x->c, t, lua_isboolean(L, 1) ? lua_toboolean(L, 1) : lua_tonumber(L, 1)), ci, NULL);
+		push(L, uop_constf(x->c, t, lua_isboolean(L, 1) ? lua_toboolean(L, 1) : lua_tonumber(L, 1)), ci, NULL);
 		return 1;
 	}
 	luaL_checktype(L, 1, LUA_TTABLE);
@@ -1550,7 +1550,7 @@ fn_call(lua_State *L)
 	for (k = 0; k < nargs; k++) {
 		args[k] = in_ctx(L, k + 1, x->c);
 		emit(&sig, "%s", dtype_name(args[k]->dtype));
-		tensor_shape_str(&sig, args[k]->shape, args[k]->ndim);
+		uop_shape_str(&sig, args[k]->shape, args[k]->ndim);
 	}
 	/* params by slot k: the body is the same graph for every call of this signature */
 	for (k = 0; k < nargs; k++) {
@@ -1623,7 +1623,7 @@ static int
 l_shards(lua_State *L)
 {
 	LTensor *t = check(L, 1);
-	int n = tensor_ndev(t->u->device), k, ax = t->u->axis, ci;
+	int n = uop_ndev(t->u->device), k, ax = t->u->axis, ci;
 	TCtxBox *x;
 	Err e = { "" };
 	UOp *u;
@@ -1650,7 +1650,7 @@ l_shards(lua_State *L)
 		if (p && n > 1) {   /* the piece on its own device */
 			char nm[64];
 
-			tensor_devname(u->device, k, nm, sizeof nm);
+			uop_devname(u->device, k, nm, sizeof nm);
 			p = tensor_copy(x->c, p, nm, &e);
 		}
 		push(L, p, ci, &e);

@@ -3,7 +3,7 @@
 #include <lua.h>
 #include <string.h>
 
-#include "../interp/uop.h"
+#include "../interp/ir/uop.h"
 #include "../layout/lower.h"
 #include "../util/limits.h"
 #include "../viz/viz.h"

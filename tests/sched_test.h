@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/sched.h"
 
 static UCtx *C;

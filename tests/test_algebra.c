@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/algebra.h"
+#include "../interp/ir/algebra.h"
 
 static UCtx *C;
 static UOp *t, *r, *r2, *x, *y, *cc;
@@ -39,7 +39,7 @@ teardown(void **state)
 static UOp *
 k(double v)
 {
-	return tensor_const(C, DT_FLOAT32, v);
+	return uop_constf(C, DT_FLOAT32, v);
 }
 
 static UOp *

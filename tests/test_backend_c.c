@@ -73,7 +73,7 @@ softmax(UOp *a)
 
 	m = ok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
 	x = ok(tensor_alu(C, OP_SUB, a, m, &E));
-	x = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 1.4426950408889634), &E));
+	x = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
 	s = ok(tensor_unary(C, OP_EXP2, x, &E));
 	sum = ok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
 	sum = ok(tensor_unary(C, OP_RECIP, sum, &E));

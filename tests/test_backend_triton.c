@@ -156,7 +156,7 @@ ex_softmax(void)
 
 	m = tok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
 	x = tok(tensor_alu(C, OP_SUB, a, m, &E));
-	x = tok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 1.4426950408889634), &E));
+	x = tok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
 	s = tok(tensor_unary(C, OP_EXP2, x, &E));
 	sum = tok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
 	sum = tok(tensor_unary(C, OP_RECIP, sum, &E));

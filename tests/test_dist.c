@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../backends/backend.h"
-#include "../interp/dist.h"
+#include "../interp/dist/dist.h"
 
 static AxeLayout
 A(const char *s)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/sched.h"
 
 #include "sched_test.h"
@@ -20,7 +20,7 @@ static const double LOG2E = 1.4426950408889634;
 static UOp *
 fc(double v)
 {
-	return tensor_const(C, DT_FLOAT32, v);
+	return uop_constf(C, DT_FLOAT32, v);
 }
 
 static UOp *

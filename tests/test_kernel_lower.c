@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "prop.h"
 
 static UCtx *C;
@@ -204,7 +204,7 @@ ev(Run *r, const UOp *u)
 	switch (u->op) {
 	case OP_CONST:
 		if (isf(u->dtype))
-			v.f = tensor_const_value(u);
+			v.f = uop_const_value(u);
 		else
 			v.i = u->arg[0];
 		break;
@@ -405,7 +405,7 @@ pexpr(Buf *b, const UOp *u, int depth)
 	switch (u->op) {
 	case OP_CONST:
 		if (isf(u->dtype))
-			emit(b, "%g", tensor_const_value(u));
+			emit(b, "%g", uop_const_value(u));
 		else
 			emit(b, "%lld", (long long)u->arg[0]);
 		return;
@@ -737,7 +737,7 @@ test_elementwise(void **state)
 	Kernel *k;
 
 	x = ok(tensor_alu(C, OP_ADD, a, b, &e), &e);
-	x = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 2.5), &e), &e);
+	x = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 2.5), &e), &e);
 	x = ok(tensor_unary(C, OP_EXP2, x, &e), &e);
 	x = ok(tensor_alu(C, OP_MAX, x, a, &e), &e);
 	k = lowered(x, NULL);
@@ -763,7 +763,7 @@ test_elementwise(void **state)
 		int64_t s[2] = { 2, 3 };
 		UOp *i = ok(tensor_from(C, DT_INT32, v, s, 2, &e), &e), *c, *w;
 
-		c = ok(tensor_alu(C, OP_CMPLT, i, tensor_const(C, DT_INT32, 2), &e), &e);
+		c = ok(tensor_alu(C, OP_CMPLT, i, uop_constf(C, DT_INT32, 2), &e), &e);
 		w = ok(tensor_where(C, c, ok(tensor_alu(C, OP_MUL, i, i, &e), &e), ok(tensor_unary(C, OP_NEG, i, &e), &e), &e), &e);
 		w = ok(tensor_cast(C, DT_FLOAT32, w, &e), &e);
 		CHECK(w, NULL);
@@ -896,7 +896,7 @@ test_reduce(void **state)
 
 		for (o = 0; o < 3; o++)
 			CHECK(ok(tensor_reduce(C, ops[o], i, &ax1, 1, 0, &e), &e), NULL);
-		x = ok(tensor_alu(C, OP_CMPLT, i, tensor_const(C, DT_INT32, 3), &e), &e);
+		x = ok(tensor_alu(C, OP_CMPLT, i, uop_constf(C, DT_INT32, 3), &e), &e);
 		CHECK(ok(tensor_reduce(C, OP_ADD, x, &ax1, 1, 0, &e), &e), NULL);
 		CHECK(ok(tensor_reduce(C, OP_MAX, x, &ax1, 1, 0, &e), &e), NULL);
 		x = ok(tensor_cast(C, DT_INT8, i, &e), &e);
@@ -921,7 +921,7 @@ test_reduce(void **state)
 static UOp *
 exp_(UOp *x, Err *e)
 {
-	x = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 1.4426950408889634), e), e);
+	x = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), e), e);
 	return ok(tensor_unary(C, OP_EXP2, x, e), e);
 }
 
@@ -972,7 +972,7 @@ test_softmax(void **state)
 	b = k->stage[0].body;
 	assert_int_equal(krange_extent(b->src[0]), 2);
 	assert_string_equal(krange_var(b->src[0])->name, "i");
-	assert_true(isinf(tensor_const_value(b->src[1]->src[1])) && tensor_const_value(b->src[1]->src[1]) < 0);
+	assert_true(isinf(uop_const_value(b->src[1]->src[1])) && uop_const_value(b->src[1]->src[1]) < 0);
 	assert_int_equal(krange_extent(b->src[2]->src[0]), 4);
 	assert_int_equal(krange_type(b->src[2]->src[0]), AX_REDUCE);
 	assert_string_equal(krange_var(b->src[2]->src[0])->name, "j");
@@ -1111,7 +1111,7 @@ test_inputs(void **state)
 	assert_true(k->buf[0].tensor->op == OP_BITCAST || k->buf[0].tensor->op == OP_BINARY);
 	kernel_free(k);
 	/* a constant root, a param root, tensor.full */
-	CHECK(tensor_const(C, DT_FLOAT32, 2.5), NULL);
+	CHECK(uop_constf(C, DT_FLOAT32, 2.5), NULL);
 	CHECK(ok(tensor_full(C, DT_INT32, 7, s, 2, &e), &e), NULL);
 	{
 		UOp *p = ok(tensor_param(C, "p", 0, s, 2, DT_FLOAT32, NULL, &e), &e);
@@ -1188,7 +1188,7 @@ test_gather(void **state)
 	x = ok(tensor_new(C, OP_INDEX, DT_FLOAT32, s, 2, 0, 0, NULL, NULL, 0, &e), &e);   /* (4, 4) */
 	CHECK(x, NULL);
 	s[1] = ok(tensor_reshape(C, j, (int64_t[]){ 1 }, 1, &e), &e);
-	s[2] = ok(tensor_alu(C, OP_ADD, i, tensor_const(C, DT_INT32, 1), &e), &e);
+	s[2] = ok(tensor_alu(C, OP_ADD, i, uop_constf(C, DT_INT32, 1), &e), &e);
 	x = ok(tensor_new(C, OP_INDEX, DT_FLOAT32, s, 3, 0, 0, NULL, NULL, 0, &e), &e);   /* (1, 4) */
 	CHECK(ok(tensor_unary(C, OP_EXP2, x, &e), &e), NULL);
 	s[1] = j;   /* a rank-0 index drops the axis */
@@ -1290,7 +1290,7 @@ static void
 test_deep(void **state)
 {
 	Err e = { "" };
-	UOp *x = data(2, 2, 0, 2), *one = tensor_const(C, DT_FLOAT32, 0.5), *y;
+	UOp *x = data(2, 2, 0, 2), *one = uop_constf(C, DT_FLOAT32, 0.5), *y;
 	Kernel *k;
 	int i;
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../layout/layout.h"
 #include "../layout/lower.h"
 #include "../viz/viz.h"

@@ -139,7 +139,7 @@ ones_plus_two(int64_t rows, int64_t cols)
 	int64_t s[2] = { rows, cols };
 
 	return ok(tensor_alu(C, OP_ADD, ok(tensor_full(C, DT_FLOAT32, 1, s, 2, &E)),
-	                     tensor_const(C, DT_FLOAT32, 2), &E));
+	                     uop_constf(C, DT_FLOAT32, 2), &E));
 }
 
 /* tensor_realize: the default mem_limit is tensor_bytes; TEvalOpts.mem_limit overrides it. */
@@ -255,7 +255,7 @@ scale_kernel(int64_t rows, int64_t cols, UOp **graph)
 	UOp *x = ok(tensor_param(C, "x", 0, s, 2, DT_FLOAT32, NULL, &E));
 	Kernel *k;
 
-	*graph = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 2), &E));
+	*graph = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 2), &E));
 	if (!(k = kernel_lower(*graph, NULL, &E)))
 		fail_msg("kernel_lower: %s", E.msg);
 	return k;

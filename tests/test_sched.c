@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/sched.h"
 
 #include "sched_test.h"
@@ -30,7 +30,7 @@ softmax(UOp *a)
 
 	m = ok(tensor_reduce(C, OP_MAX, a, &ax, 1, 1, &E));
 	x = ok(tensor_alu(C, OP_SUB, a, m, &E));
-	x = ok(tensor_alu(C, OP_MUL, x, tensor_const(C, DT_FLOAT32, 1.4426950408889634), &E));
+	x = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
 	x = ok(tensor_unary(C, OP_EXP2, x, &E));
 	sum = ok(tensor_unary(C, OP_RECIP, ok(tensor_reduce(C, OP_ADD, x, &ax, 1, 1, &E)), &E));
 	return ok(tensor_alu(C, OP_MUL, x, sum, &E));
@@ -50,9 +50,9 @@ rowsum(int64_t m, int64_t n)
 static UOp *
 affine(int64_t m, int64_t n)
 {
-	UOp *x = ok(tensor_alu(C, OP_MUL, param("x", 0, m, n), tensor_const(C, DT_FLOAT32, 2), &E));
+	UOp *x = ok(tensor_alu(C, OP_MUL, param("x", 0, m, n), uop_constf(C, DT_FLOAT32, 2), &E));
 
-	return ok(tensor_alu(C, OP_ADD, x, tensor_const(C, DT_FLOAT32, 1), &E));
+	return ok(tensor_alu(C, OP_ADD, x, uop_constf(C, DT_FLOAT32, 1), &E));
 }
 
 

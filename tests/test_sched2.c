@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/sched.h"
 
 #include "sched_test.h"
@@ -40,9 +40,9 @@ static UOp *
 stencil(int64_t m, int64_t n)
 {
 	int64_t b0[2] = { 0, 0 }, e0[2] = { m, n }, b1[2] = { 0, 1 }, e1[2] = { m, n + 1 };
-	UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, m, n + 1), tensor_const(C, DT_FLOAT32, 2), &E));
+	UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, m, n + 1), uop_constf(C, DT_FLOAT32, 2), &E));
 
-	y = ok(tensor_alu(C, OP_ADD, y, tensor_const(C, DT_FLOAT32, 1), &E));
+	y = ok(tensor_alu(C, OP_ADD, y, uop_constf(C, DT_FLOAT32, 1), &E));
 	y = contiguous(ok(tensor_named(C, y, "y", &E)));
 	return ok(tensor_alu(C, OP_ADD, ok(tensor_shrink(C, y, b0, e0, 2, &E)),
 	                     ok(tensor_shrink(C, y, b1, e1, 2, &E)), &E));
@@ -111,7 +111,7 @@ test_compute_inline(void **state)
 	/* a padded read is a gated load: the inlined value goes under a where */
 	{
 		int64_t b0[2] = { 1, 0 }, a0[2] = { 0, 0 };
-		UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, 3, 4), tensor_const(C, DT_FLOAT32, 2), &E));
+		UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, 3, 4), uop_constf(C, DT_FLOAT32, 2), &E));
 
 		y = contiguous(ok(tensor_named(C, y, "y", &E)));
 		start(ok(tensor_pad(C, y, b0, a0, 2, &E)));

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/sched.h"
 
 #include "sched_test.h"
@@ -34,9 +34,9 @@ named(UOp *a, const char *name)
 static UOp *
 affine(int64_t m, int64_t n)
 {
-	UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, m, n), tensor_const(C, DT_FLOAT32, 2), &E));
+	UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, m, n), uop_constf(C, DT_FLOAT32, 2), &E));
 
-	return named(ok(tensor_alu(C, OP_ADD, y, tensor_const(C, DT_FLOAT32, 1), &E)), "y");
+	return named(ok(tensor_alu(C, OP_ADD, y, uop_constf(C, DT_FLOAT32, 1), &E)), "y");
 }
 
 /* ---- rfactor ---- */
@@ -145,7 +145,7 @@ test_reverse_compute_inline(void **state)
 	/* out = 3 * y read transposed: the producer's store writes out at the swapped indices */
 	y = affine(3, 4);
 	start(ok(tensor_alu(C, OP_MUL, ok(tensor_permute(C, y, (int64_t[]){ 1, 0 }, 2, &E)),
-	                    tensor_const(C, DT_FLOAT32, 3), &E)));
+	                    uop_constf(C, DT_FLOAT32, 3), &E)));
 	show("affine, transposed");
 	OK(sched_reverse_compute_inline(S, "out", &E));
 	show("reverse_compute_inline out");
@@ -202,7 +202,7 @@ graph(uint64_t *r)
 	case 0: return reduce(OP_ADD, param("x", 0, m, n));
 	case 1: return matmul(m, k, n);
 	case 2: return reduce(OP_MAX, affine(m, n));
-	default: return ok(tensor_alu(C, OP_MUL, affine(m, n), tensor_const(C, DT_FLOAT32, 3), &E));
+	default: return ok(tensor_alu(C, OP_MUL, affine(m, n), uop_constf(C, DT_FLOAT32, 3), &E));
 	}
 }
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../interp/uop.h"
+#include "../interp/tensor/tensor.h"
 
 static UCtx *C;
 static unsigned seed;
@@ -128,7 +128,7 @@ test_derived(void **state)
 	assert_int_equal(p->dtype, DT_FLOAT32);
 	assert_int_equal(p->ndim, 2);
 	assert_string_equal(p->device, "CPU");
-	k = tensor_const(C, DT_INT32, 7);
+	k = uop_constf(C, DT_INT32, 7);
 	assert_int_equal(k->ndim, 0);
 	assert_null(k->device);
 	assert_true(k->vmin == 7 && k->vmax == 7);
@@ -151,7 +151,7 @@ test_derived(void **state)
 	assert_true(u->dtype == DT_BOOL && u->vmin == 0 && u->vmax == 0);
 	w = tensor_where(C, u, tensor_full(C, DT_INT32, -4, s3, 1, &e), b, &e);
 	assert_true(w->dtype == DT_INT32 && w->vmin == 2 && w->vmax == 2);   /* decided: false */
-	u = tensor_alu(C, OP_CMPLT, p, tensor_const(C, DT_FLOAT32, 0), &e);
+	u = tensor_alu(C, OP_CMPLT, p, uop_constf(C, DT_FLOAT32, 0), &e);
 	w = tensor_where(C, u, tensor_full(C, DT_INT32, -4, s3, 1, &e), b, &e);
 	assert_true(w->dtype == DT_INT32 && w->vmin == -4 && w->vmax == 2);
 	/* broadcast errors name both shapes and the axis */
@@ -164,7 +164,7 @@ test_derived(void **state)
 	assert_non_null(strstr(e.msg, "6 elements"));
 	/* copy to a tuple: axis 0; permute follows; reduce on it -> none */
 	u = tensor_copy(C, tensor_full(C, DT_INT32, 1, (int64_t[]){ 4, 3 }, 2, &e), "CPU:0,CPU:1", &e);
-	assert_true(u->axis == 0 && tensor_ndev(u->device) == 2);
+	assert_true(u->axis == 0 && uop_ndev(u->device) == 2);
 	w = tensor_permute(C, u, o, 2, &e);
 	assert_int_equal(w->axis, 1);
 	ax = 1;
@@ -209,7 +209,7 @@ test_differential(void **state)
 	ax = 1;
 	mx = tensor_reduce(C, OP_MAX, a, &ax, 1, 1, &e);
 	ex = tensor_unary(C, OP_EXP2, tensor_alu(C, OP_MUL, tensor_alu(C, OP_SUB, a, mx, &e),
-	                  tensor_const(C, DT_FLOAT32, 1.4426950408889634), &e), &e);
+	                  uop_constf(C, DT_FLOAT32, 1.4426950408889634), &e), &e);
 	sum = tensor_reduce(C, OP_ADD, ex, &ax, 1, 1, &e);
 	sm = tensor_alu(C, OP_MUL, ex, tensor_unary(C, OP_RECIP, sum, &e), &e);
 	realize(sm, &S);
@@ -270,7 +270,7 @@ test_compose_graphs(void **state)
 	assert_ptr_equal(ok(tensor_matmul(C, a, b, &e), &e), gemm);
 	mx = tensor_reduce(C, OP_MAX, a, &ax, 1, 1, &e);
 	ex = tensor_unary(C, OP_EXP2, tensor_alu(C, OP_MUL, tensor_alu(C, OP_SUB, a, mx, &e),
-	                  tensor_const(C, DT_FLOAT32, 1.4426950408889634), &e), &e);
+	                  uop_constf(C, DT_FLOAT32, 1.4426950408889634), &e), &e);
 	sum = tensor_reduce(C, OP_ADD, ex, &ax, 1, 1, &e);
 	sm = tensor_alu(C, OP_MUL, ex, tensor_unary(C, OP_RECIP, sum, &e), &e);
 	assert_ptr_equal(ok(tensor_softmax(C, a, 1, &e), &e), sm);
@@ -314,7 +314,7 @@ test_compose_values(void **state)
 	realize(ok(tensor_min(C, vals(DT_UINT8, u8, &n2, 1), NULL, -1, 0, &e), &e), &r);
 	assert_true(r.dtype == DT_UINT8 && at_(&r, 0) == 0);
 	tbuf_free(&r);
-	realize(ok(tensor_minimum(C, vals(DT_UINT8, u8, &n2, 1), tensor_const(C, DT_UINT8, 3), &e), &e), &r);
+	realize(ok(tensor_minimum(C, vals(DT_UINT8, u8, &n2, 1), uop_constf(C, DT_UINT8, 3), &e), &e), &r);
 	assert_true(at_(&r, 0) == 0 && at_(&r, 1) == 3);
 	tbuf_free(&r);
 	realize(ok(tensor_sum(C, vals(DT_INT8, i8, &n3, 1), NULL, -1, 0, &e), &e), &r);
@@ -336,7 +336,7 @@ test_compose_values(void **state)
 	                              vals(DT_INT32, sv, &n3, 1), &e), &e), &r);
 	assert_true(at_(&r, 0) == 13 && at_(&r, 1) == 1 && at_(&r, 2) == 7);
 	tbuf_free(&r);
-	u = ok(tensor_pad_constant(C, vals(DT_INT32, p4, &n4, 1), &pb, &pa, 1, tensor_const(C, DT_INT32, 9), &e), &e);
+	u = ok(tensor_pad_constant(C, vals(DT_INT32, p4, &n4, 1), &pb, &pa, 1, uop_constf(C, DT_INT32, 9), &e), &e);
 	realize(u, &r);
 	assert_true(r.numel == 5 && at_(&r, 0) == 2 && at_(&r, 2) == 4 && at_(&r, 3) == 9 && at_(&r, 4) == 9);
 	tbuf_free(&r);
@@ -434,14 +434,14 @@ test_guard(void **state)
 	Err e;
 	TBuf r;
 	UOp *u = tensor_alu(C, OP_ADD, tensor_full(C, DT_FLOAT32, 1, s, 2, &e),
-	                    tensor_const(C, DT_FLOAT32, 2), &e);
+	                    uop_constf(C, DT_FLOAT32, 2), &e);
 
 	assert_int_equal(tensor_realize(u, &o, &r, &e), -1);
 	assert_non_null(strstr(e.msg, "limit 4.0 GiB"));
 	assert_non_null(strstr(e.msg, "add float32 (65536, 32768)"));
 	o.mem_limit = 1000;
 	u = tensor_alu(C, OP_ADD, tensor_full(C, DT_FLOAT32, 1, (int64_t[]){ 300 }, 1, &e),
-	               tensor_const(C, DT_FLOAT32, 2), &e);
+	               uop_constf(C, DT_FLOAT32, 2), &e);
 	assert_int_equal(tensor_realize(u, &o, &r, &e), -1);
 	o.mem_limit = 2000;
 	assert_int_equal(tensor_realize(u, &o, &r, &e), 0);
@@ -495,7 +495,7 @@ test_store(void **state)
 	memcpy(data + 8, dev, 4);
 	buf = tensor_new(C, OP_BUFFER, DT_INT32, NULL, 0, 0, 1, NULL, data, sizeof data, &e);
 	assert_non_null(buf);
-	val = tensor_alu(C, OP_ADD, tensor_full(C, DT_INT32, 4, s, 1, &e), tensor_const(C, DT_INT32, 1), &e);
+	val = tensor_alu(C, OP_ADD, tensor_full(C, DT_INT32, 4, s, 1, &e), uop_constf(C, DT_INT32, 1), &e);
 	st = tensor_new(C, OP_STORE, DT_VOID, (UOp *[]){ buf, val }, 2, 0, 0, NULL, NULL, 0, &e);
 	assert_non_null(st);
 	af = tensor_new(C, OP_AFTER, DT_INT32, (UOp *[]){ buf, st }, 2, 0, 0, NULL, NULL, 0, &e);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "../interp/sched/tile_ir.h"
 
 #define LOG2E 1.4426950408889634

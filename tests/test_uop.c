@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../interp/uop.h"
+#include "../interp/ir/uop.h"
 #include "../layout/lower.h"
 #include "prop.h"
 

@@ -48,7 +48,7 @@ softmax(void)
 
 	m = ok(tensor_reduce(C, OP_MAX, x, &ax, 1, 1, &E));
 	d = ok(tensor_alu(C, OP_SUB, x, m, &E));
-	ex = ok(tensor_unary(C, OP_EXP2, ok(tensor_alu(C, OP_MUL, d, tensor_const(C, DT_FLOAT32, 1.4426950408889634), &E)), &E));
+	ex = ok(tensor_unary(C, OP_EXP2, ok(tensor_alu(C, OP_MUL, d, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E)), &E));
 	sum = ok(tensor_reduce(C, OP_ADD, ex, &ax, 1, 1, &E));
 	return ok(tensor_alu(C, OP_MUL, ex, ok(tensor_unary(C, OP_RECIP, sum, &E)), &E));
 }

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../interp/kernel.h"
+#include "../interp/kernel/kernel.h"
 #include "viz.h"
 
 /* tinygrad's axis-type palette, as kernel_print colours the terminal */

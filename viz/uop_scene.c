@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../interp/uop.h"
+#include "../interp/ir/uop.h"
 #include "viz.h"
 
 /*
@@ -69,7 +69,7 @@ tensor_label(Buf *b, const UOp *u)
 
 	if (u->op == OP_CONST) {
 		if (dtype_is_float(u->dtype))
-			emit(b, "%g", tensor_const_value(u));
+			emit(b, "%g", uop_const_value(u));
 		else if (u->dtype == DT_BOOL)
 			emit(b, "%s", u->arg[0] ? "true" : "false");
 		else
@@ -93,7 +93,7 @@ tensor_label(Buf *b, const UOp *u)
 	if (u->op == OP_GETTUPLE || u->op == OP_PARAM)
 		emit(b, " %lld", (long long)u->arg[0]);
 	emit(b, "\n%s ", dtype_name(u->dtype));
-	tensor_shape_str(b, u->shape, u->ndim);
+	uop_shape_str(b, u->shape, u->ndim);
 	if (u->op == OP_COPY || u->op == OP_PARAM || u->op == OP_BUFFER)
 		emit(b, "\n%s", u->device ? u->device : "");
 }

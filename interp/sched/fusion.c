@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../algebra.h"
+#include "../ir/algebra.h"
 #include "sched.h"
 
 enum { MAXL = 64, MAXV = 64 };
@@ -85,7 +85,7 @@ retype(UCtx *c, UOp *u, DType t, int depth)
 	if (!u || depth > 400)
 		return NULL;
 	if (u->op == OP_CONST && dtype_is_float(u->dtype))
-		return u->dtype == t ? u : tensor_const(c, t, tensor_const_value(u));
+		return u->dtype == t ? u : uop_constf(c, t, uop_const_value(u));
 	if (u->op == OP_LOAD || u->op == OP_INDEX || !dtype_is_float(u->dtype) || u->nsrc > 8)
 		return u;
 	for (i = 0; i < u->nsrc; i++) {
@@ -171,7 +171,7 @@ has_inf(const UOp *u, int depth)
 	if (depth > 400)
 		return 0;
 	if (u->op == OP_CONST)
-		return dtype_is_float(u->dtype) && isinf(tensor_const_value(u));
+		return dtype_is_float(u->dtype) && isinf(uop_const_value(u));
 	if (u->op == OP_LOAD)
 		return 0;
 	for (i = 0; i < u->nsrc; i++)
@@ -506,7 +506,7 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 				if ((int)ws[j]->src[0]->src[0]->arg[0] != rp->rbuf[q] || ws[j]->src[1]->op != OP_CONST
 				|| !dtype_is_float(ws[j]->src[1]->dtype))
 					continue;
-				v = tensor_const_value(ws[j]->src[1]);
+				v = uop_const_value(ws[j]->src[1]);
 				rp->safe[q] = 1;
 				rp->init[q] = v;
 				emit(ex, "             (g reads a masked -inf: %s, while still %s%s, is read as %g)\n",

@@ -2,7 +2,7 @@
 #ifndef TESSEL_SCHED_H
 #define TESSEL_SCHED_H
 
-#include "../kernel.h"
+#include "../kernel/kernel.h"
 
 /*
 ** A schedule holds the kernel it transforms and the steps so far. Every

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../layout/lower.h"
+#include "../../layout/lower.h"
 #include "kernel.h"
 
 /*

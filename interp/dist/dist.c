@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dist.h"
-#include "../layout/lower.h"
+#include "../../layout/lower.h"
 
 enum { MOVE_THREADS = 256 };
 

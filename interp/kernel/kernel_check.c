@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../layout/layout.h"
-#include "../util/pmap.h"
+#include "../../layout/layout.h"
+#include "../../util/pmap.h"
 #include "kernel.h"
 
 /*

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/limits.h"
+#include "../../util/limits.h"
 #include "uop.h"
 
 /*

@@ -2,7 +2,7 @@
 #ifndef TESSEL_KERNEL_H
 #define TESSEL_KERNEL_H
 
-#include "uop.h"
+#include "../tensor/tensor.h"
 
 /*
 ** A kernel is a program of stages, each one loop nest written in UOps of the

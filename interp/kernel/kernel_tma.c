@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../layout/layout.h"
+#include "../../layout/layout.h"
 #include "kernel.h"
 
 /*

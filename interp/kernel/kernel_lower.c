@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/pmap.h"
+#include "../../util/pmap.h"
 #include "kernel.h"
 
 /*
@@ -163,7 +163,7 @@ refuse(const UOp *u, Err *e)
 
 	if (u->dtype == DT_INDEX)
 		return err_set(e, "kernel.lower: %s of dtype index is index arithmetic, not a tensor", opname(u));
-	if (u->device && tensor_ndev(u->device) > 1)
+	if (u->device && uop_ndev(u->device) > 1)
 		return err_set(e, "kernel.lower: %s is on devices %s; lower one device's program",
 		               opname(u), u->device);
 	switch (u->op) {
@@ -192,9 +192,9 @@ refuse(const UOp *u, Err *e)
 			return err_set(e, "kernel.lower: %s is not supported", opname(u));
 		break;
 	}
-	if (u->op != OP_FUNCTION && u->op != OP_CALL && tensor_numel(u) == 0) {
+	if (u->op != OP_FUNCTION && u->op != OP_CALL && uop_numel(u) == 0) {
 		buf_init(&b);
-		tensor_shape_str(&b, u->shape, u->ndim);
+		uop_shape_str(&b, u->shape, u->ndim);
 		err_set(e, "kernel.lower: %s of shape %s has no elements", opname(u), b.s ? b.s : "?");
 		buf_free(&b);
 		return -1;
@@ -449,7 +449,7 @@ is_fconst(const UOp *u, double v)
 	while (u->op == OP_EXPAND || u->op == OP_RESHAPE)
 		u = u->src[0];
 	return u->op == OP_CONST && dtype_is_float(u->dtype)
-	&& fabs(tensor_const_value(u) - v) <= 1e-7 * fabs(v);
+	&& fabs(uop_const_value(u) - v) <= 1e-7 * fabs(v);
 }
 
 /* x * c in either order */

@@ -2,8 +2,8 @@
 #ifndef TESSEL_DIST_H
 #define TESSEL_DIST_H
 
-#include "kernel.h"
-#include "../layout/layout.h"
+#include "../kernel/kernel.h"
+#include "../../layout/layout.h"
 
 /*
 ** A distributed program runs on ndev devices of one device axis (gpuid). Its

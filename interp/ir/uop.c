@@ -4,79 +4,6 @@
 
 #include "uop.h"
 
-const OpInfo uop_info[OP_COUNT] = {
-#define O(NAME, nm, ar, fl, id, inf, c, py, lua, p0, p1, p2, p3) \
-	{ nm, ar, fl, id, { inf, c, py, lua }, { p0, p1, p2, p3 } },
-#include "ops.h"
-#undef O
-};
-
-static const char *const dtnames[DT_COUNT] = {
-#define D(N, s, b) s,
-	DTYPES(D)
-#undef D
-};
-
-const char *
-dtype_name(DType t)
-{
-	return t < DT_COUNT ? dtnames[t] : "?";
-}
-
-int
-dtype_parse(const char *s, DType *t)
-{
-	int i;
-
-	for (i = 0; i < DT_COUNT; i++)
-		if (strcmp(s, dtnames[i]) == 0) {
-			*t = (DType)i;
-			return 0;
-		}
-	return -1;
-}
-
-void
-dtype_range(DType t, int64_t *lo, int64_t *hi)
-{
-	switch (t) {
-	case DT_BOOL: *lo = 0; *hi = 1; break;
-	case DT_INT8: *lo = INT8_MIN; *hi = INT8_MAX; break;
-	case DT_INT16: *lo = INT16_MIN; *hi = INT16_MAX; break;
-	case DT_INT32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-	case DT_UINT8: *lo = 0; *hi = UINT8_MAX; break;
-	case DT_UINT16: *lo = 0; *hi = UINT16_MAX; break;
-	case DT_UINT32: *lo = 0; *hi = UINT32_MAX; break;
-	case DT_UINT64: *lo = 0; *hi = INT64_MAX; break;
-	case DT_VOID: *lo = 0; *hi = 0; break;
-	default: *lo = INT64_MIN; *hi = INT64_MAX; break;
-	}
-}
-
-static const unsigned char dtbytes[DT_COUNT] = {
-#define D(N, s, b) b,
-	DTYPES(D)
-#undef D
-};
-
-int
-dtype_bytes(DType t)
-{
-	return t < DT_COUNT ? dtbytes[t] : 0;
-}
-
-int
-dtype_is_float(DType t)
-{
-	return t == DT_FLOAT16 || t == DT_BFLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64;
-}
-
-int
-dtype_is_unsigned(DType t)
-{
-	return t == DT_UINT8 || t == DT_UINT16 || t == DT_UINT32 || t == DT_UINT64;
-}
-
 /*
 ** The arena: a list of chunks, bump-allocated, freed together. The hash table
 ** of nodes grows by doubling; chains run through UOp.chain.
@@ -213,6 +140,7 @@ uop_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc,
 {
 	uint32_t h = 2166136261u;
 	UOp *u;
+	UDerived d;
 	int i;
 	size_t nl;
 
@@ -280,8 +208,20 @@ uop_new(UCtx *c, Op op, DType t, UOp *const *src, int nsrc,
 		u->ndata = ndata;
 	}
 	/* shape, device and shard axis; an ill-formed tensor node is never entered */
-	if (uop_derive(c, u, NULL) < 0)
+	if (uop_derive(u, &d, NULL) < 0)
 		return NULL;
+	if (d.ndim > 0) {
+		int64_t *shape = alloc(c, (size_t)d.ndim * sizeof *shape);
+
+		if (!shape)
+			return NULL;
+		memcpy(shape, d.shape, (size_t)d.ndim * sizeof *shape);
+		u->shape = shape;
+	}
+	u->ndim = (int16_t)d.ndim;
+	u->axis = (int16_t)d.axis;
+	u->addrspace = (uint8_t)d.addrspace;
+	u->device = d.device;
 	uop_minmax(op, t, src, nsrc, u->arg, &u->vmin, &u->vmax);
 	u->hash = h;
 	u->id = (uint32_t)c->count++;
@@ -299,6 +239,37 @@ uop_const(UCtx *c, DType t, int64_t v)
 	if (v < lo || v > hi)
 		return NULL;
 	return uop_new(c, OP_CONST, t, NULL, 0, v, 0, NULL, NULL, 0);
+}
+
+UOp *
+uop_constf(UCtx *c, DType t, double v)
+{
+	int64_t bits;
+
+	if (dtype_is_float(t)) {
+		/* the value as the dtype holds it */
+		unsigned char tmp[8];
+
+		dtype_store_f(t, tmp, v);
+		v = dtype_load_f(t, tmp);
+		memcpy(&bits, &v, 8);
+	} else
+		bits = dtype_ftoi(t, v);
+	return uop_new(c, OP_CONST, t, NULL, 0, bits, 0, NULL, NULL, 0);
+}
+
+double
+uop_const_value(const UOp *u)
+{
+	double d;
+
+	if (dtype_is_float(u->dtype)) {
+		memcpy(&d, &u->arg[0], sizeof d);
+		return d;
+	}
+	if (u->dtype == DT_UINT64)
+		return (double)(uint64_t)u->arg[0];
+	return (double)u->arg[0];
 }
 
 UOp *

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "uop.h"
+#include "tensor.h"
 
 /*
 ** Each function builds the graph its comment writes, from the primitives of
@@ -23,7 +23,7 @@ shape_s(char *out, size_t n, const int64_t *s, int nd)
 	Buf b;
 
 	buf_init(&b);
-	tensor_shape_str(&b, s, nd);
+	uop_shape_str(&b, s, nd);
 	snprintf(out, n, "%s", b.s ? b.s : "?");
 	buf_free(&b);
 	return out;
@@ -33,7 +33,7 @@ shape_s(char *out, size_t n, const int64_t *s, int nd)
 static UOp *
 fk(UCtx *c, const UOp *like, double v)
 {
-	return tensor_const(c, dtype_is_float(like->dtype) ? (DType)like->dtype : DT_FLOAT32, v);
+	return uop_constf(c, dtype_is_float(like->dtype) ? (DType)like->dtype : DT_FLOAT32, v);
 }
 
 /* An integer constant, wrapped to t (all ones: dtype_wrap(t, -1)). */
@@ -124,7 +124,7 @@ tensor_ge(UCtx *c, UOp *a, UOp *b, Err *e)
 {
 	UOp *r = tensor_alu(c, OP_CMPLT, a, b, e);
 
-	return r ? tensor_alu(c, OP_CMPNE, r, tensor_const(c, DT_BOOL, 1), e) : NULL;
+	return r ? tensor_alu(c, OP_CMPNE, r, uop_constf(c, DT_BOOL, 1), e) : NULL;
 }
 
 UOp *
@@ -138,7 +138,7 @@ tensor_eq(UCtx *c, UOp *a, UOp *b, Err *e)
 {
 	UOp *r = tensor_alu(c, OP_CMPNE, a, b, e);
 
-	return r ? tensor_alu(c, OP_CMPNE, r, tensor_const(c, DT_BOOL, 1), e) : NULL;
+	return r ? tensor_alu(c, OP_CMPNE, r, uop_constf(c, DT_BOOL, 1), e) : NULL;
 }
 
 /* exp(x) = exp2(x * log2 e) */
@@ -171,7 +171,7 @@ tensor_cos(UCtx *c, UOp *a, Err *e)
 UOp *
 tensor_relu(UCtx *c, UOp *a, Err *e)
 {
-	return a ? tensor_alu(c, OP_MAX, a, tensor_const(c, (DType)a->dtype, 0), e) : NULL;
+	return a ? tensor_alu(c, OP_MAX, a, uop_constf(c, (DType)a->dtype, 0), e) : NULL;
 }
 
 /* sigmoid(x) = 1 / (1 + exp(-x)) */
@@ -292,10 +292,10 @@ tensor_mean(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e)
 	out = dtype_is_float(a->dtype) ? (DType)a->dtype : DT_FLOAT32;
 	if ((a->dtype == DT_FLOAT16 || a->dtype == DT_BFLOAT16) && !(a = tensor_cast(c, DT_FLOAT32, a, e)))
 		return NULL;
-	before = tensor_numel(a);
+	before = uop_numel(a);
 	if (!(r = tensor_sum(c, a, axes, k, keepdim, e)))
 		return NULL;
-	after = tensor_numel(r);
+	after = uop_numel(r);
 	r = to_float(c, r, e);
 	r = r ? tensor_alu(c, OP_MUL, r, fk(c, r, after ? (double)after / before : 0), e) : NULL;
 	return r && r->dtype != out ? tensor_cast(c, out, r, e) : r;
@@ -551,7 +551,7 @@ tensor_cumsum(UCtx *c, UOp *a, int axis, Err *e)
 	if (!a)
 		return NULL;
 	t = sum_dtype((DType)a->dtype);
-	if (a->ndim == 0 || tensor_numel(a) == 0)
+	if (a->ndim == 0 || uop_numel(a) == 0)
 		return tensor_cast(c, t, a, e);
 	if (norm("cumsum", &ax, a->ndim, e) < 0)
 		return NULL;
@@ -618,7 +618,7 @@ tensor_gather(UCtx *c, UOp *a, int dim, UOp *index, Err *e)
 	x = tensor_shrink(c, a, b, en, a->ndim, e);
 	x = swap_axes(c, unsqueeze_last(c, x, e), (int)ax, a->ndim, e);
 	m = x ? one_hot(c, index, n, e) : NULL;
-	r = m ? tensor_where(c, m, x, tensor_const(c, (DType)a->dtype, 0), e) : NULL;
+	r = m ? tensor_where(c, m, x, uop_constf(c, (DType)a->dtype, 0), e) : NULL;
 	ax = -1;
 	r = r ? tensor_reduce(c, OP_ADD, r, &ax, 1, 0, e) : NULL;
 	return r && r->dtype != a->dtype ? tensor_cast(c, (DType)a->dtype, r, e) : r;
@@ -679,7 +679,7 @@ tensor_scatter_add(UCtx *c, UOp *a, int dim, UOp *index, UOp *src, Err *e)
 	}
 	x = tensor_pad(c, x, b, en, nd + 1, e);
 	m = x ? tensor_pad(c, m, b, en, nd + 1, e) : NULL;
-	r = m ? tensor_where(c, m, x, tensor_const(c, (DType)a->dtype, 0), e) : NULL;
+	r = m ? tensor_where(c, m, x, uop_constf(c, (DType)a->dtype, 0), e) : NULL;
 	r = tensor_sum(c, r, &last, 1, 0, e);
 	return r ? tensor_alu(c, OP_ADD, r, a, e) : NULL;
 }
@@ -722,7 +722,7 @@ tensor_pad_constant(UCtx *c, UOp *a, const int64_t *before, const int64_t *after
 	if (!x)
 		return NULL;
 	/* as tinygrad: a value other than 0 selects even when nothing is padded (its dtype promotes) */
-	if (!value || (value->op == OP_CONST && tensor_const_value(value) == 0))
+	if (!value || (value->op == OP_CONST && uop_const_value(value) == 0))
 		return any ? tensor_pad(c, x, pb, pa, n, e) : x;
 	m = tensor_full(c, DT_BOOL, 1, x->shape, x->ndim, e);
 	m = tensor_pad(c, m, pb, pa, n, e);
@@ -771,9 +771,9 @@ arange_affine(UCtx *c, int64_t n, UOp *step, UOp *start, DType t, Err *e)
 {
 	UOp *r = tensor_arange(c, n, t, e);
 
-	if (r && !(step->op == OP_CONST && tensor_const_value(step) == 1))
+	if (r && !(step->op == OP_CONST && uop_const_value(step) == 1))
 		r = tensor_alu(c, OP_MUL, r, step, e);
-	if (r && !(start->op == OP_CONST && tensor_const_value(start) == 0))
+	if (r && !(start->op == OP_CONST && uop_const_value(start) == 0))
 		r = tensor_alu(c, OP_ADD, r, start, e);
 	return r;
 }
@@ -800,7 +800,7 @@ tensor_arange_step(UCtx *c, double start, double stop, double step, DType t, Err
 	nf = -py_floordiv(-(stop - start), step);
 	if (!(nf <= (double)((int64_t)1 << 48)))
 		return err_set(e, "tensor.arange: %g values are more than 2^48", nf), NULL;
-	return arange_affine(c, nf > 0 ? (int64_t)nf : 0, tensor_const(c, t, step), tensor_const(c, t, start),
+	return arange_affine(c, nf > 0 ? (int64_t)nf : 0, uop_constf(c, t, step), uop_constf(c, t, start),
 	                     t, e);
 }
 
@@ -830,7 +830,7 @@ tensor_arange_int(UCtx *c, int64_t start, int64_t stop, int64_t step, DType t, E
 	if (q > ((int64_t)1 << 48))
 		return err_set(e, "tensor.arange: %lld values are more than 2^48", (long long)q), NULL;
 	if (dtype_is_float(t))
-		return arange_affine(c, q > 0 ? q : 0, tensor_const(c, t, (double)step),
-		                     tensor_const(c, t, (double)start), t, e);
+		return arange_affine(c, q > 0 ? q : 0, uop_constf(c, t, (double)step),
+		                     uop_constf(c, t, (double)start), t, e);
 	return arange_affine(c, q > 0 ? q : 0, ik(c, t, step), ik(c, t, start), t, e);
 }

@@ -20,7 +20,7 @@ static int
 is_fconst(const UOp *u, double v)
 {
 	return u->op == OP_CONST && dtype_is_float(u->dtype)
-	&& fabs(tensor_const_value(u) - v) <= 1e-7 * fabs(v);
+	&& fabs(uop_const_value(u) - v) <= 1e-7 * fabs(v);
 }
 
 /* x when u is x * c (either order), else NULL */
@@ -64,7 +64,7 @@ vprec(const UOp *u)
 	case OP_XOR: return 9;
 	case OP_SHL: case OP_SHR: return 11;
 	case OP_CONST: {
-		double v = tensor_const_value(u);
+		double v = uop_const_value(u);
 
 		return v < 0 || (u->dtype != DT_BOOL && !dtype_is_float(u->dtype) && u->arg[0] < 0) ? 14 : ATOM;
 	}
@@ -75,7 +75,7 @@ vprec(const UOp *u)
 static void
 fconst(Buf *b, const UOp *u)
 {
-	double v = tensor_const_value(u);
+	double v = uop_const_value(u);
 	char t[64];
 
 	if (u->dtype == DT_BOOL) {
@@ -607,7 +607,7 @@ kernel_print_buffers(Buf *b, const Kernel *k)
 		Buf s;
 
 		buf_init(&s);
-		tensor_shape_str(&s, x->shape, x->ndim);
+		uop_shape_str(&s, x->shape, x->ndim);
 		emit(b, "%-*s  %-6s  %-6s  %-8s  %-16s  %s\n", w, x->name, krole_name(x->role),
 		     kscope_name(x->scope), dtype_name(x->dtype), s.s ? s.s : "", x->layout_desc);
 		buf_free(&s);

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../layout/layout.h"
-#include "../util/pmap.h"
+#include "../../layout/layout.h"
+#include "../../util/pmap.h"
 #include "kernel.h"
 
 static const char *const axnames[AX_COUNT] = {
@@ -647,7 +647,7 @@ kernel_alu(Kernel *k, Op op, DType t, UOp *const *src, int n)
 UOp *
 kernel_const(Kernel *k, DType t, double v)
 {
-	return tensor_const(k->c, t, v);
+	return uop_constf(k->c, t, v);
 }
 
 UOp *
@@ -677,7 +677,7 @@ kernel_cast(Kernel *k, DType t, UOp *v)
 	if (v->dtype == t)
 		return v;
 	if (v->op == OP_CONST)
-		return tensor_const(k->c, t, tensor_const_value(v));
+		return uop_constf(k->c, t, uop_const_value(v));
 	return uop_new(k->c, OP_CAST, t, &v, 1, 0, 0, NULL, NULL, 0);
 }
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/pmap.h"
+#include "../../util/pmap.h"
 #include "algebra.h"
 
 enum { MAXT = 256 };
@@ -53,7 +53,7 @@ snap(double x)
 static UOp *
 fc(A *a, double v)
 {
-	return tensor_const(a->c, DT_FLOAT64, v);
+	return uop_constf(a->c, DT_FLOAT64, v);
 }
 
 static int
@@ -61,7 +61,7 @@ fconst(const UOp *u, double *v)
 {
 	if (u->op != OP_CONST || !dtype_is_float(u->dtype))
 		return 0;
-	*v = tensor_const_value(u);
+	*v = uop_const_value(u);
 	return 1;
 }
 
@@ -623,7 +623,7 @@ alg_display(UCtx *c, UOp *u)
 		if (!x)
 			return u;
 		return uop_new(c, OP_EXP2, (DType)u->dtype, (UOp *[]){ uop_new(c, OP_MUL, (DType)u->dtype,
-		               (UOp *[]){ alg_display(c, x), tensor_const(c, DT_FLOAT64, L2E) }, 2, 0, 0, NULL,
+		               (UOp *[]){ alg_display(c, x), uop_constf(c, DT_FLOAT64, L2E) }, 2, 0, 0, NULL,
 		               NULL, 0) }, 1, 0, 0, NULL, NULL, 0);
 	}
 	for (i = 0; i < u->nsrc; i++) {
@@ -643,7 +643,7 @@ alg_display(UCtx *c, UOp *u)
 				               NULL, 0);
 			if (m->op == OP_MUL && fconst(m->src[0], &v) && v < 0) {
 				UOp *y = v == -1 ? m->src[1] : uop_new(c, OP_MUL, (DType)m->dtype,
-				         (UOp *[]){ tensor_const(c, (DType)m->src[0]->dtype, -v), m->src[1] }, 2, 0, 0,
+				         (UOp *[]){ uop_constf(c, (DType)m->src[0]->dtype, -v), m->src[1] }, 2, 0, 0,
 				         NULL, NULL, 0);
 
 				return uop_new(c, OP_SUB, (DType)r->dtype, (UOp *[]){ o, y }, 2, 0, 0, NULL, NULL, 0);

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../layout/layout.h"
-#include "../util/limits.h"
+#include "../../layout/layout.h"
+#include "../../util/limits.h"
 #include "kernel.h"
 
 /*
@@ -357,7 +357,7 @@ cconst(Comp *C, const UOp *u)
 	if (grow((void **)&p->cval, &p->capconst, p->nconst + 1, sizeof *p->cval) < 0)
 		return oom(C);
 	if (isf(u->dtype))
-		p->cval[p->nconst].f = tensor_const_value(u);
+		p->cval[p->nconst].f = uop_const_value(u);
 	else
 		p->cval[p->nconst].i = u->arg[0];
 	v = -(p->nconst++ + 2);

@@ -1,7 +1,7 @@
 /* print.c - UOps as C, CUDA, OpenCL, Python, Triton, Lua and a readable infix form; the tree view. */
 #include <string.h>
 
-#include "../util/limits.h"
+#include "../../util/limits.h"
 #include "uop.h"
 
 static const char *const dnames[D_COUNT] = {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/limits.h"
-#include "uop.h"
+#include "../../util/limits.h"
+#include "tensor.h"
 
 /*
 ** A value is a view of a storage: element i (a multi-index) lives at
@@ -569,7 +569,7 @@ reduce(Ev *ev, const UOp *u, const View *v)
 {
 	Op op = (Op)u->arg[0];
 	int fl = dtype_is_float(v->dt), uns = is_unsigned64(v->dt), nd = v->nd, k;
-	int64_t nout = tensor_numel(u), ost[T_MAXDIM], idx[T_MAXDIM] = {0}, t = 1, L, j0, len, j;
+	int64_t nout = uop_numel(u), ost[T_MAXDIM], idx[T_MAXDIM] = {0}, t = 1, L, j0, len, j;
 	double *facc = NULL, *fb = NULL;
 	int64_t *iacc = NULL, *ib = NULL;
 	View *o;
@@ -731,7 +731,7 @@ const_view(Ev *ev, const UOp *u)
 	if (!v)
 		return NULL;
 	if (dtype_is_float(u->dtype))
-		dtype_store_f((DType)u->dtype, v->s->p, tensor_const_value(u));
+		dtype_store_f((DType)u->dtype, v->s->p, uop_const_value(u));
 	else
 		dtype_store_i((DType)u->dtype, v->s->p, u->arg[0]);
 	return v;
@@ -838,7 +838,7 @@ static View *
 stack(Ev *ev, const UOp *u, View **s)
 {
 	View *o = view_new(ev, (DType)u->dtype, u->shape, u->ndim), *c;
-	int64_t each = tensor_numel(u->src[0]) * dtype_bytes(u->dtype);
+	int64_t each = uop_numel(u->src[0]) * dtype_bytes(u->dtype);
 	int i;
 
 	if (!o)
@@ -862,7 +862,7 @@ indexed(Ev *ev, const UOp *u, View **s)
 	const View *a = s[0];
 	int ni = u->nsrc - 1, i, k, nd = u->ndim;
 	View *o = view_new(ev, (DType)u->dtype, u->shape, nd), *ix[T_MAXDIM] = {0};
-	int64_t oi[T_MAXDIM] = {0}, at = 0, total = tensor_numel(u), b = dtype_bytes(u->dtype);
+	int64_t oi[T_MAXDIM] = {0}, at = 0, total = uop_numel(u), b = dtype_bytes(u->dtype);
 
 	if (!o)
 		return NULL;
@@ -943,8 +943,8 @@ replicated(Ev *ev, const UOp *u, const View *a)
 				if (memcmp(p0, pd, b) != 0) {
 					char d0[64], dd[64];
 
-					tensor_devname(u->src[0]->device, 0, d0, sizeof d0);
-					tensor_devname(u->src[0]->device, (int)d, dd, sizeof dd);
+					uop_devname(u->src[0]->device, 0, d0, sizeof d0);
+					uop_devname(u->src[0]->device, (int)d, dd, sizeof dd);
 					err_set(ev->e, "replicated: the shards differ: %s holds %g and %s holds %g at "
 					        "element %lld of the shard", d0, dtype_load_f(a->dt, p0), dd,
 					        dtype_load_f(a->dt, pd), (long long)(o * inner + j));
@@ -1086,7 +1086,7 @@ eval_node(Ev *ev, const UOp *u, int depth)
 	case OP_BUFFER: {
 		r = view_new(ev, (DType)u->dtype, u->shape, u->ndim);
 		if (r)
-			memset(r->s->p, 0, tensor_numel(u) * dtype_bytes(u->dtype));
+			memset(r->s->p, 0, uop_numel(u) * dtype_bytes(u->dtype));
 		break;
 	}
 	case OP_BINARY:
@@ -1348,7 +1348,7 @@ plan(const UOp *u, void *arg)
 
 	if (!(uop_info[u->op].flags & U_MOVE) && u->op != OP_CONST && u->op != OP_BINARY
 	&& u->op != OP_TUPLE && u->op != OP_COPY && u->op != OP_DETACH && u->op != OP_LOAD) {
-		uint64_t b = (uint64_t)tensor_numel(u) * dtype_bytes(u->dtype);
+		uint64_t b = (uint64_t)uop_numel(u) * dtype_bytes(u->dtype);
 
 		p->total += b;
 		if (b > p->largest) {
@@ -1392,7 +1392,7 @@ tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e)
 		bytes_str(l, sizeof l, ev.limit);
 		bytes_str(b, sizeof b, p.largest);
 		buf_init(&s);
-		tensor_shape_str(&s, p.big->shape, p.big->ndim);
+		uop_shape_str(&s, p.big->shape, p.big->ndim);
 		err_set(e, "realize: the graph needs %s of buffers (tensor_bytes limit %s; raise it with "
 		        "tessel.limits{tensor_bytes = N}); the largest is %s %s %s%s%s (%s)", t, l, uop_info[p.big->op].name, dtype_name(p.big->dtype), s.s ? s.s : "?",
 		        p.big->name ? " named " : "", p.big->name ? p.big->name : "", b);
@@ -1437,7 +1437,7 @@ tensor_realize(const UOp *u, const TEvalOpts *o, TBuf *out, Err *e)
 		out->shape[i] = u->shape[i];
 	out->device = u->device;
 	out->axis = u->axis;
-	out->numel = tensor_numel(u);
+	out->numel = uop_numel(u);
 	out->data = c->s->p;   /* take the storage */
 	c->s->owned = 0;
 	view_free(c);

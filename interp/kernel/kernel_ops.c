@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../layout/layout.h"
-#include "../layout/lower.h"
+#include "../../layout/layout.h"
+#include "../../layout/lower.h"
 #include "kernel.h"
 
 /*
