@@ -26,7 +26,24 @@ int ck_mul(int64_t a, int64_t b, int64_t *r, Err *e);
 ** for error messages; returns dst. */
 enum { FMT_MAX = 160 };
 const char *tfmt(char *dst, const Tuple *t);
-const char *lfmt(char *dst, const Layout *l);
+const char *lfmt(char *dst, const Layout *l);   /* cute_layout.c */
+/* b's text into dst as tfmt and lfmt cut it; frees b. */
+const char *fmt_trunc(char *dst, Buf *b);
+
+/*
+** cute_layout.c, shared with the algebra (cute.c, cute_order.c, tiler.c): shape and
+** stride grow in lockstep (lb_open/lb_close a tuple, lb_leaf a mode, lb_copy the
+** subtree at node at of l); lb_check validates every layout the algebra returns.
+*/
+int lb_open(Layout *o, Err *e);
+void lb_close(Layout *o, int at);
+int lb_leaf(Layout *o, int64_t s, int64_t d, Err *e);
+int lb_copy(Layout *o, const Layout *l, int at, Err *e);
+void lb_init(Layout *o);
+int lb_scalar(Layout *o, int64_t s, int64_t d, Err *e);
+int lb_pair(const Layout *a, const Layout *b, Layout *o, Err *e);   /* make_layout(a, b) */
+int lb_check(const Layout *l, const char *op, Err *e);
+int lb_mode(const Layout *l, int i, Layout *out, Err *e);           /* mode i as a layout */
 
 /* A layout flattened to parallel arrays of leaf shapes and strides. */
 typedef struct Flat {

@@ -188,8 +188,8 @@ ck_mul(int64_t a, int64_t b, int64_t *r, Err *e)
 	return 0;
 }
 
-static const char *
-trunc_fmt(char *dst, Buf *b)
+const char *
+fmt_trunc(char *dst, Buf *b)
 {
 	size_t n = b->len;
 
@@ -212,17 +212,7 @@ tfmt(char *dst, const Tuple *t)
 
 	buf_init(&b);
 	tuple_print(&b, t);
-	return trunc_fmt(dst, &b);
-}
-
-const char *
-lfmt(char *dst, const Layout *l)
-{
-	Buf b;
-
-	buf_init(&b);
-	cute_print(&b, l);
-	return trunc_fmt(dst, &b);
+	return fmt_trunc(dst, &b);
 }
 
 /*
