@@ -73,7 +73,7 @@ LUATESTS = $(sort $(wildcard tests/lua/test_*.lua))
 # found the wgmma tile reads' uninitialized order fields
 SCRIPTS  = $(wildcard scripts/*.lua) $(wildcard scripts/gpu/*.lua)
 
-.PHONY: all deps run test check bench install clean fuzz fuzz-deps fuzz-build valgrind
+.PHONY: all deps run test check check-deps bench install clean fuzz fuzz-deps fuzz-build valgrind
 all: $(TESSEL) $(MODULE) $(LIB)
 
 # Install what is missing, quietly when nothing is (run as root on a fresh machine).
@@ -129,6 +129,12 @@ endif
 	@echo "== repl (tmux)"; TESSEL=$(TESSEL) sh tests/repl_test.sh
 	@echo "== docs examples (every '> ' line of README.md and docs/*.md)"; $(TESSEL) tests/docs/run_examples.lua README.md docs/*.md
 	@echo "all tests passed"
+
+# The house's rules (tests/check_deps.lua): every include and call between rooms points down the
+# dependency line of docs/architecture.md, no two files call or include each other in a loop,
+# no source file outside tests/ is over 2,000 lines.
+check-deps: deps all
+	@lua5.4 tests/check_deps.lua $(B)
 
 # REPL sessions of every module under memcheck (tests/valgrind.sh)
 valgrind: deps all
