@@ -1,4 +1,4 @@
-/* layout.h - the public API of tessel's layout algebras (CuTe Shape:Stride). */
+/* layout.h - the room layout/: the layout algebras of CuTe, Axe and LEGO on integers. */
 #ifndef TESSEL_LAYOUT_H
 #define TESSEL_LAYOUT_H
 
@@ -6,6 +6,14 @@
 
 #include "../util/buf.h"
 #include "../util/limits.h"
+
+/*
+** The layout algebras (docs/architecture.md): CuTe (tuple.c, cute_layout.c,
+** cute.c, cute_order.c, tiler.c, swizzle.c, tv.c), Axe (axe*.c) and LEGO
+** (lego.c), on integers, with checked arithmetic. They use util/ only; lower.h
+** (lower.c) turns them into index expressions of the IR (interp/ir/) and is the
+** room's one use of it. Files of the room share internal.h.
+*/
 
 /*
 ** Integer tuples are trees stored in preorder in a fixed array, so that every

@@ -1,10 +1,15 @@
-/* buf.h - growable text buffers and error records shared by every module. */
+/* buf.h - the room util/: growable text buffers and error records shared by every module. */
 #ifndef TESSEL_BUF_H
 #define TESSEL_BUF_H
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+** The lowest room (docs/architecture.md): text buffers and error records
+** (buf.c), resource limits (limits.h), a pointer map (pmap.h). It uses libc only.
+*/
 
 /* A caller-owned error record: functions that can fail on user input return a
 ** status and write a readable message here. They never exit or abort. */

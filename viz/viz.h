@@ -8,6 +8,14 @@
 #include "../util/buf.h"
 
 /*
+** The room viz/ (docs/architecture.md): scenes of layouts (CuTe, Axe, LEGO),
+** expressions, tensors and kernels, drawn on the terminal (term.c) or as DOT
+** (dot.c) for Graphviz (gv.h, gv.c: the only file that knows Graphviz). It may
+** use interp/kernel/ and everything below it (layout/, interp/tensor/,
+** interp/ir/, util/), nothing of schedules, backends or Lua.
+*/
+
+/*
 ** A picture is built in two steps, so that every renderer (the terminal,
 ** DOT text for Graphviz: dot.c here, gv.h to lay it out) draws the same thing:
 **   1. cute_scene_* fills a Scene from a layout, a composed layout, a TV

@@ -6,6 +6,12 @@
 #include "../../layout/layout.h"
 
 /*
+** The room interp/dist/ (docs/architecture.md): programs over several devices and
+** their CPU simulation. It uses interp/kernel/, layout/ (Axe layouts over gpuid)
+** and what is below them; its NCCL export is in backends/ (nccl.c).
+*/
+
+/*
 ** A distributed program runs on ndev devices of one device axis (gpuid). Its
 ** tensors carry Axe layouts over that axis and the memory axis m
 ** (axe_dist: sharded, replicated or on a single device); a partial tensor

@@ -1,4 +1,4 @@
-/* uop.h - the public API of the UOp IR: hash-consed expressions, ranges, rewriting, printing. */
+/* uop.h - the room interp/ir/: the UOp IR, its ops table, derived properties, rewriting, simplifying, printing, evaluating. */
 #ifndef TESSEL_UOP_H
 #define TESSEL_UOP_H
 
@@ -6,6 +6,16 @@
 #include <stdint.h>
 
 #include "../../util/buf.h"
+
+/*
+** The room at the bottom of the house (docs/architecture.md): one IR for index
+** arithmetic, tensor programs and kernels. It uses util/ only; every other room
+** builds on it. It holds the ops table (ops.h, ops.c), the context and its
+** constructors (uop.c), the spec's derived properties (minmax.c, derive.c), the
+** rewrite engine, the simplifier, the printers, the evaluator of expressions,
+** dtypes and the real algebra of float expressions (algebra.h). It knows no
+** tensor constructor, kernel, layout or schedule.
+*/
 
 /*
 ** One IR for the whole project (tinygrad's UOp): a UOp is (op, dtype, src[], arg).

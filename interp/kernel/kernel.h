@@ -1,8 +1,18 @@
-/* kernel.h - kernels: the loop IR on UOps, lowering from tensor programs, the verifier, the interpreter. */
+/* kernel.h - the room interp/kernel/: the loop IR on UOps, lowering from tensor programs, the verifier, the interpreter. */
 #ifndef TESSEL_KERNEL_H
 #define TESSEL_KERNEL_H
 
 #include "../tensor/tensor.h"
+
+/*
+** The room of kernels (docs/architecture.md). It uses interp/tensor/ (graphs to
+** lower, the evaluator to check against), layout/ (buffer layouts lowered to
+** index expressions) and interp/ir/; schedules (interp/sched/), distributed
+** programs (interp/dist/), pictures and device code build on it. The files:
+** kernel.c (building), kernel_layout.c, kernel_check.c (the verifier),
+** kernel_print.c, kernel_lower.c, the interpreter (kernel_run*.c), kernel_ops.c
+** (collectives dispatched by layout), kernel_wgmma.c and kernel_tma.c.
+*/
 
 /*
 ** A kernel is a program of stages, each one loop nest written in UOps of the

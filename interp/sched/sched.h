@@ -5,6 +5,13 @@
 #include "../kernel/kernel.h"
 
 /*
+** The room interp/sched/ (docs/architecture.md): schedule primitives and fusion
+** transforms, one per file, the trace, verify, the loop-to-tile translation
+** (tile_ir.h). It uses interp/kernel/ and what is below it; it knows nothing of
+** device code (backends/), of distributed programs or of Lua.
+*/
+
+/*
 ** A schedule holds the kernel it transforms and the steps so far. Every
 ** primitive works on a copy (sched_begin), and the copy becomes current only
 ** when the verifier (kernel_check) accepts it (sched_commit): a refusal leaves
