@@ -123,6 +123,10 @@ check:
 # 136 s there (20 s here); the scripts' self-checks run the same code small.
 ifneq ($(SANITIZE),1)
 	@echo "== bench/gpu/export.lua (every GPU case exports)"; $(TESSEL) bench/gpu/export.lua $(B)/gpu_export >/dev/null
+	@echo "== make install: a C program against the installed headers and libtessel.a"; \
+	  rm -rf $(B)/install && $(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/install >/dev/null && \
+	  $(CC) -std=c11 -Wall -Wextra -Werror -I$(B)/install$(PREFIX)/include -o $(B)/install/user tests/install_user.c \
+	    $(B)/install$(PREFIX)/lib/libtessel.a $(GV_LIBS) $(DL_LIBS) -lm && $(B)/install/user
 	@echo "== lua5.4 require 'tessel'"; \
 	  LUA_CPATH="./?.so" lua5.4 -e 'local t = require "tessel"; assert(tostring(t.cute.layout("(4,2)")) == "(4,2):(1,4)"); print("ok")'
 endif
