@@ -509,14 +509,15 @@ fail:
 }
 
 /*
-** Every thread bound around the target loop runs the moved statements. For a
-** buffer threads share, each element they write must then be written by one
-** thread only: checked per enclosing thread loop (sched_independent) on a
-** scratch stage holding the path down to the target with only the new
-** statements under it.
+** Every thread bound around the target loop runs the moved statements, and so
+** does every block of a block-bound loop around it. For a buffer they share
+** (threads: shared or global memory; blocks: global memory), each element they
+** write must then be written by one of them only: checked per enclosing bound
+** loop (sched_independent) on a scratch stage holding the path down to the
+** target with only the new statements under it.
 */
 static int
-per_thread(Kernel *k, int st, const UOp *target, UOp *moved, Err *e)
+per_instance(Kernel *k, int st, const UOp *target, UOp *moved, const KBuf *B, Err *e)
 {
 	UOp *p[256], *cur = moved, *th[64];
 	int np = sched_path(k, st, target, p, 256), i, nth = 0, tmp, rc = 0;
@@ -524,8 +525,14 @@ per_thread(Kernel *k, int st, const UOp *target, UOp *moved, Err *e)
 	Err ie;
 
 	for (i = np - 1; i >= 0 && cur; i--) {
+		int hw;
+
 		cur = p[i]->op == OP_END ? kernel_loop(k, p[i]->src[0], &cur, 1) : kernel_if(k, p[i]->src[0], &cur, 1);
-		if (cur && p[i]->op == OP_END && hwaxis_is_thread(krange_hw(p[i]->src[0])) && nth < 64)
+		if (!cur || p[i]->op != OP_END)
+			continue;
+		hw = krange_hw(p[i]->src[0]);
+		if (((hwaxis_is_thread(hw) && B->scope != AS_REG) || (hwaxis_is_block(hw) && B->scope == AS_GLOBAL))
+		&& nth < 64)
 			th[nth++] = cur;
 	}
 	if (!cur)
@@ -535,11 +542,16 @@ per_thread(Kernel *k, int st, const UOp *target, UOp *moved, Err *e)
 	kernel_fresh_name(k, "scratch", name, sizeof name);
 	if ((tmp = kernel_add_stage(k, name, cur, NULL, e)) < 0)
 		return -1;
-	for (i = 0; i < nth && rc == 0; i++)
+	for (i = 0; i < nth && rc == 0; i++) {
+		int hw = krange_hw(th[i]->src[0]), block = hwaxis_is_block(hw);
+
 		if (sched_independent(k, tmp, &th[i], 1, 0, &ie) < 0)
-			rc = err_set(e, "loop %s is bound to %s, and every thread runs what moves under loop "
-			             "%s: %s", krange_var(th[i]->src[0])->name, hwaxis_name(krange_hw(th[i]->src[0])),
-			             krange_var(target->src[0])->name, ie.msg);
+			rc = err_set(e, "%s is %s memory, which %s share: loop %s is bound to %s, and every %s "
+			             "runs what moves under loop %s: %s", B->name, kscope_name(B->scope),
+			             block ? "blocks" : "threads", krange_var(th[i]->src[0])->name,
+			             hwaxis_name(hw), block ? "block" : "thread", krange_var(target->src[0])->name,
+			             ie.msg);
+	}
 	sched_remove_stage(k, tmp);
 	return rc;
 }
@@ -616,8 +628,8 @@ conflict(const Kernel *k, const UOp *reader, const UOp *writer)
 /*
 ** The moved nest n, rebuilt over region r, placed at the start (last = 0) or
 ** the end (last = 1) of loop l of stage st. Threads bound under l share the
-** region between barriers; threads bound around l each run the nest, so a
-** buffer B they share must get each element from one thread.
+** region between barriers; threads (and blocks) bound around l each run the
+** nest, so a buffer B they share must get each element from one of them.
 */
 static int
 place(Kernel *k, int st, UOp *l, const Nest *n, const Region *r, const int64_t *lim, const KBuf *B,
@@ -636,12 +648,8 @@ place(Kernel *k, int st, UOp *l, const Nest *n, const Region *r, const int64_t *
 	}
 	if (!(moved = rebuild(k, st, n, r, lim, coop ? thr : NULL, e)))
 		return -1;
-	if (B->scope != AS_REG && thr_loop && per_thread(k, st, l, moved, e) < 0) {
-		char msg[sizeof e->msg];
-
-		snprintf(msg, sizeof msg, "%s", e->msg);
-		return err_set(e, "%s is %s memory, which threads share: %s", B->name, kscope_name(B->scope), msg);
-	}
+	if (per_instance(k, st, l, moved, B, e) < 0)
+		return -1;
 	return insert(k, st, l, moved, last, coop, e);
 }
 

@@ -15,6 +15,67 @@ is_update(const UOp *s, const UOp *def)
 }
 
 /*
+** The init stage runs the init once for each iteration of its loops, before
+** every update. That is the stage's meaning only when the init writes each
+** element once: an init inside a loop that recomputes the reduction (after
+** compute_at, the producer's nest runs again for every iteration of the
+** consumer's loops) would run all its copies first and the updates would then
+** add up every recomputation. nest is the init under copies of its loops.
+*/
+static int
+init_once(Kernel *k, int st, UOp *nest, const UOp *init, Err *e)
+{
+	UOp *loops[256], *cur = nest;
+	const UOp *ix = init->src[0];
+	char name[K_NAME];
+	int n = 0, tmp, rc, i, d;
+	int64_t pts = 1;
+	Err ie;
+
+	while (cur->op == OP_END || cur->op == OP_IF) {
+		if (cur->op == OP_END && n < 256)
+			loops[n++] = cur;
+		cur = cur->src[cur->nsrc - 1];
+	}
+	/* a loop the element does not depend on runs the same init again: certain, at any size */
+	for (i = 0; i < n; i++) {
+		const UOp *v = krange_var(loops[i]->src[0]), *iv[64];
+		int found = 0;
+
+		if (krange_extent(loops[i]->src[0]) < 2)
+			continue;
+		for (d = 1; d < ix->nsrc && !found; d++) {
+			int nv = uop_vars(ix->src[d], iv, 64), j;
+
+			for (j = 0; j < nv && !found; j++)
+				found = iv[j] == v;
+		}
+		if (!found)
+			return err_set(e, "stage %s: the init of %s runs again for every iteration of loop %s, "
+			               "which its element does not depend on: the stage recomputes the "
+			               "reduction inside loop %s, and an init stage of its own would run "
+			               "before all the updates", k->stage[st].name, ix->src[0]->name, v->name,
+			               v->name);
+		if (uck_mul(pts, krange_extent(loops[i]->src[0]), &pts) < 0)
+			pts = INT64_MAX;
+	}
+	/* each element once across the loops, by enumeration where it is small enough */
+	if (n == 0 || pts > SCHED_ENUM_LIMIT)
+		return 0;
+	kernel_fresh_name(k, "scratch", name, sizeof name);
+	if ((tmp = kernel_add_stage(k, name, nest, NULL, e)) < 0)
+		return -1;
+	rc = sched_independent(k, tmp, loops, n, 0, &ie);
+	sched_remove_stage(k, tmp);
+	if (rc < 0)
+		return err_set(e, "stage %s: the init of %s runs more than once for one element (%s): "
+		               "the stage recomputes the reduction inside a loop around it, and an init "
+		               "stage of its own would run before all the updates", k->stage[st].name,
+		               ix->src[0]->name, ie.msg);
+	return 0;
+}
+
+/*
 ** The init is the first store of the stage to a buffer D that a later store
 ** of the stage updates (D[I] = D[I] op v), and that does not read D itself.
 ** It moves, with copies of the loops and ifs around it (bindings kept), to a
@@ -77,9 +138,12 @@ decompose(Kernel *k, int st, const char *loop, char *name, size_t nname, Err *e)
 		    : kernel_if(k, path[i]->src[0], &cur, 1);
 	if (!cur)
 		return err_set(e, "out of memory");
+	if (init_once(k, st, cur, init, e) < 0)
+		return -1;
 	if (sched_replace(k, st, init, NULL, e) < 0)
 		return -1;
-	snprintf(base, sizeof base, "%s_init", sn);
+	/* init_once may have grown the stage array: sn is stale */
+	snprintf(base, sizeof base, "%s_init", k->stage[st].name);
 	kernel_fresh_name(k, base, name, nname);
 	return sched_insert_stage(k, st, name, cur, e) < 0 ? -1 : 0;
 }

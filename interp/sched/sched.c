@@ -449,7 +449,6 @@ sched_simplify_stmt(Kernel *k, UOp *s, Err *e)
 ** enumerating the iterations; outer loops are part of the element, inner
 ** loops are free), so that each element is touched by one iteration only.
 */
-enum { ENUM_LIMIT = 1 << 18 };
 
 typedef struct Acc {
 	const UOp *ix;       /* INDEX */
@@ -654,9 +653,9 @@ injective(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp
 		isout[i] = 0;
 		for (j = 0; j < nout; j++)
 			isout[i] |= outer[j] == vars[i];
-		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts > ENUM_LIMIT)
+		if (uck_mul(pts, vars[i]->arg[1] - vars[i]->arg[0] + 1, &pts) < 0 || pts > SCHED_ENUM_LIMIT)
 			return err_set(e, "too many iterations to check that the accesses to %s are "
-			               "independent (more than %d)", ix->src[0]->name, ENUM_LIMIT);
+			               "independent (more than %d)", ix->src[0]->name, SCHED_ENUM_LIMIT);
 	}
 	/* a record: the element (outer values, then the index), then the nest values */
 	klen = nvar + nd + n;

@@ -93,6 +93,8 @@ UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
 ** body refuse. -1 with e naming two iterations that touch one element.
 */
 int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
+/* The most points sched_independent enumerates. */
+enum { SCHED_ENUM_LIMIT = 1 << 18 };
 
 /* Stage and buffer editing for placement and caches. A stage named name
 ** with body inserted at position at (the stages from at on move down): at,

@@ -1,0 +1,105 @@
+/* test_sched_sound.c - schedule steps that would make a program wrong are refused with the reason, and what stays legal still verifies. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../interp/kernel/kernel.h"
+#include "../interp/sched/sched.h"
+
+#include "sched_test.h"
+
+/* x * x.<op>(axis 0, keepdim): a reduction whose result every element of out reads */
+static UOp *
+times_reduced(Op op, int64_t m, int64_t n)
+{
+	int64_t ax = 0;
+	UOp *x = param("x", 0, m, n);
+
+	return ok(tensor_alu(C, OP_MUL, x, ok(tensor_reduce(C, op, x, &ax, 1, 1, &E)), &E));
+}
+
+/*
+** compute_at under a loop bound to blocks: every block would recompute the
+** producer into global memory, which blocks share (a race between blocks).
+** Under a plain loop, or with the producer's buffer made block-private
+** (shared memory), the same step stays legal.
+*/
+static void
+test_compute_at_under_blocks(void **state)
+{
+	char *before;
+
+	(void)state;
+	start(times_reduced(OP_MAX, 8, 8));
+	OK(sched_bind(S, "out", "i", "blockIdx.y", &E));
+	before = now();
+	assert_refused(sched_compute_at(S, "xmax", "out", "j", &E), before,
+	               "compute_at: xmax is global memory, which blocks share: loop i is bound to "
+	               "block.y, and every block runs what moves under loop j: iterations (i=0) and "
+	               "(i=1) both access xmax[0]");
+	free(before);
+	/* block-private memory: each block computes its own copy */
+	OK(sched_set_scope(S, "xmax", "shared", &E));
+	OK(sched_compute_at(S, "xmax", "out", "j", &E));
+	assert_same(1e-6);
+	stop();
+
+	/* not bound: one program recomputes it, legal */
+	start(times_reduced(OP_MAX, 8, 8));
+	OK(sched_compute_at(S, "xmax", "out", "j", &E));
+	assert_same(1e-6);
+	stop();
+}
+
+/*
+** decompose_reduction after compute_at: the producer's nest runs again for
+** every iteration of the consumer's loop i, so an init stage of its own would
+** run once and the updates would add up all the recomputations.
+*/
+static void
+test_decompose_after_compute_at(void **state)
+{
+	char *before;
+
+	(void)state;
+	start(times_reduced(OP_ADD, 8, 8));
+	OK(sched_compute_at(S, "xsum", "out", "j", &E));
+	assert_same(1e-5);
+	before = now();
+	assert_refused(sched_decompose_reduction(S, "out", "j0", &E), before,
+	               "decompose_reduction: stage out: the init of xsum runs again for every "
+	               "iteration of loop i, which its element does not depend on");
+	free(before);
+	stop();
+
+	/* before compute_at it is the usual reduction: legal */
+	start(times_reduced(OP_ADD, 8, 8));
+	OK(sched_decompose_reduction(S, "xsum", "j", &E));
+	assert_same(1e-5);
+	stop();
+
+	/* an init that writes an element twice through an index that does use every loop */
+	start(times_reduced(OP_ADD, 8, 8));
+	OK(sched_split(S, "xsum", "i", (int64_t[]){ 0, 2 }, 2, &E));
+	OK(sched_decompose_reduction(S, "xsum", "j", &E));
+	assert_same(1e-5);
+	stop();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_compute_at_under_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_decompose_after_compute_at, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
