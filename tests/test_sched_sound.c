@@ -93,12 +93,43 @@ test_decompose_after_compute_at(void **state)
 	stop();
 }
 
+/*
+** rfactor of a reduction loop split by tile: the reduction loop j0 above the
+** spatial loop i1 would run the partial results' init and their combination
+** again for every j0; a loop with a spatial one under it would leave the
+** combination indexed by an unbound loop. Reordered, the same rfactor is legal.
+*/
+static void
+test_rfactor_after_tile(void **state)
+{
+	int64_t ax = 1;
+	char *before;
+
+	(void)state;
+	start(ok(tensor_reduce(C, OP_ADD, param("x", 0, 8, 16), &ax, 1, 0, &E)));
+	OK(sched_decompose_reduction(S, "out", "j", &E));
+	OK(sched_tile(S, "out", "i", "j", 4, 4, &E));
+	before = now();
+	assert_refused(sched_rfactor(S, "out", "j1", 0, &E), before,
+	               "rfactor: stage out: loop j0, a reduction loop of out, encloses a spatial loop "
+	               "around loop j1: the partial results' init and their combination would run "
+	               "again for every iteration of j0");
+	assert_refused(sched_rfactor(S, "out", "j0", 0, &E), before,
+	               "rfactor: stage out: loop i1 under loop j0 is spatial (out is indexed by it)");
+	free(before);
+	OK(sched_reorder(S, "out", (const char *[]){ "i1", "j0" }, 2, &E));
+	OK(sched_rfactor(S, "out", "j1", 0, &E));
+	assert_same(1e-5);
+	stop();
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_compute_at_under_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decompose_after_compute_at, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rfactor_after_tile, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

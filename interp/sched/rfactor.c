@@ -150,6 +150,22 @@ sched_rfactor_in(Kernel *k, int st, const char *loop, int axis, const char *suff
 				break;
 			R = i;
 		}
+	/* only reduction loops from R down to the update: the combination replaces them all */
+	for (i = R + 1; i < np - 1; i++)
+		if (path[i]->op == OP_END && mentions(ix, &path[i]->src[0]->src[0], 1))
+			return err_set(e, "stage %s: loop %s under loop %s is spatial (%s is indexed by it); "
+			               "rfactor takes a reduction loop with only reduction loops under it "
+			               "(reorder %s above %s first)", sn, krange_var(path[i]->src[0])->name, loop,
+			               D->name, krange_var(path[i]->src[0])->name, loop);
+	/* a reduction loop above a spatial one above R would run R's init and combine again */
+	for (i = 0; i < R; i++)
+		if (path[i]->op == OP_END && krange_extent(path[i]->src[0]) > 1
+		&& !mentions(ix, &path[i]->src[0]->src[0], 1))
+			return err_set(e, "stage %s: loop %s, a reduction loop of %s, encloses a spatial loop "
+			               "around loop %s: the partial results' init and their combination would "
+			               "run again for every iteration of %s (reorder %s below the spatial loops "
+			               "first)", sn, krange_var(path[i]->src[0])->name, D->name, loop,
+			               krange_var(path[i]->src[0])->name, krange_var(path[i]->src[0])->name);
 	for (i = R; i < np - 1; i++)
 		if (path[i]->op == OP_END)
 			rvars[nr++] = krange_var(path[i]->src[0]);
