@@ -123,6 +123,21 @@ test_rfactor_after_tile(void **state)
 	stop();
 }
 
+/* verify binds params by slot; slots number every param of a session, past any fixed table */
+static void
+test_verify_large_slots(void **state)
+{
+	int64_t ax = 1, shape[2] = { 4, 4 };
+	SVerifyOpts vo = { 2, 5, 0, 0 };
+	UOp *x = ok(tensor_param(C, "x", 100000, shape, 2, DT_FLOAT32, NULL, &E));
+
+	(void)state;
+	start(ok(tensor_reduce(C, OP_ADD, x, &ax, 1, 0, &E)));
+	OK(sched_split(S, "out", "j", (int64_t[]){ 0, 2 }, 2, &E));
+	OK(sched_verify(S, &vo, NULL, &E));
+	stop();
+}
+
 int
 main(void)
 {
@@ -130,6 +145,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_compute_at_under_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decompose_after_compute_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rfactor_after_tile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_large_slots, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

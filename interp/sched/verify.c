@@ -1,4 +1,5 @@
 /* verify.c - a scheduled kernel against the reference on random inputs, with the first wrong element and the step that broke it. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,9 +143,10 @@ static int
 reference(Schedule *s, uint64_t seed, Ref *r, Err *e)
 {
 	const Kernel *k = s->orig;
-	const UOp *params[256] = { 0 };
+	const UOp **params = NULL;
 	UCtx *c = NULL;
 	int i, np = 0, rc = -1;
+	int64_t maxslot = -1;
 	TBuf *bufs = NULL;
 
 	memset(r, 0, sizeof *r);
@@ -153,6 +155,15 @@ reference(Schedule *s, uint64_t seed, Ref *r, Err *e)
 		return err_set(e, "verify: out of memory");
 	if (s->graph && !(c = uctx_new()))
 		return err_set(e, "verify: out of memory");
+	/* PARAM slots number every param of a session: a table as long as the largest here */
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_INPUT && k->buf[i].tensor && k->buf[i].tensor->op == OP_PARAM
+		&& k->buf[i].tensor->arg[0] > maxslot)
+			maxslot = k->buf[i].tensor->arg[0];
+	if (maxslot >= INT_MAX || !(params = calloc((size_t)maxslot + 2, sizeof *params))) {
+		uctx_free(c);
+		return err_set(e, "verify: out of memory");
+	}
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
 		In *in = &r->in[r->nin];
@@ -179,7 +190,7 @@ reference(Schedule *s, uint64_t seed, Ref *r, Err *e)
 				goto oom;
 			for (j = 0; j < in->t.numel; j++)
 				v[j] = tbuf_get(&in->t, j);
-			if (slot < 0 || slot >= 256) {
+			if (slot < 0 || slot > maxslot) {
 				free(v);
 				err_set(e, "verify: param %s has slot %lld", b->name, (long long)slot);
 				goto out;
@@ -226,6 +237,7 @@ oom:
 	err_set(e, "verify: out of memory");
 out:
 	free_bufs(bufs, k->nbuf);
+	free(params);
 	uctx_free(c);
 	return rc;
 }
