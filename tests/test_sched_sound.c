@@ -138,6 +138,37 @@ test_verify_large_slots(void **state)
 	stop();
 }
 
+/*
+** The rolling update of sum(exp(x - min(x))): the predecessor is max(-x), which
+** starts at -inf, and h(t, r, r') = t * exp(r' - r) is 0 * inf at the first
+** iteration; the derivation reads the cache safely there. Split-k alike.
+*/
+static UOp *
+exp_minus_min(void)
+{
+	int64_t ax = 1;
+	UOp *x = param("x", 0, 4, 8), *m = ok(tensor_min(C, x, &ax, 1, 1, &E));
+
+	return ok(tensor_sum(C, ok(tensor_exp(C, ok(tensor_alu(C, OP_SUB, x, m, &E)), &E)), &ax, 1, 0, &E));
+}
+
+static void
+test_rolling_update_infinite_start(void **state)
+{
+	(void)state;
+	start(exp_minus_min());
+	OK(sched_rolling_update(S, "out", "j", &E));
+	assert_same(1e-5);
+	assert_non_null(strstr(S->step[S->nstep - 1].note, "xmax starts at -inf, and h(0, -inf, r') is NaN"));
+	stop();
+
+	start(exp_minus_min());
+	OK(sched_split(S, "xmax", "j", (int64_t[]){ 0, 2 }, 2, &E));
+	OK(sched_split_k_update(S, "out", "j0", &E));
+	assert_same(1e-5);
+	stop();
+}
+
 int
 main(void)
 {
@@ -146,6 +177,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_decompose_after_compute_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rfactor_after_tile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_large_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rolling_update_infinite_start, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

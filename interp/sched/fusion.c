@@ -199,7 +199,7 @@ fusion_safe_prev(Kernel *k, const FRepair *rp, int q, UOp *prev, UOp *cur_safe)
 	DType t = (DType)prev->dtype;
 	UOp *eq;
 
-	if (!rp->safe[q])
+	if (!rp->safe[q] && !rp->prev_safe[q])
 		return prev;
 	eq = kernel_alu(k, OP_CMPEQ, t, (UOp *[]){ prev, kernel_const(k, t, rp->init[q]) }, 2);
 	return kernel_alu(k, OP_WHERE, t, (UOp *[]){ eq, cur_safe, prev }, 3);
@@ -370,6 +370,51 @@ separate(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, const c
 	A2 = kernel_substitute(c, A, r, r2, n);
 	return sum ? b2(c, OP_SUB, b2(c, OP_ADD, t, A2), A)
 	           : b2(c, OP_MUL, t, b2(c, OP_MUL, A2, b1(c, OP_RECIP, A)));
+}
+
+/*
+** h in doubles at t = tv, predecessor q's previous value at rq and every other
+** value at 0.5 (a finite stand-in): what the fused update computes at the first
+** iteration. NaN for an op the algebra does not write.
+*/
+static double
+h_at_node(const UOp *u, const FRepair *rp, int q, double tv, double rq, int depth)
+{
+	double a, b;
+	int i;
+
+	if (depth > 400)
+		return NAN;
+	if (u == rp->t)
+		return tv;
+	for (i = 0; i < rp->nr; i++)
+		if (u == rp->r[i] || u == rp->r2[i])
+			return u == rp->r[i] && i == q ? rq : 0.5;
+	if (u->op == OP_CONST)
+		return uop_const_value(u);
+	if (u->nsrc < 1 || u->nsrc > 2)
+		return NAN;
+	a = h_at_node(u->src[0], rp, q, tv, rq, depth + 1);
+	b = u->nsrc == 2 ? h_at_node(u->src[1], rp, q, tv, rq, depth + 1) : 0;
+	switch (u->op) {
+	case OP_ADD: return a + b;
+	case OP_SUB: return a - b;
+	case OP_MUL: return a * b;
+	case OP_NEG: return -a;
+	case OP_RECIP: return 1 / a;
+	case OP_EXP2: return exp2(a);
+	case OP_LOG2: return log2(a);
+	case OP_MAX: return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+	case OP_MIN: return isnan(a) || isnan(b) ? NAN : fmin(a, b);
+	case OP_CAST: return a;
+	default: return NAN;
+	}
+}
+
+static double
+h_at(const FRepair *rp, int q, double tv, double rq, int depth)
+{
+	return h_at_node(rp->h, rp, q, tv, rq, depth);
 }
 
 int
@@ -565,6 +610,35 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	emit(ex, "             h(t, r, r') = ");
 	show(ex, k, c, hn);
 	emit(ex, "\n");
+	/*
+	** The cache of a predecessor starts at its init. An infinite init (-inf for
+	** a max, +inf for a min) can make h(X_t, init, r') an inf - inf or a 0 * inf
+	** at the first iteration (g = exp(c + r) gives h = t * exp(r' - r)), although
+	** X_t is still f's identity there, which h keeps in exact arithmetic (Eq. 5).
+	** Where h in floats does not give the identity back, h reads the current
+	** value as the previous one while the cache holds the init: exact.
+	*/
+	for (q = 0; q < rp->nr; q++) {
+		UOp *ws[64];
+		int w = writer(k, rp->rbuf[q], lo, hi), nw = w < 0 ? 0 : sched_stores(k, w, ws, 64), j;
+		double v, id = rp->f == OP_ADD ? 0 : rp->f == OP_MUL ? 1 : rp->f == OP_MAX ? -INFINITY : INFINITY, got;
+
+		for (j = 0; j < nw && !rp->safe[q] && !rp->prev_safe[q]; j++) {
+			if ((int)ws[j]->src[0]->src[0]->arg[0] != rp->rbuf[q] || ws[j]->src[1]->op != OP_CONST
+			|| !dtype_is_float(ws[j]->src[1]->dtype) || !isinf(v = uop_const_value(ws[j]->src[1])))
+				continue;
+			got = h_at(rp, q, id, v, 0);
+			if (got == id)
+				continue;
+			rp->prev_safe[q] = 1;
+			rp->init[q] = v;
+			emit(ex, "             (%s starts at %sinf, and h(%g, %sinf, r') is ", k->buf[rp->rbuf[q]].name,
+			     v < 0 ? "-" : "+", id, v < 0 ? "-" : "+");
+			emit(ex, isnan(got) ? "NaN" : "%g", got);
+			emit(ex, ", not %g: while the cache holds %sinf, h reads the current value as the "
+			     "previous one)\n", id, v < 0 ? "-" : "+");
+		}
+	}
 	/* Eq. 4: h(g(r, c), r, r') = g(r', c) */
 	{
 		UOp *lhs = kernel_substitute(c, hn, &rp->t, &g, 1), *rhs = kernel_substitute(c, g, rp->r, rp->r2, rp->nr);

@@ -274,7 +274,8 @@ typedef struct FRepair {
 	UOp *t, *r[FMAXR], *r2[FMAXR];
 	const char *method;  /* "inverse" (Theorem 4.3) or "separation" */
 	int safe[FMAXR];     /* g sees masked (-inf) inputs: predecessor q is read safely */
-	double init[FMAXR];  /* its value while no unmasked input has reached it */
+	int prev_safe[FMAXR];/* its init is infinite: h reads the previous value safely (not g) */
+	double init[FMAXR];  /* its value while no (unmasked) input has reached it */
 	Buf explain;         /* the derivation, as Figure 10 shows it */
 } FRepair;
 /* upd (the target's update, its variables those of the fused loops) among
@@ -297,9 +298,10 @@ int fusion_derive(const Kernel *k, int t, int lo, int hi, FRepair *rp, Err *e);
 ** rp->safe[q], x with its init value (-inf for a max, 0 for a sum) read as
 ** a finite stand-in (0, 1) that keeps g finite (and 0) on masked inputs. */
 UOp *fusion_safe(Kernel *k, const FRepair *rp, int q, UOp *x);
-/* Its previous value as h reads it: prev, or, when rp->safe[q] and prev is
-** still the init, the current one read safely (then h is the identity on
-** the masked terms accumulated so far, which are 0). */
+/* Its previous value as h reads it: prev, or, when rp->safe[q] or
+** rp->prev_safe[q] and prev is still the init, the current one read safely
+** (then h is the identity: on the masked terms accumulated so far, which are
+** 0, or on X_t's init before the first term). */
 UOp *fusion_safe_prev(Kernel *k, const FRepair *rp, int q, UOp *prev, UOp *cur_safe);
 /* h(tv, prev, cur) in the dtype of X_t: the repair term as kernel values. */
 UOp *fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *const *cur);
