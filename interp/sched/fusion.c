@@ -310,16 +310,15 @@ invert(UCtx *c, UOp *g, UOp *cpart, UOp *y, const char **why)
 }
 
 /*
-** Separation: g, normalized, as A(r) (x) B(c), (x) the product or the sum:
+** Separation: g, normalized, as A(r) (x) B(c), (x) the product (sum = 0) or the sum:
 ** h(t, r, r') = t A(r') / A(r), or t + A(r') - A(r). Each factor (term)
 ** must depend on r or on c, not both; an exp2 factor whose exponent mixes
 ** them splits (exp2(a + b) = exp2 a exp2 b).
 */
 static UOp *
-separate(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, const char **why)
+separate_as(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, int sum, const char **why)
 {
 	UOp *A = NULL, *A2, *u;
-	int sum = gn->op == OP_ADD;
 
 	for (u = gn; u; ) {
 		UOp *f = (u->op == (sum ? OP_ADD : OP_MUL)) ? u->src[1] : u;
@@ -370,6 +369,39 @@ separate(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, const c
 	A2 = kernel_substitute(c, A, r, r2, n);
 	return sum ? b2(c, OP_SUB, b2(c, OP_ADD, t, A2), A)
 	           : b2(c, OP_MUL, t, b2(c, OP_MUL, A2, b1(c, OP_RECIP, A)));
+}
+
+/*
+** g a sum whose terms do not separate additively may still be one factor of r
+** times a sum of factors of c: A(r) B1(c) + A(r) B2(c) (the normal form
+** distributes products over sums, so P V with V = data - 1 reaches here as
+** A data + -A). Each term then separates as a product with the same
+** h(t, r, r') = t A(r') / A(r), and that h serves the sum, h being linear in t.
+*/
+static UOp *
+separate(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, const char **why)
+{
+	UOp *h = separate_as(c, gn, r, r2, n, t, gn->op == OP_ADD, why), *u, *hk = NULL;
+	const char *why1 = *why, *w2;
+	Err e;
+
+	if (h || gn->op != OP_ADD)
+		return h;
+	for (u = gn; u; ) {
+		UOp *term = u->op == OP_ADD ? u->src[1] : u, *h1;
+
+		u = u->op == OP_ADD ? u->src[0] : NULL;
+		if (!(h1 = separate_as(c, term, r, r2, n, t, 0, &w2))) {
+			*why = why1;
+			return NULL;
+		}
+		if (hk && alg_equal(c, hk, h1, &e) != 1) {
+			*why = "a term of g depends on r and on c together, and the terms' factors of r differ";
+			return NULL;
+		}
+		hk = h1;
+	}
+	return hk;
 }
 
 /*

@@ -227,6 +227,23 @@ check("Causal, split-k over slices of 4: wholly masked slices stay finite", func
   assert(s:verify{trials = 2})
 end)
 
+-- V an expression of an input (tensor.rand lowers to data - 1): g is A(r) data + -A(r), a sum
+-- whose terms share their factor of r; the repair exists and both fusions find it
+check("V = data - 1: g = A(r) (data - 1) separates term by term; prefill and decode fuse", function()
+  local H, d = 1, 4
+  for _, mode in ipairs({"PF", "DC"}) do
+    local sq, skv = mode == "PF" and 8 or 1, 16
+    local q = tensor.param("q", {H, sq, d})
+    local k = tensor.param("k", {H, skv, d})
+    local v = tensor.rand({H, skv, d}, {seed = 3})
+    local sc = (q:reshape{H, sq, 1, d} * k:reshape{H, 1, skv, d}):sum(3) * 0.5
+    local o = (sc:softmax(2):reshape{H, sq, skv, 1} * v:reshape{H, 1, skv, d}):sum(2)
+    local s = fuse(kernel.lower(o, "o"):schedule(), mode, 4)
+    assert(s:verify{trials = 2})
+    assert(s:explain():find("separate g into a factor of r and a factor of c", 1, true), s:explain())
+  end
+end)
+
 check("refusals name the step and leave the schedule as it was", function()
   local a = {sq = 1, skv = 16, heads = 2}
   local s = kernel.lower((attention(a)), "o"):schedule()
