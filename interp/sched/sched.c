@@ -1260,3 +1260,66 @@ sched_apply_stage(Schedule *s, const char *what, const char *stage, int (*fn)(Ke
 	buf_free(&line);
 	return rc;
 }
+
+/* the thread-bound loops under s, and the stores outside them into memory threads share */
+static int
+has_thread_loop(const UOp *s, int depth)
+{
+	int i;
+
+	if (depth > 256 || (s->op == OP_END && hwaxis_is_thread(krange_hw(s->src[0]))))
+		return 1;
+	if (s->op != OP_END && s->op != OP_IF)
+		return 0;
+	for (i = 1; i < s->nsrc; i++)
+		if (has_thread_loop(s->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+static const UOp *
+store_outside(const Kernel *k, const UOp *s, int depth)
+{
+	const UOp *w;
+	int i;
+
+	if (depth > 256)
+		return NULL;
+	if (s->op == OP_STORE) {
+		const UOp *def = s->src[0]->src[0];
+
+		return def->op == OP_DEFINE && k->buf[def->arg[0]].scope != AS_REG ? s : NULL;
+	}
+	if ((s->op != OP_END && s->op != OP_IF) || (s->op == OP_END && hwaxis_is_thread(krange_hw(s->src[0]))))
+		return NULL;
+	for (i = 1; i < s->nsrc; i++)
+		if ((w = store_outside(k, s->src[i], depth + 1)))
+			return w;
+	return NULL;
+}
+
+int
+sched_shared_write(const Kernel *k, Buf *why)
+{
+	int st;
+
+	for (st = 0; st < k->nstage; st++) {
+		const UOp *w;
+
+		if (!has_thread_loop(k->stage[st].body, 0) || !(w = store_outside(k, k->stage[st].body, 0)))
+			continue;
+		if (why) {
+			const KBuf *B = &k->buf[w->src[0]->src[0]->arg[0]];
+
+			why->len = 0;
+			if (why->s)
+				why->s[0] = 0;
+			emit(why, "stage %s would store to %s (%s memory) outside its thread-bound loops, where "
+			     "every thread of the block runs the store: ", k->stage[st].name, B->name,
+			     kscope_name(B->scope));
+			kernel_print_store(why, k, w);
+		}
+		return 1;
+	}
+	return 0;
+}

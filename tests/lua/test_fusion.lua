@@ -244,6 +244,27 @@ check("V = data - 1: g = A(r) (data - 1) separates term by term; prefill and dec
   end
 end)
 
+-- the output's inner loop bound to threads, then fused under the max's loop: every thread would
+-- run the max's updates; refused, and fusing first, then binding the row loop, verifies
+check("a target loop bound to threads under the predecessors' loop is refused; bound after, it verifies", function()
+  local a = {sq = 4, skv = 8, heads = 1}
+  local s = kernel.lower((attention(a)), "o"):schedule()
+  local lo = s:get_loops("o")
+  s:bind("o", lo[#lo - 1], "threadIdx.x")
+  local j = s:get_loops("xmax")
+  j = j[#j]
+  s:rolling_update("xsum_1", "xmax." .. j)
+  local before = tostring(s)
+  raises(function() s:rolling_update("o", "xmax." .. j) end,
+    "rolling_update: stage xmax would store to xmax (global memory) outside its thread-bound loops")
+  eq(tostring(s), before, "unchanged")
+  local r = kernel.lower((attention(a)), "o"):schedule()
+  r:rolling_update("xsum_1", "xmax." .. j)
+  r:rolling_update("o", "xmax." .. j)
+  r:bind("xmax", r:get_loops("xmax")[1], "threadIdx.x")
+  assert(r:verify{trials = 2})
+end)
+
 check("refusals name the step and leave the schedule as it was", function()
   local a = {sq = 1, skv = 16, heads = 2}
   local s = kernel.lower((attention(a)), "o"):schedule()
