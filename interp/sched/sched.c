@@ -461,6 +461,8 @@ typedef struct Walk {
 	int n, cap;
 	PMap seen;
 	const char *bad;     /* a statement that forbids reordering */
+	const UOp *local[64];/* the variables of loops inside the walked body */
+	int nlocal;
 } Walk;
 
 static int
@@ -508,6 +510,8 @@ walk_stmt(Walk *w, const UOp *s, int depth)
 		return -1;
 	switch (s->op) {
 	case OP_END:
+		if (w->nlocal < 64)
+			w->local[w->nlocal++] = krange_var(s->src[0]);
 		for (i = 1; i < s->nsrc; i++)
 			if (walk_stmt(w, s->src[i], depth + 1) < 0)
 				return -1;
@@ -747,11 +751,40 @@ pinned(const Kernel *k, const UOp *a)
 	return n ? kernel_substitute(k->c, (UOp *)a, old, val, n) : a;
 }
 
-/* the same element: the same index, or one that differs by loops of one iteration (i and 0) */
-static int
-same_index(const Kernel *k, const UOp *a, const UOp *b)
+/*
+** a with the variables of loops inside the body renamed in their order
+** (__local0, __local1, ...; each keeps its range): two accesses equal after
+** that touch one set of elements per iteration of the nest, as the init and
+** the update nest of a fused target do through loops of two names.
+*/
+static const UOp *
+canonical(const Kernel *k, const Walk *w, const UOp *a)
 {
-	return a == b || pinned(k, a) == pinned(k, b);
+	const UOp *v[64];
+	UOp *old[64], *val[64];
+	char name[32];
+	int nv = uop_vars(a, v, 64), i, j, n = 0;
+
+	for (i = 0; i < nv && i < 64; i++)
+		for (j = 0; j < w->nlocal; j++)
+			if (v[i] == w->local[j] && v[i]->arg[0] == 0) {
+				snprintf(name, sizeof name, "__local%d", n);
+				old[n] = (UOp *)v[i];
+				if (!(val[n] = kernel_var((Kernel *)k, name, v[i]->arg[1] + 1)))
+					return a;
+				n++;
+				break;
+			}
+	return n ? kernel_substitute(k->c, (UOp *)a, old, val, n) : a;
+}
+
+/* the same element: the same index, or one that differs by loops of one iteration (i and 0), or
+** by the names of loops inside the body */
+static int
+same_index(const Kernel *k, const Walk *w, const UOp *a, const UOp *b)
+{
+	return a == b || pinned(k, a) == pinned(k, b)
+	    || canonical(k, w, pinned(k, a)) == canonical(k, w, pinned(k, b));
 }
 
 int
@@ -817,7 +850,7 @@ sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute
 		for (j = i; j < w.n; j++) {
 			if (w.a[j].ix->src[0] != def)
 				continue;
-			if (same && !same_index(k, w.a[j].ix, same)) {
+			if (same && !same_index(k, &w, w.a[j].ix, same)) {
 				Buf b;
 
 				buf_init(&b);
@@ -1322,4 +1355,32 @@ sched_shared_write(const Kernel *k, Buf *why)
 		return 1;
 	}
 	return 0;
+}
+
+int
+sched_unique_loops(Kernel *k, int st, Err *e)
+{
+	UOp *l[256], *nl, *nv;
+	const UOp *v;
+	int n, i, j, rounds;
+
+	for (rounds = 0; rounds < 256; rounds++) {
+		n = sched_loops(k, st, l, 256);
+		for (i = 1; i < n; i++) {
+			for (j = 0; j < i && strcmp(krange_var(l[j]->src[0])->name, krange_var(l[i]->src[0])->name); j++)
+				;
+			if (j < i)
+				break;
+		}
+		if (i >= n)
+			return 0;
+		/* the later loop of the two takes a fresh name, in its own subtree only */
+		v = krange_var(l[i]->src[0]);
+		if (!(nv = sched_fresh_var(k, st, v->name, krange_extent(l[i]->src[0])))
+		|| !(nl = kernel_substitute(k->c, l[i], (UOp *const *)&v, &nv, 1)))
+			return err_set(e, "out of memory");
+		if (sched_replace(k, st, l[i], nl, e) < 0)
+			return -1;
+	}
+	return err_set(e, "stage %s: too many loops of one name", k->stage[st].name);
 }

@@ -74,6 +74,9 @@ int sched_replace(Kernel *k, int st, const UOp *old, UOp *new, Err *e);
 /* A loop variable named after base not used by any loop of stage st
 ** (base0, base1, ... when base is taken). */
 UOp *sched_fresh_var(Kernel *k, int st, const char *base, int64_t extent);
+/* Every loop of stage st named once: a later loop with an earlier one's name
+** takes a fresh one (sched_fresh_var) in its own subtree. */
+int sched_unique_loops(Kernel *k, int st, Err *e);
 /* The statements from stage st's body down to target (END and IF nodes,
 ** target last): their count, 0 when target is not in the stage. */
 int sched_path(const Kernel *k, int st, const UOp *target, UOp **out, int max);
