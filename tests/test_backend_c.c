@@ -9,60 +9,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../backends/backend.h"
 #include "../interp/sched/sched.h"
 #include "../layout/layout.h"
+#include "kernel_test.h"
 
-static UCtx *C;            /* tensor graphs */
-static Kernel *K;          /* the kernel a test builds by hand */
-static BJitCache *Cache;
-static Err E;
-static unsigned seed;
+static BJitCache *Cache;   /* each test's own */
 
+/* kernel_test.h's fixture, and a JIT cache */
 static int
-setup(void **state)
+setup_jit(void **state)
 {
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
-	srand(seed);
-	C = uctx_new();
-	K = kernel_new();
+	if (setup(state) < 0)
+		return -1;
 	Cache = backend_jit_cache_new();
-	return C && K && Cache ? 0 : -1;
+	return Cache ? 0 : -1;
 }
 
 static int
-teardown(void **state)
+teardown_jit(void **state)
 {
-	uctx_free(C);
-	kernel_free(K);
+	teardown(state);
 	backend_jit_cache_free(Cache);
-	C = NULL;
-	K = NULL;
 	Cache = NULL;
 	return 0;
 }
 
 /* ---- graphs and lowering ---- */
-
-static UOp *
-ok(UOp *u)
-{
-	if (!u)
-		fail_msg("building a graph: %s", E.msg);
-	return u;
-}
-
-static UOp *
-param(const char *name, int slot, int64_t a, int64_t b)
-{
-	int64_t s[2] = { a, b };
-
-	return ok(tensor_param(C, name, slot, s, 2, DT_FLOAT32, NULL, &E));
-}
 
 /* softmax as lua_tensor.c builds it: e / e.sum with e = exp(x - x.max) */
 static UOp *
@@ -200,12 +174,6 @@ golden(const char *name, const char *got)
 
 /* ---- buffers and runs ---- */
 
-static double
-frand(void)
-{
-	return (double)rand() / RAND_MAX * 2 - 1;
-}
-
 /* buffer b of k filled from v (or seeded random values when v is NULL) */
 static void
 fill(const Kernel *k, TBuf *t, int b, const double *v)
@@ -324,100 +292,7 @@ run_both(const Kernel *k, const TBuf *in, BJitStats *st)
 	return jb;
 }
 
-static float
-getf(const TBuf *b, int64_t i)
-{
-	return ((const float *)b->data)[i];
-}
-
-/* ---- building kernels by hand ---- */
-
-static UOp *I(int64_t v) { return uop_int(K->c, v); }
-static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
-static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
-static UOp *var(const char *n, int64_t ext) { return kernel_var(K, n, ext); }
-
-static int
-mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
-{
-	int64_t shape[T_MAXDIM];
-	va_list ap;
-	int i, b;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		shape[i] = va_arg(ap, int64_t);
-	va_end(ap);
-	b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E);
-	if (b < 0)
-		fail_msg("add_buffer %s: %s", name, E.msg);
-	return b;
-}
-
-static UOp *
-at(int b, int n, ...)
-{
-	UOp *idx[T_MAXDIM];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		idx[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_index(K, b, idx, n);
-}
-
-static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
-static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
-
-/* a loop over v of type t bound to hw (HW_NONE: a plain loop) */
-static UOp *
-loopt(UOp *v, AxisType t, HwAxis hw, int n, ...)
-{
-	UOp *body[64];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		body[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_loop(K, kernel_range(K, v, t, hw), body, n);
-}
-
-#define LOOP(v, hw, ...) loopt(v, hwaxis_is_block(hw) ? AX_GLOBAL : (hw) ? AX_LOCAL : AX_LOOP, hw, __VA_ARGS__)
-
-static UOp *
-seq(int n, ...)
-{
-	UOp *body[64];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		body[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_if(K, kernel_const(K, DT_BOOL, 1), body, n);
-}
-
-static UOp *
-alu(Op op, DType t, UOp *a, UOp *b)
-{
-	UOp *s[2] = { a, b };
-
-	return kernel_alu(K, op, t, s, b ? 2 : 1);
-}
-
-static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
-
-static void
-stage(const char *name, UOp *body)
-{
-	if (!body || kernel_add_stage(K, name, body, NULL, &E) < 0)
-		fail_msg("stage %s: %s", name, E.msg);
-}
+/* ---- building kernels by hand (kernel_test.h) ---- */
 
 static void
 checked(void)
@@ -554,8 +429,8 @@ build_transpose(int barrier)
 	UOp *out = st(at(B, 2, add(mul(bx, I(32)), ty), add(mul(by, I(32)), tx)), ld(at(T, 2, tx, ty)));
 
 	body = barrier ? seq(3, load, kernel_barrier(K), out) : seq(2, load, out);
-	stage("transpose", LOOP(by, HW_BLOCK_Y, 1, LOOP(bx, HW_BLOCK_X, 1, LOOP(ty, HW_THREAD_Y, 1,
-	      LOOP(tx, HW_THREAD_X, 1, body)))));
+	stage("transpose", loop(by, HW_BLOCK_Y, 1, loop(bx, HW_BLOCK_X, 1, loop(ty, HW_THREAD_Y, 1,
+	      loop(tx, HW_THREAD_X, 1, body)))));
 }
 
 static void
@@ -586,15 +461,15 @@ test_transpose_shared(void **state)
 	int A = mkbuf("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)64, (int64_t)64);
 	int B = mkbuf("B", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)64, (int64_t)64);
 	int T = mkbuf("tile", DT_FLOAT32, AS_LOCAL, KB_TEMP, 2, (int64_t)32, (int64_t)33);
-	UOp *in = LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(T, 2, i, j),
+	UOp *in = loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(T, 2, i, j),
 	              ld(at(A, 2, add(mul(by, I(32)), i), add(mul(bx, I(32)), j))))));
-	UOp *out = LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(B, 2, add(mul(bx, I(32)), i),
+	UOp *out = loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(B, 2, add(mul(bx, I(32)), i),
 	               add(mul(by, I(32)), j)), ld(at(T, 2, j, i)))));
 	TBuf *bin, *bo;
 	char *s;
 	int r, c;
 
-	stage("transpose", LOOP(by, HW_BLOCK_Y, 1, LOOP(bx, HW_BLOCK_X, 1, seq(2, in, out))));
+	stage("transpose", loop(by, HW_BLOCK_Y, 1, loop(bx, HW_BLOCK_X, 1, seq(2, in, out))));
 	checked();
 	s = source(K);
 	/* the tile is an array per block, declared inside the block loops */
@@ -624,15 +499,15 @@ test_threads_guarded(void **state)
 	int Z = mkbuf("Z", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)12);
 	int R = mkbuf("r", DT_FLOAT32, AS_REG, KB_TEMP, 1, (int64_t)1);
 	UOp *body = seq(3, st(at(R, 1, I(0)), fc(DT_FLOAT32, 3)),
-	                LOOP(tx, HW_THREAD_X, 1, st(at(Y, 1, add(mul(bx, I(8)), tx)),
+	                loop(tx, HW_THREAD_X, 1, st(at(Y, 1, add(mul(bx, I(8)), tx)),
 	                     alu(OP_MUL, DT_FLOAT32, ld(at(X, 1, add(mul(bx, I(8)), tx))), ld(at(R, 1, I(0)))))),
-	                LOOP(t4, HW_THREAD_X, 1, st(at(Z, 1, add(mul(bx, I(4)), t4)),
+	                loop(t4, HW_THREAD_X, 1, st(at(Z, 1, add(mul(bx, I(4)), t4)),
 	                     alu(OP_ADD, DT_FLOAT32, ld(at(X, 1, add(mul(bx, I(8)), t4))), ld(at(R, 1, I(0)))))));
 	TBuf *in, *out;
 	char *s;
 	int i;
 
-	stage("guarded", LOOP(bx, HW_BLOCK_X, 1, body));
+	stage("guarded", loop(bx, HW_BLOCK_X, 1, body));
 	checked();
 	s = source(K);
 	assert_non_null(strstr(s, "for (int64_t thread_x = 0; thread_x < 8; thread_x++) {  /* thread.x */\n"));
@@ -661,7 +536,7 @@ test_warp_lane(void **state)
 	TBuf *in, *out;
 	int i;
 
-	stage("neg", LOOP(w, HW_WARP, 1, LOOP(l, HW_LANE, 1, st(at(Y, 1, t), alu(OP_NEG, DT_FLOAT32, ld(at(X, 1, t)), NULL)))));
+	stage("neg", loop(w, HW_WARP, 1, loop(l, HW_LANE, 1, st(at(Y, 1, t), alu(OP_NEG, DT_FLOAT32, ld(at(X, 1, t)), NULL)))));
 	checked();
 	in = inputs(K);
 	out = run_both(K, in, NULL);
@@ -690,7 +565,7 @@ test_layouts(void **state)
 	assert_int_equal(composed_parse("Sw<2,0,2> o 0 o (8,16):(16,1)", &cl, &E), 0);
 	if (kernel_layout_cute(K, Y, NULL, &cl, &E) < 0)
 		fail_msg("layout: %s", E.msg);
-	stage("t", LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(Y, 2, i, j),
+	stage("t", loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(Y, 2, i, j),
 	      alu(OP_MUL, DT_FLOAT32, ld(at(X, 2, j, i)), fc(DT_FLOAT32, 0.5))))));
 	checked();
 	s = source(K);
@@ -756,11 +631,11 @@ test_reductions(void **state)
 	TBuf *in = calloc(3, sizeof *in), *out;
 
 	assert_non_null(in);
-	stage("M", LOOP(i, HW_NONE, 2, st(at(M, 1, i), kernel_identity(K, OP_MAX, DT_FLOAT32)),
+	stage("M", loop(i, HW_NONE, 2, st(at(M, 1, i), kernel_identity(K, OP_MAX, DT_FLOAT32)),
 	      loopt(j, AX_REDUCE, HW_NONE, 1, st(at(M, 1, i), alu(OP_MAX, DT_FLOAT32, ld(at(M, 1, i)),
 	      ld(at(X, 2, i, j)))))));
 	/* a float64 sum of float32 values: in double, as the interpreter adds */
-	stage("S", LOOP(i, HW_NONE, 2, st(at(S, 1, i), fc(DT_FLOAT64, 0)),
+	stage("S", loop(i, HW_NONE, 2, st(at(S, 1, i), fc(DT_FLOAT64, 0)),
 	      loopt(j, AX_REDUCE, HW_NONE, 1, st(at(S, 1, i), alu(OP_ADD, DT_FLOAT64, ld(at(S, 1, i)),
 	      kernel_cast(K, DT_FLOAT64, ld(at(X, 2, i, j))))))));
 	checked();
@@ -791,11 +666,11 @@ test_promotion(void **state)
 	TBuf *in, *out;
 	char *src;
 
-	stage("S", LOOP(i, HW_NONE, 2, st(at(S, 1, i), fc(DT_FLOAT32, 1)),
+	stage("S", loop(i, HW_NONE, 2, st(at(S, 1, i), fc(DT_FLOAT32, 1)),
 	      loopt(j, AX_REDUCE, HW_NONE, 1, st(at(S, 1, i), alu(OP_ADD, DT_FLOAT32, ld(at(S, 1, i)),
 	      ld(at(X, 2, i, j)))))));
-	stage("P0", LOOP(i, HW_NONE, 1, st(at(P, 1, i), fc(DT_FLOAT32, 0))));
-	stage("P", LOOP(i1, HW_NONE, 1, loopt(j, AX_REDUCE, HW_NONE, 1, st(at(P, 1, add(i1, I(1))),
+	stage("P0", loop(i, HW_NONE, 1, st(at(P, 1, i), fc(DT_FLOAT32, 0))));
+	stage("P", loop(i1, HW_NONE, 1, loopt(j, AX_REDUCE, HW_NONE, 1, st(at(P, 1, add(i1, I(1))),
 	      alu(OP_ADD, DT_FLOAT32, alu(OP_ADD, DT_FLOAT32, ld(at(P, 1, add(i1, I(1)))), ld(at(P, 1, i1))),
 	      ld(at(X, 2, i1, j)))))));
 	checked();
@@ -869,7 +744,7 @@ test_integers(void **state)
 	int k;
 
 	assert_non_null(in);
-	stage("ints", LOOP(i, HW_NONE, 3,
+	stage("ints", loop(i, HW_NONE, 3,
 	      st(at(Q, 1, i), alu(OP_IDIV, DT_INT32, ld(at(A, 1, i)), ld(at(B, 1, i)))),
 	      st(at(R, 1, i), alu(OP_MOD, DT_INT32, ld(at(A, 1, i)), ld(at(B, 1, i)))),
 	      st(at(T, 1, i), kernel_cast(K, DT_INT32, ld(at(F, 1, i))))));
@@ -901,7 +776,7 @@ test_names(void **state)
 	char *s;
 	int i;
 
-	stage("main", LOOP(d, HW_NONE, 1, st(at(Y, 1, d), alu(OP_EXP2, DT_FLOAT32, ld(at(X, 1, d)), NULL))));
+	stage("main", loop(d, HW_NONE, 1, st(at(Y, 1, d), alu(OP_EXP2, DT_FLOAT32, ld(at(X, 1, d)), NULL))));
 	checked();
 	s = source(K);
 	assert_non_null(strstr(s, "static void\nmain_stage(const float *restrict exp2_buf, float *restrict int_buf)\n"));
@@ -927,9 +802,9 @@ test_names_reserved(void **state)
 	TBuf *in, *out;
 	char *s;
 
-	stage("tessel_kernel", LOOP(v, HW_NONE, 1, st(at(Y, 1, v), alu(OP_MAX, DT_FLOAT32, ld(at(X, 1, v)),
+	stage("tessel_kernel", loop(v, HW_NONE, 1, st(at(Y, 1, v), alu(OP_MAX, DT_FLOAT32, ld(at(X, 1, v)),
 	      fc(DT_FLOAT32, 0)))));
-	stage("tessel_kernel_stage", LOOP(v, HW_NONE, 1, st(at(Y, 1, v), alu(OP_ADD, DT_FLOAT32, ld(at(Y, 1, v)),
+	stage("tessel_kernel_stage", loop(v, HW_NONE, 1, st(at(Y, 1, v), alu(OP_ADD, DT_FLOAT32, ld(at(Y, 1, v)),
 	      fc(DT_FLOAT32, 1)))));
 	checked();
 	s = source(K);
@@ -979,7 +854,7 @@ test_refusals(void **state)
 	Kernel *h;
 
 	/* an index divided by a loop variable that can be 0 */
-	stage("div", LOOP(i, HW_NONE, 1, LOOP(j, HW_NONE, 1, st(at(Y, 1, i), ld(at(X, 1, uop_idiv(K->c, i, j)))))));
+	stage("div", loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(Y, 1, i), ld(at(X, 1, uop_idiv(K->c, i, j)))))));
 	refused(K, "c: stage div: the index expression i//j may divide by zero (its divisor ranges over [0, 3])");
 	/* float16 */
 	h = kernel_new();
@@ -1201,29 +1076,29 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_golden_softmax, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_golden_matmul_scheduled, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_jit_softmax, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_jit_matmul, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_jit_matmul_scheduled, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_transpose_barrier_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_transpose_shared, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads_guarded, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_warp_lane, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_layouts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_split_tail, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reductions, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_promotion, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fast, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_integers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_names_reserved, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_parallel_dependent, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_compiler_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_inputs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_random_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_golden_softmax, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_golden_matmul_scheduled, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_jit_softmax, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_jit_matmul, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_jit_matmul_scheduled, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_transpose_barrier_refused, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_transpose_shared, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_threads_guarded, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_warp_lane, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_layouts, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_split_tail, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_reductions, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_promotion, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_fast, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_integers, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_names, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_names_reserved, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_parallel_dependent, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_refusals, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_compiler_errors, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_cache, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_bad_inputs, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_random_values, setup_jit, teardown_jit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,123 +18,13 @@
 #include "../backends/backend.h"
 #include "../interp/sched/sched.h"
 #include "../layout/layout.h"
+#include "kernel_test.h"
 
 extern char **environ;
 
-static UCtx *C;            /* tensor graphs */
-static Kernel *K;          /* the kernel a test builds by hand */
 static BClSession *Cl;     /* one OpenCL session for the driver */
-static Err E;
 
-static int
-setup(void **state)
-{
-	C = uctx_new();
-	K = kernel_new();
-	return C && K ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	uctx_free(C);
-	kernel_free(K);
-	C = NULL;
-	K = NULL;
-	return 0;
-}
-
-/* ---- building ---- */
-
-static UOp *
-ok(UOp *u)
-{
-	if (!u)
-		fail_msg("building: %s", E.msg);
-	return u;
-}
-
-static UOp *I(int64_t v) { return uop_int(K->c, v); }
-static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
-static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
-static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
-static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
-static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
-
-static int
-mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
-{
-	int64_t shape[T_MAXDIM];
-	va_list ap;
-	int i, b;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		shape[i] = va_arg(ap, int64_t);
-	va_end(ap);
-	if ((b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E)) < 0)
-		fail_msg("add_buffer %s: %s", name, E.msg);
-	return b;
-}
-
-static UOp *
-at(int b, int n, ...)
-{
-	UOp *idx[T_MAXDIM];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		idx[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_index(K, b, idx, n);
-}
-
-static UOp *
-alu(Op op, DType t, UOp *a, UOp *b)
-{
-	UOp *s[2] = { a, b };
-
-	return ok(kernel_alu(K, op, t, s, b ? 2 : 1));
-}
-
-/* a loop over v bound to hw (HW_NONE: a plain loop) */
-static UOp *
-loop(UOp *v, HwAxis hw, int n, ...)
-{
-	UOp *body[64];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		body[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_loop(K, kernel_range(K, v, hwaxis_is_block(hw) ? AX_GLOBAL : hw ? AX_LOCAL : AX_LOOP, hw),
-	                   body, n);
-}
-
-static UOp *
-seq(int n, ...)
-{
-	UOp *body[64];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		body[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_if(K, kernel_const(K, DT_BOOL, 1), body, n);
-}
-
-static void
-stage(const char *name, UOp *body)
-{
-	if (kernel_add_stage(K, name, body, NULL, &E) < 0)
-		fail_msg("stage %s: %s", name, E.msg);
-}
+/* ---- building (and kernel_test.h) ---- */
 
 static void
 layout(int b, const char *notation)
@@ -143,22 +33,6 @@ layout(int b, const char *notation)
 
 	if (cute_parse(notation, &l, &E) < 0 || kernel_layout_cute(K, b, &l, NULL, &E) < 0)
 		fail_msg("layout %s: %s", notation, E.msg);
-}
-
-static UOp *
-param(const char *name, int slot, int64_t a, int64_t b)
-{
-	int64_t s[2] = { a, b };
-
-	return ok(tensor_param(C, name, slot, s, 2, DT_FLOAT32, NULL, &E));
-}
-
-static UOp *
-tok(UOp *u)
-{
-	if (!u)
-		fail_msg("graph: %s", E.msg);
-	return u;
 }
 
 /* softmax as lua_tensor.c builds it: e / e.sum with e = exp(x - x.max) */
@@ -170,13 +44,13 @@ softmax_kernel(void)
 	KLowerOpts o = { "out" };
 	Kernel *k;
 
-	m = tok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
-	x = tok(tensor_alu(C, OP_SUB, a, m, &E));
-	x = tok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
-	s = tok(tensor_unary(C, OP_EXP2, x, &E));
-	sum = tok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
-	sum = tok(tensor_unary(C, OP_RECIP, sum, &E));
-	if (!(k = kernel_lower(tok(tensor_alu(C, OP_MUL, s, sum, &E)), &o, &E)))
+	m = ok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
+	x = ok(tensor_alu(C, OP_SUB, a, m, &E));
+	x = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
+	s = ok(tensor_unary(C, OP_EXP2, x, &E));
+	sum = ok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
+	sum = ok(tensor_unary(C, OP_RECIP, sum, &E));
+	if (!(k = kernel_lower(ok(tensor_alu(C, OP_MUL, s, sum, &E)), &o, &E)))
 		fail_msg("kernel_lower: %s", E.msg);
 	return k;
 }
@@ -190,10 +64,10 @@ matmul_kernel(const char *name, int64_t n)
 	KLowerOpts o = { name };
 	Kernel *k;
 
-	a = tok(tensor_reshape(C, a, sa, 3, &E));
-	b = tok(tensor_reshape(C, b, sb, 3, &E));
-	x = tok(tensor_alu(C, OP_MUL, a, b, &E));
-	if (!(k = kernel_lower(tok(tensor_reduce(C, OP_ADD, x, ax, 1, 0, &E)), &o, &E)))
+	a = ok(tensor_reshape(C, a, sa, 3, &E));
+	b = ok(tensor_reshape(C, b, sb, 3, &E));
+	x = ok(tensor_alu(C, OP_MUL, a, b, &E));
+	if (!(k = kernel_lower(ok(tensor_reduce(C, OP_ADD, x, ax, 1, 0, &E)), &o, &E)))
 		fail_msg("kernel_lower: %s", E.msg);
 	return k;
 }
@@ -869,19 +743,6 @@ last_block(void)
 	      kernel_barrier(K),
 	      kernel_if(K, alu(OP_CMPEQ, DT_BOOL, ld(at(last, 1, I(0))), fc(DT_INT32, 3)), (UOp *[]){
 	          kernel_if(K, t0, fin, 4) }, 1))));
-}
-
-/* a kernel built by hand into K, handed over */
-static Kernel *
-by_hand(void (*fn)(void))
-{
-	Kernel *save = K, *r;
-
-	assert_non_null(K = kernel_new());
-	fn();
-	r = K;
-	K = save;
-	return r;
 }
 
 static void warp_reduce64(void) { warp_reduce(64); }

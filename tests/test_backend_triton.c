@@ -17,6 +17,7 @@
 #include "../backends/backend.h"
 #include "../interp/sched/sched.h"
 #include "../layout/layout.h"
+#include "kernel_test.h"
 
 /*
 ** Python is optional: the syntax check needs python3 (TESSEL_PYTHON names
@@ -27,121 +28,6 @@
 */
 
 extern char **environ;
-
-static UCtx *C;            /* tensor graphs */
-static Kernel *K;          /* the kernel a test builds by hand */
-static Err E;
-
-static int
-setup(void **state)
-{
-	C = uctx_new();
-	K = kernel_new();
-	return C && K ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	uctx_free(C);
-	kernel_free(K);
-	C = NULL;
-	K = NULL;
-	return 0;
-}
-
-/* ---- building ---- */
-
-static UOp *
-ok(UOp *u)
-{
-	if (!u)
-		fail_msg("building: %s", E.msg);
-	return u;
-}
-
-static UOp *I(int64_t v) { return uop_int(K->c, v); }
-static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
-static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
-static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
-static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
-static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
-
-static int
-mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
-{
-	int64_t shape[T_MAXDIM];
-	va_list ap;
-	int i, b;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		shape[i] = va_arg(ap, int64_t);
-	va_end(ap);
-	if ((b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E)) < 0)
-		fail_msg("add_buffer %s: %s", name, E.msg);
-	return b;
-}
-
-static UOp *
-at(int b, int n, ...)
-{
-	UOp *idx[T_MAXDIM];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		idx[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_index(K, b, idx, n);
-}
-
-static UOp *
-alu(Op op, DType t, UOp *a, UOp *b)
-{
-	UOp *s[2] = { a, b };
-
-	return ok(kernel_alu(K, op, t, s, b ? 2 : 1));
-}
-
-/* a loop over v of type t bound to hw */
-static UOp *
-loop(UOp *v, AxisType t, HwAxis hw, int n, ...)
-{
-	UOp *body[64];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		body[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_loop(K, kernel_range(K, v, t, hw), body, n);
-}
-
-static void
-stage(const char *name, UOp *body)
-{
-	if (kernel_add_stage(K, name, body, NULL, &E) < 0)
-		fail_msg("stage %s: %s", name, E.msg);
-}
-
-static UOp *
-param(const char *name, int slot, int64_t a, int64_t b)
-{
-	int64_t s[2] = { a, b };
-
-	return ok(tensor_param(C, name, slot, s, 2, DT_FLOAT32, NULL, &E));
-}
-
-static UOp *
-tok(UOp *u)
-{
-	if (!u)
-		fail_msg("graph: %s", E.msg);
-	return u;
-}
 
 /* ---- the examples, each an owned kernel ---- */
 
@@ -154,13 +40,13 @@ ex_softmax(void)
 	KLowerOpts o = { "out" };
 	Kernel *k;
 
-	m = tok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
-	x = tok(tensor_alu(C, OP_SUB, a, m, &E));
-	x = tok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
-	s = tok(tensor_unary(C, OP_EXP2, x, &E));
-	sum = tok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
-	sum = tok(tensor_unary(C, OP_RECIP, sum, &E));
-	if (!(k = kernel_lower(tok(tensor_alu(C, OP_MUL, s, sum, &E)), &o, &E)))
+	m = ok(tensor_reduce(C, OP_MAX, a, axes, 1, 1, &E));
+	x = ok(tensor_alu(C, OP_SUB, a, m, &E));
+	x = ok(tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 1.4426950408889634), &E));
+	s = ok(tensor_unary(C, OP_EXP2, x, &E));
+	sum = ok(tensor_reduce(C, OP_ADD, s, axes, 1, 1, &E));
+	sum = ok(tensor_unary(C, OP_RECIP, sum, &E));
+	if (!(k = kernel_lower(ok(tensor_alu(C, OP_MUL, s, sum, &E)), &o, &E)))
 		fail_msg("kernel_lower: %s", E.msg);
 	return k;
 }
@@ -173,10 +59,10 @@ matmul_kernel(const char *name, int64_t n)
 	KLowerOpts o = { name };
 	Kernel *k;
 
-	a = tok(tensor_reshape(C, a, sa, 3, &E));
-	b = tok(tensor_reshape(C, b, sb, 3, &E));
-	x = tok(tensor_alu(C, OP_MUL, a, b, &E));
-	if (!(k = kernel_lower(tok(tensor_reduce(C, OP_ADD, x, ax, 1, 0, &E)), &o, &E)))
+	a = ok(tensor_reshape(C, a, sa, 3, &E));
+	b = ok(tensor_reshape(C, b, sb, 3, &E));
+	x = ok(tensor_alu(C, OP_MUL, a, b, &E));
+	if (!(k = kernel_lower(ok(tensor_reduce(C, OP_ADD, x, ax, 1, 0, &E)), &o, &E)))
 		fail_msg("kernel_lower: %s", E.msg);
 	return k;
 }
@@ -214,21 +100,9 @@ ex_transpose(void)
 	KLowerOpts o = { "B" };
 	Kernel *k;
 
-	if (!(k = kernel_lower(tok(tensor_permute(C, a, order, 2, &E)), &o, &E)))
+	if (!(k = kernel_lower(ok(tensor_permute(C, a, order, 2, &E)), &o, &E)))
 		fail_msg("kernel_lower: %s", E.msg);
 	return k;
-}
-
-static Kernel *
-by_hand(void (*fn)(void))
-{
-	Kernel *save = K, *r;
-
-	assert_non_null(K = kernel_new());
-	fn();
-	r = K;
-	K = save;
-	return r;
 }
 
 /*
@@ -249,18 +123,18 @@ build_mixed(void)
 
 	if (cute_parse("(3,5):(1,3)", &l, &E) < 0 || kernel_layout_cute(K, X, &l, NULL, &E) < 0)
 		fail_msg("layout: %s", E.msg);
-	stage("prod", loop(i, AX_LOOP, HW_NONE, 3,
+	stage("prod", loopt(i, AX_LOOP, HW_NONE, 3,
 	      st(at(P, 1, i), fc(DT_FLOAT32, 1)),
-	      loop(j, AX_REDUCE, HW_NONE, 1,
+	      loopt(j, AX_REDUCE, HW_NONE, 1,
 	           st(at(P, 1, i), alu(OP_MUL, DT_FLOAT32, ld(at(P, 1, i)), alu(OP_ADD, DT_FLOAT32, ld(at(X, 2, i, j)),
 	                                                                     fc(DT_FLOAT32, 0.5))))),
 	      st(at(M, 1, i), fc(DT_FLOAT32, 1e30))));
-	stage("mins", loop(i, AX_LOOP, HW_NONE, 1, loop(j, AX_REDUCE, HW_NONE, 1,
+	stage("mins", loopt(i, AX_LOOP, HW_NONE, 1, loopt(j, AX_REDUCE, HW_NONE, 1,
 	      st(at(M, 1, i), alu(OP_MIN, DT_FLOAT32, ld(at(M, 1, i)), ld(at(X, 2, i, j)))))));
 	/* a scalar loop around a gated store: S[t] = sum over r of X[r, t] for t < 3, else -1 */
-	stage("gated", loop(tl, AX_LOOP, HW_NONE, 2,
+	stage("gated", loopt(tl, AX_LOOP, HW_NONE, 2,
 	      st(at(S, 1, tl), fc(DT_FLOAT32, -1)),
-	      loop(r, AX_LOOP, HW_NONE, 1,
+	      loopt(r, AX_LOOP, HW_NONE, 1,
 	           kernel_store(K, at(S, 1, tl), alu(OP_ADD, DT_FLOAT32, alu(OP_MAX, DT_FLOAT32, ld(at(S, 1, tl)),
 	                        fc(DT_FLOAT32, 0)), ld(at(X, 2, r, uop_alu(K->c, OP_MIN, tl, I(4))))),
 	                        uop_alu(K->c, OP_CMPLT, tl, I(3))))));
@@ -681,7 +555,7 @@ test_refusals(void **state)
 	UOp *t = kernel_var(K, "t", 64), *u = kernel_var(K, "u", 64), *v = kernel_var(K, "v", 64);
 
 	/* a thread-bound loop */
-	stage("threads", loop(t, AX_LOCAL, HW_THREAD_X, 1, st(at(B, 1, t), ld(at(A, 1, t)))));
+	stage("threads", loopt(t, AX_LOCAL, HW_THREAD_X, 1, st(at(B, 1, t), ld(at(A, 1, t)))));
 	refused(K, "triton: stage threads: loop t is bound to thread.x; a Triton program has no threads");
 	kernel_free(K);
 	K = kernel_new();
@@ -695,9 +569,9 @@ test_refusals(void **state)
 	{
 		UOp *body[3];
 
-		body[0] = loop(t, AX_LOOP, HW_NONE, 1, st(at(T, 1, t), ld(at(A, 1, t))));
+		body[0] = loopt(t, AX_LOOP, HW_NONE, 1, st(at(T, 1, t), ld(at(A, 1, t))));
 		body[1] = kernel_barrier(K);
-		body[2] = loop(u, AX_LOOP, HW_NONE, 1, st(at(B, 1, u), ld(at(T, 1, uop_sub(K->c, I(63), u)))));
+		body[2] = loopt(u, AX_LOOP, HW_NONE, 1, st(at(B, 1, u), ld(at(T, 1, uop_sub(K->c, I(63), u)))));
 		stage("staged", kernel_if(K, kernel_const(K, DT_BOOL, 1), body, 3));
 	}
 	refused(K, "triton: stage staged: a barrier has no Triton form");
@@ -708,7 +582,7 @@ test_refusals(void **state)
 	T = mkbuf("T", DT_FLOAT32, AS_LOCAL, KB_TEMP, 1, (int64_t)64);
 	t = kernel_var(K, "t", 64);
 	u = kernel_var(K, "u", 64);
-	stage("cache", loop(t, AX_LOOP, HW_NONE, 2, st(at(T, 1, t), ld(at(A, 1, t))), st(at(B, 1, t), ld(at(T, 1, t)))));
+	stage("cache", loopt(t, AX_LOOP, HW_NONE, 2, st(at(T, 1, t), ld(at(A, 1, t))), st(at(B, 1, t), ld(at(T, 1, t)))));
 	refused(K, "triton: stage cache: buffer T is shared; Triton keeps tiles in registers and shared memory "
 	        "itself");
 	kernel_free(K);
@@ -717,7 +591,7 @@ test_refusals(void **state)
 	B = mkbuf("B", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 1, (int64_t)64);
 	t = kernel_var(K, "t", 64);
 	/* pow has no Triton function tessel writes */
-	stage("power", loop(t, AX_LOOP, HW_NONE, 1, st(at(B, 1, t), alu(OP_POW, DT_FLOAT32, ld(at(A, 1, t)),
+	stage("power", loopt(t, AX_LOOP, HW_NONE, 1, st(at(B, 1, t), alu(OP_POW, DT_FLOAT32, ld(at(A, 1, t)),
 	                                                             fc(DT_FLOAT32, 3)))));
 	refused(K, "triton: stage power: the value pow (float32) has no Triton form");
 	kernel_free(K);
@@ -728,7 +602,7 @@ test_refusals(void **state)
 	t = kernel_var(K, "t", 2048);
 	u = kernel_var(K, "u", 1024);
 	v = I(0);
-	stage("total", loop(t, AX_REDUCE, HW_NONE, 1, loop(u, AX_REDUCE, HW_NONE, 1,
+	stage("total", loopt(t, AX_REDUCE, HW_NONE, 1, loopt(u, AX_REDUCE, HW_NONE, 1,
 	      st(at(B, 1, v), alu(OP_ADD, DT_FLOAT32, ld(at(B, 1, v)), ld(at(A, 2, t, u)))))));
 	refused(K, "triton: stage total: a tile of more than 1048576 elements over loops ending in u");
 }

@@ -13,31 +13,7 @@
 #include "../interp/kernel/kernel.h"
 #include "../layout/layout.h"
 #include "../layout/lower.h"
-
-static Kernel *K;
-static Err E;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	K = kernel_new();
-	memset(&E, 0, sizeof E);
-	return K ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	kernel_free(K);
-	K = NULL;
-	return 0;
-}
-
-static UOp *I(int64_t v) { return uop_int(K->c, v); }
-static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
-static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
+#include "kernel_test.h"
 
 static int
 buf1(const char *name, DType t, UAddrSpace sc, KRole r, int64_t n)
@@ -58,14 +34,9 @@ buf2(const char *name, DType t, UAddrSpace sc, KRole r, int64_t m, int64_t n)
 	return b;
 }
 
+/* b at (i), or at (i, j) where j is not NULL */
 static UOp *
-loop(UOp *v, AxisType t, HwAxis hw, UOp *body)
-{
-	return kernel_loop(K, kernel_range(K, v, t, hw), &body, 1);
-}
-
-static UOp *
-ld(int b, UOp *i, UOp *j)
+ldij(int b, UOp *i, UOp *j)
 {
 	UOp *idx[2] = { i, j };
 
@@ -73,7 +44,7 @@ ld(int b, UOp *i, UOp *j)
 }
 
 static UOp *
-st(int b, UOp *i, UOp *j, UOp *v)
+stij(int b, UOp *i, UOp *j, UOp *v)
 {
 	UOp *idx[2] = { i, j };
 
@@ -147,8 +118,8 @@ test_clone(void **state)
 	Buf bb;
 
 	(void)state;
-	assert_int_equal(kernel_add_stage(K, "copy", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, i, NULL))), NULL, &E), 0);
-	assert_int_equal(kernel_add_stage(K, "copy", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, i, NULL))), NULL, &E), -1);
+	assert_int_equal(kernel_add_stage(K, "copy", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, i, NULL))), NULL, &E), 0);
+	assert_int_equal(kernel_add_stage(K, "copy", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, i, NULL))), NULL, &E), -1);
 	c = kernel_clone(K, &E);
 	assert_non_null(c);
 	p1 = printed();
@@ -316,18 +287,18 @@ test_check_reads_writes(void **state)
 	UOp *i = kernel_var(K, "i", 8);
 
 	(void)state;
-	kernel_add_stage(K, "use", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(c, i, NULL))), NULL, &E);
+	kernel_add_stage(K, "use", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(c, i, NULL))), NULL, &E);
 	refused("reads C, which no stage before it writes");
 	K->nstage = 0;
-	kernel_add_stage(K, "fill", loop(i, AX_LOOP, HW_NONE, st(c, i, NULL, ld(a, i, NULL))), NULL, &E);
+	kernel_add_stage(K, "fill", loopt(i, AX_LOOP, HW_NONE, 1, stij(c, i, NULL, ldij(a, i, NULL))), NULL, &E);
 	refused("output B is written by no stage");
-	kernel_add_stage(K, "use", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(c, i, NULL))), NULL, &E);
+	kernel_add_stage(K, "use", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(c, i, NULL))), NULL, &E);
 	assert_int_equal(check(), 0);
 	/* an unbound variable, a variable bound twice */
-	kernel_add_stage(K, "free", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, kernel_var(K, "q", 8), NULL))), NULL, &E);
+	kernel_add_stage(K, "free", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, kernel_var(K, "q", 8), NULL))), NULL, &E);
 	refused("variable q is not bound");
 	K->nstage = 2;
-	kernel_add_stage(K, "twice", loop(i, AX_LOOP, HW_NONE, loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, i, NULL)))), NULL, &E);
+	kernel_add_stage(K, "twice", loopt(i, AX_LOOP, HW_NONE, 1, loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, i, NULL)))), NULL, &E);
 	refused("loop variable i is bound twice");
 }
 
@@ -339,23 +310,23 @@ test_check_bounds(void **state)
 	Buf notes;
 
 	(void)state;
-	kernel_add_stage(K, "shift", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, add(i, I(1)), NULL))), NULL, &E);
+	kernel_add_stage(K, "shift", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, add(i, I(1)), NULL))), NULL, &E);
 	refused("index 0 is 8 at i=7, outside [0, 8)");
 	/* the same access under a gate is proved by enumeration */
 	K->nstage = 0;
 	g = uop_alu(K->c, OP_CMPLT, i, I(7));
 	x = kernel_load(K, kernel_index(K, a, (UOp *[]){ add(i, I(1)) }, 1), g);
-	kernel_add_stage(K, "gated", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, x)), NULL, &E);
+	kernel_add_stage(K, "gated", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, x)), NULL, &E);
 	assert_int_equal(check(), 0);
 	/* and under an enclosing if */
 	K->nstage = 0;
-	kernel_add_stage(K, "under_if", loop(i, AX_LOOP, HW_NONE,
-	                 kernel_if(K, g, (UOp *[]){ st(b, i, NULL, ld(a, add(i, I(1)), NULL)) }, 1)), NULL, &E);
+	kernel_add_stage(K, "under_if", loopt(i, AX_LOOP, HW_NONE, 1,
+	                 kernel_if(K, g, (UOp *[]){ stij(b, i, NULL, ldij(a, add(i, I(1)), NULL)) }, 1)), NULL, &E);
 	assert_int_equal(check(), 0);
 	/* a data-dependent index is a note, not an error */
 	K->nstage = 0;
-	x = kernel_cast(K, DT_INDEX, kernel_cast(K, DT_INT32, ld(a, i, NULL)));
-	kernel_add_stage(K, "gather", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, x, NULL))), NULL, &E);
+	x = kernel_cast(K, DT_INDEX, kernel_cast(K, DT_INT32, ldij(a, i, NULL)));
+	kernel_add_stage(K, "gather", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, x, NULL))), NULL, &E);
 	buf_init(&notes);
 	assert_int_equal(kernel_check(K, &notes, &E), 0);
 	assert_non_null(notes.s);
@@ -363,7 +334,7 @@ test_check_bounds(void **state)
 	buf_free(&notes);
 	/* wrong arity */
 	K->nstage = 0;
-	kernel_add_stage(K, "arity", loop(i, AX_LOOP, HW_NONE, st(b, i, NULL, ld(a, i, i))), NULL, &E);
+	kernel_add_stage(K, "arity", loopt(i, AX_LOOP, HW_NONE, 1, stij(b, i, NULL, ldij(a, i, i))), NULL, &E);
 	refused("A has 1 dimensions, an access gives 2 indices");
 }
 
@@ -377,38 +348,38 @@ test_check_bindings(void **state)
 
 	(void)state;
 	/* a block loop under a plain loop */
-	body = loop(i, AX_LOOP, HW_NONE, loop(bx, AX_GLOBAL, HW_BLOCK_X, loop(tx, AX_LOCAL, HW_THREAD_X, st(b, e, NULL, ld(a, e, NULL)))));
+	body = loopt(i, AX_LOOP, HW_NONE, 1, loopt(bx, AX_GLOBAL, HW_BLOCK_X, 1, loopt(tx, AX_LOCAL, HW_THREAD_X, 1, stij(b, e, NULL, ldij(a, e, NULL)))));
 	kernel_add_stage(K, "s0", body, NULL, &E);
 	refused("bound to block.x under loop i");
 	/* a thread loop outside the block loops of its stage */
 	K->nstage = 0;
 	body = kernel_if(K, kernel_const(K, DT_BOOL, 1), (UOp *[]){
-		loop(bx, AX_GLOBAL, HW_BLOCK_X, loop(tx, AX_LOCAL, HW_THREAD_X, st(b, e, NULL, ld(a, e, NULL)))),
-		loop(tx, AX_LOCAL, HW_THREAD_X, st(b, tx, NULL, ld(a, tx, NULL))) }, 2);
+		loopt(bx, AX_GLOBAL, HW_BLOCK_X, 1, loopt(tx, AX_LOCAL, HW_THREAD_X, 1, stij(b, e, NULL, ldij(a, e, NULL)))),
+		loopt(tx, AX_LOCAL, HW_THREAD_X, 1, stij(b, tx, NULL, ldij(a, tx, NULL))) }, 2);
 	kernel_add_stage(K, "s1", body, NULL, &E);
 	refused("outside the block-bound loops");
 	/* a barrier under an if on the thread index */
 	K->nstage = 0;
-	body = loop(bx, AX_GLOBAL, HW_BLOCK_X, loop(tx, AX_LOCAL, HW_THREAD_X, kernel_if(K, kernel_const(K, DT_BOOL, 1), (UOp *[]){
-		st(s, tx, NULL, ld(a, e, NULL)),
+	body = loopt(bx, AX_GLOBAL, HW_BLOCK_X, 1, loopt(tx, AX_LOCAL, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), (UOp *[]){
+		stij(s, tx, NULL, ldij(a, e, NULL)),
 		kernel_if(K, uop_alu(K->c, OP_CMPLT, tx, I(32)), (UOp *[]){ kernel_barrier(K) }, 1),
-		st(b, e, NULL, ld(s, add(I(63), uop_neg(K->c, tx)), NULL)) }, 3)));
+		stij(b, e, NULL, ldij(s, add(I(63), uop_neg(K->c, tx)), NULL)) }, 3)));
 	kernel_add_stage(K, "s2", body, NULL, &E);
 	refused("barrier under thread-divergent control flow");
 	/* lane past 32, and thread.x mixed with lane */
 	K->nstage = 0;
-	kernel_add_stage(K, "s3", loop(lane, AX_LOCAL, HW_LANE, st(b, lane, NULL, ld(a, lane, NULL))), NULL, &E);
+	kernel_add_stage(K, "s3", loopt(lane, AX_LOCAL, HW_LANE, 1, stij(b, lane, NULL, ldij(a, lane, NULL))), NULL, &E);
 	refused("a warp has 32 lanes");
 	K->nstage = 0;
 	lane = kernel_var(K, "lane", 32);
-	kernel_add_stage(K, "s4", loop(tx, AX_LOCAL, HW_THREAD_X, loop(lane, AX_LOCAL, HW_LANE,
-	                 st(b, add(tx, lane), NULL, ld(a, tx, NULL)))), NULL, &E);
+	kernel_add_stage(K, "s4", loopt(tx, AX_LOCAL, HW_THREAD_X, 1, loopt(lane, AX_LOCAL, HW_LANE, 1,
+	                 stij(b, add(tx, lane), NULL, ldij(a, tx, NULL)))), NULL, &E);
 	refused("not both");
 	/* the correct version passes */
 	K->nstage = 0;
-	body = loop(bx, AX_GLOBAL, HW_BLOCK_X, loop(tx, AX_LOCAL, HW_THREAD_X, kernel_if(K, kernel_const(K, DT_BOOL, 1), (UOp *[]){
-		st(s, tx, NULL, ld(a, e, NULL)), kernel_barrier(K),
-		st(b, e, NULL, ld(s, add(I(63), uop_neg(K->c, tx)), NULL)) }, 3)));
+	body = loopt(bx, AX_GLOBAL, HW_BLOCK_X, 1, loopt(tx, AX_LOCAL, HW_THREAD_X, 1, kernel_if(K, kernel_const(K, DT_BOOL, 1), (UOp *[]){
+		stij(s, tx, NULL, ldij(a, e, NULL)), kernel_barrier(K),
+		stij(b, e, NULL, ldij(s, add(I(63), uop_neg(K->c, tx)), NULL)) }, 3)));
 	kernel_add_stage(K, "ok", body, NULL, &E);
 	assert_int_equal(check(), 0);
 }
@@ -427,15 +398,15 @@ test_print(void **state)
 	/* Figure 1(a)'s s_max and s_sum */
 	x = kernel_index(K, m, &i, 1);
 	init = kernel_store(K, x, kernel_const(K, DT_FLOAT32, -INFINITY), NULL);
-	red = kernel_store(K, x, kernel_alu(K, OP_MAX, DT_FLOAT32, (UOp *[]){ kernel_load(K, x, NULL), ld(a, i, j) }, 2), NULL);
+	red = kernel_store(K, x, kernel_alu(K, OP_MAX, DT_FLOAT32, (UOp *[]){ kernel_load(K, x, NULL), ldij(a, i, j) }, 2), NULL);
 	kernel_add_stage(K, "xmax", kernel_loop(K, kernel_range(K, i, AX_LOOP, HW_NONE), (UOp *[]){ init,
-	                 loop(j, AX_REDUCE, HW_NONE, red) }, 2), NULL, &E);
+	                 loopt(j, AX_REDUCE, HW_NONE, 1, red) }, 2), NULL, &E);
 	x = kernel_index(K, s, &i, 1);
 	red = kernel_store(K, x, kernel_alu(K, OP_ADD, DT_FLOAT32, (UOp *[]){ kernel_load(K, x, NULL),
 	                   kernel_alu(K, OP_EXP2, DT_FLOAT32, (UOp *[]){ kernel_alu(K, OP_MUL, DT_FLOAT32, (UOp *[]){
-	                   kernel_alu(K, OP_SUB, DT_FLOAT32, (UOp *[]){ ld(a, i, j), ld(m, i, NULL) }, 2),
+	                   kernel_alu(K, OP_SUB, DT_FLOAT32, (UOp *[]){ ldij(a, i, j), ldij(m, i, NULL) }, 2),
 	                   kernel_const(K, DT_FLOAT32, 1.4426950408889634) }, 2) }, 1) }, 2), NULL);
-	kernel_add_stage(K, "xsum", loop(i, AX_LOOP, HW_NONE, loop(j, AX_REDUCE, HW_NONE, red)), NULL, &E);
+	kernel_add_stage(K, "xsum", loopt(i, AX_LOOP, HW_NONE, 1, loopt(j, AX_REDUCE, HW_NONE, 1, red)), NULL, &E);
 	p = printed();
 	assert_string_equal(p,
 		"# inputs: inp: float32[2, 4]\n"
@@ -570,8 +541,8 @@ test_ops(void **state)
 	{
 		UOp *body = kernel_if(K, kernel_const(K, DT_BOOL, 1), s, 6);
 
-		body = loop(tx, AX_LOCAL, HW_THREAD_X, body);
-		body = loop(bx, AX_GLOBAL, HW_BLOCK_X, body);
+		body = loopt(tx, AX_LOCAL, HW_THREAD_X, 1, body);
+		body = loopt(bx, AX_GLOBAL, HW_BLOCK_X, 1, body);
 		assert_int_equal(kernel_add_stage(K, "ops", body, NULL, &E), 0);
 	}
 	if (check() < 0)
@@ -631,8 +602,8 @@ test_watch(void **state)
 	KRunOpts o = { .checks = 1, .watch_buf = 2, .watch_off = 37, .watch_msg = msg, .watch_len = sizeof msg };
 
 	(void)state;
-	kernel_add_stage(K, "copy", loop(bx, AX_GLOBAL, HW_BLOCK_X, loop(tx, AX_LOCAL, HW_THREAD_X,
-	                 st(b, i, NULL, ld(a, i, NULL)))), NULL, &E);
+	kernel_add_stage(K, "copy", loopt(bx, AX_GLOBAL, HW_BLOCK_X, 1, loopt(tx, AX_LOCAL, HW_THREAD_X, 1,
+	                 stij(b, i, NULL, ldij(a, i, NULL)))), NULL, &E);
 	fill_in(&bufs[a], &K->buf[a]);
 	if (kernel_run(K, &o, bufs, NULL, &E) < 0)
 		fail_msg("%s", E.msg);

@@ -9,92 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../interp/kernel/kernel.h"
 #include "../layout/layout.h"
 #include "../layout/lower.h"
 #include "../viz/viz.h"
+#include "kernel_test.h"
 
-static Kernel *K;
-static Err E;
-static unsigned seed;
-
-static int
-setup(void **state)
-{
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
-	srand(seed);
-	K = kernel_new();
-	return K ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	kernel_free(K);
-	K = NULL;
-	return 0;
-}
-
-/* ---- building helpers ---- */
-
-static UOp *I(int64_t v) { return uop_int(K->c, v); }
-static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
-static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
-static UOp *var(const char *n, int64_t ext) { return kernel_var(K, n, ext); }
-
-static int
-mkbuf(const char *name, DType t, UAddrSpace sc, KRole r, int n, ...)
-{
-	int64_t shape[T_MAXDIM];
-	va_list ap;
-	int i, b;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		shape[i] = va_arg(ap, int64_t);
-	va_end(ap);
-	b = kernel_add_buffer(K, name, t, sc, r, shape, n, &E);
-	if (b < 0)
-		fail_msg("add_buffer %s: %s", name, E.msg);
-	return b;
-}
-
-static UOp *
-at(int b, int n, ...)
-{
-	UOp *idx[T_MAXDIM];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		idx[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_index(K, b, idx, n);
-}
-
-static UOp *ld(UOp *ix) { return kernel_load(K, ix, NULL); }
-static UOp *st(UOp *ix, UOp *v) { return kernel_store(K, ix, v, NULL); }
-
-/* a loop over v: hw HW_NONE is a plain loop */
-static UOp *
-loop(UOp *v, HwAxis hw, int n, ...)
-{
-	UOp *body[64];
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		body[i] = va_arg(ap, UOp *);
-	va_end(ap);
-	return kernel_loop(K, kernel_range(K, v, hwaxis_is_block(hw) ? AX_GLOBAL : hw ? AX_LOCAL : AX_LOOP, hw),
-	                   body, n);
-}
+/* ---- building helpers (and kernel_test.h) ---- */
 
 static UOp *
 when(UOp *g, int n, ...)
@@ -111,28 +33,11 @@ when(UOp *g, int n, ...)
 }
 
 static UOp *
-alu(Op op, DType t, UOp *a, UOp *b)
-{
-	UOp *s[2] = { a, b };
-
-	return kernel_alu(K, op, t, s, b ? 2 : 1);
-}
-
-static UOp *
 where(DType t, UOp *c, UOp *a, UOp *b)
 {
 	UOp *s[3] = { c, a, b };
 
 	return kernel_alu(K, OP_WHERE, t, s, 3);
-}
-
-static UOp *fc(DType t, double v) { return kernel_const(K, t, v); }
-
-static void
-stage(const char *name, UOp *body)
-{
-	if (kernel_add_stage(K, name, body, NULL, &E) < 0)
-		fail_msg("stage %s: %s", name, E.msg);
 }
 
 /* an input of numel n from values */
@@ -189,18 +94,6 @@ has(const char *s)
 {
 	if (!strstr(E.msg, s))
 		fail_msg("\"%s\" is not in: %s", s, E.msg);
-}
-
-static float
-getf(const TBuf *b, int64_t i)
-{
-	return ((const float *)b->data)[i];
-}
-
-static double
-frand(void)
-{
-	return (double)rand() / RAND_MAX * 2 - 1;
 }
 
 /* ---- values ---- */
@@ -2204,14 +2097,6 @@ test_tma_plan(void **state)
 }
 
 /* ---- atomics and fences ---- */
-
-static UOp *
-ok(UOp *u)
-{
-	if (!u)
-		fail_msg("%s", E.msg);
-	return u;
-}
 
 /* h[x[i] % 8] += 1 by an atomic add from 5 blocks of 48 threads: exact counts, no race */
 static void

@@ -12,36 +12,11 @@
 
 #include "../interp/kernel/kernel.h"
 #include "../interp/sched/tile_ir.h"
+#include "kernel_test.h"
 
 #define LOG2E 1.4426950408889634
 
-static Kernel *K;
-static Err E;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	K = kernel_new();
-	memset(&E, 0, sizeof E);
-	return K ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	kernel_free(K);
-	K = NULL;
-	return 0;
-}
-
-/* ---- building kernels by hand ---- */
-
-static UOp *I(int64_t v) { return uop_int(K->c, v); }
-static UOp *add(UOp *a, UOp *b) { return uop_add(K->c, a, b); }
-static UOp *mul(UOp *a, UOp *b) { return uop_mul(K->c, a, b); }
-static UOp *var(const char *n, int64_t extent) { return kernel_var(K, n, extent); }
+/* ---- building kernels by hand (and kernel_test.h) ---- */
 
 static int
 buf(const char *name, KRole r, int n, int64_t d0, int64_t d1)
@@ -62,11 +37,13 @@ ix(int b, UOp *i, UOp *j)
 	return kernel_index(K, b, idx, j ? 2 : 1);
 }
 
-static UOp *ld(int b, UOp *i, UOp *j) { return kernel_load(K, ix(b, i, j), NULL); }
-static UOp *st(int b, UOp *i, UOp *j, UOp *v) { return kernel_store(K, ix(b, i, j), v, NULL); }
+/* b at (i), or at (i, j) where j is not NULL */
+static UOp *ldij(int b, UOp *i, UOp *j) { return kernel_load(K, ix(b, i, j), NULL); }
+static UOp *stij(int b, UOp *i, UOp *j, UOp *v) { return kernel_store(K, ix(b, i, j), v, NULL); }
 
+/* op on a and b in float32; b NULL: a unary op */
 static UOp *
-alu(Op op, UOp *a, UOp *b)
+falu(Op op, UOp *a, UOp *b)
 {
 	UOp *s[2] = { a, b };
 
@@ -77,7 +54,7 @@ alu(Op op, UOp *a, UOp *b)
 static UOp *
 fexp(UOp *x)
 {
-	return alu(OP_EXP2, alu(OP_MUL, x, kernel_const(K, DT_FLOAT32, LOG2E)), NULL);
+	return falu(OP_EXP2, falu(OP_MUL, x, kernel_const(K, DT_FLOAT32, LOG2E)), NULL);
 }
 
 /* X[I] = op(X[I], v) */
@@ -86,7 +63,7 @@ update(int b, UOp *i, UOp *j, Op op, UOp *v)
 {
 	UOp *x = ix(b, i, j);
 
-	return kernel_store(K, x, alu(op, kernel_load(K, x, NULL), v), NULL);
+	return kernel_store(K, x, falu(op, kernel_load(K, x, NULL), v), NULL);
 }
 
 static UOp *
@@ -95,17 +72,11 @@ loopn(UOp *v, AxisType t, HwAxis hw, UOp *const *body, int n)
 	return kernel_loop(K, kernel_range(K, v, t, hw), body, n);
 }
 
+/* a plain loop over v around one statement */
 static UOp *
-loop(UOp *v, UOp *body)
+loop1(UOp *v, UOp *body)
 {
 	return loopn(v, AX_LOOP, HW_NONE, &body, 1);
-}
-
-static void
-stage(const char *name, UOp *body)
-{
-	if (kernel_add_stage(K, name, body, NULL, &E) < 0)
-		fail_msg("stage %s: %s", name, E.msg);
 }
 
 /* the kernel passes the verifier and prints as want */
@@ -163,11 +134,11 @@ test_figure4(void **state)
 	(void)state;
 	row = add(mul(i, I(4)), r);
 	col = add(mul(j, I(5)), c);
-	s1 = st(e2, row, col, fexp(ld(inp, col, row)));
-	s2 = update(out, row, NULL, OP_MAX, ld(e2, row, col));
-	seq[0] = loop(r, loop(c, s1));
-	seq[1] = loop(r, loop(c, s2));
-	stage("fig4", loop(i, loopn(j, AX_LOOP, HW_NONE, seq, 2)));
+	s1 = stij(e2, row, col, fexp(ldij(inp, col, row)));
+	s2 = update(out, row, NULL, OP_MAX, ldij(e2, row, col));
+	seq[0] = loop1(r, loop1(c, s1));
+	seq[1] = loop1(r, loop1(c, s2));
+	stage("fig4", loop1(i, loopn(j, AX_LOOP, HW_NONE, seq, 2)));
 	assert_tile_ir("# inputs: inp: float32[15, 8]\n"
 	               "# outputs: max1d: float32[8]\n"
 	               "# buffers: exp2d: float32[8, 15]\n"
@@ -197,15 +168,15 @@ test_figure14(void **state)
 
 	(void)state;
 	col = add(mul(j1, I(2)), j2);
-	maxl = update(x1p, i, j1, OP_MAX, ld(in, i, col));
-	suml = update(sp, i, j1, OP_ADD, fexp(alu(OP_SUB, ld(in, i, col), ld(x1, i, NULL))));
-	body[0] = loop(j2, maxl);
-	body[1] = update(x1, i, NULL, OP_MAX, ld(x1p, i, j1));
-	body[2] = loop(j2, suml);
-	body[3] = st(xsum, i, NULL, alu(OP_ADD, alu(OP_MUL, fexp(alu(OP_SUB, ld(x0, i, NULL), ld(x1, i, NULL))),
-	             ld(xsum, i, NULL)), ld(sp, i, j1)));
-	body[4] = st(x0, i, NULL, ld(x1, i, NULL));
-	outer[0] = st(x0, i, NULL, kernel_const(K, DT_FLOAT32, -INFINITY));
+	maxl = update(x1p, i, j1, OP_MAX, ldij(in, i, col));
+	suml = update(sp, i, j1, OP_ADD, fexp(falu(OP_SUB, ldij(in, i, col), ldij(x1, i, NULL))));
+	body[0] = loop1(j2, maxl);
+	body[1] = update(x1, i, NULL, OP_MAX, ldij(x1p, i, j1));
+	body[2] = loop1(j2, suml);
+	body[3] = stij(xsum, i, NULL, falu(OP_ADD, falu(OP_MUL, fexp(falu(OP_SUB, ldij(x0, i, NULL), ldij(x1, i, NULL))),
+	             ldij(xsum, i, NULL)), ldij(sp, i, j1)));
+	body[4] = stij(x0, i, NULL, ldij(x1, i, NULL));
+	outer[0] = stij(x0, i, NULL, kernel_const(K, DT_FLOAT32, -INFINITY));
 	outer[1] = loopn(j1, AX_LOOP, HW_NONE, body, 5);
 	stage("fig11", loopn(i, AX_LOOP, HW_NONE, outer, 2));
 	assert_tile_ir("# inputs: inputs: float32[2, 4]\n"
@@ -232,10 +203,10 @@ static void
 test_copy(void **state)
 {
 	int x = buf("x", KB_INPUT, 2, 3, 4), y = buf("y", KB_OUTPUT, 2, 3, 4);
-	UOp *i = var("i", 3), *j = var("j", 4), *s = st(y, i, j, ld(x, i, j));
+	UOp *i = var("i", 3), *j = var("j", 4), *s = stij(y, i, j, ldij(x, i, j));
 
 	(void)state;
-	stage("y", loop(i, loop(j, s)));
+	stage("y", loop1(i, loop1(j, s)));
 	assert_tile_ir("# inputs: x: float32[3, 4]\n"
 	               "# outputs: y: float32[3, 4]\n"
 	               "# y\n"
@@ -251,10 +222,10 @@ test_bound(void **state)
 	UOp *t = var("t", 4), *j = var("j", 8), *s1, *s2, *two = kernel_const(K, DT_FLOAT32, 2);
 
 	(void)state;
-	s1 = st(y, t, j, alu(OP_MUL, ld(x, t, j), two));
-	s2 = st(z, t, j, alu(OP_MUL, ld(x, t, j), two));
-	stage("y", loopn(t, AX_LOCAL, HW_THREAD_X, (UOp *[]){ loop(j, s1) }, 1));
-	stage("z", loop(t, loopn(j, AX_LOCAL, HW_THREAD_X, &s2, 1)));
+	s1 = stij(y, t, j, falu(OP_MUL, ldij(x, t, j), two));
+	s2 = stij(z, t, j, falu(OP_MUL, ldij(x, t, j), two));
+	stage("y", loopn(t, AX_LOCAL, HW_THREAD_X, (UOp *[]){ loop1(j, s1) }, 1));
+	stage("z", loop1(t, loopn(j, AX_LOCAL, HW_THREAD_X, &s2, 1)));
 	assert_tile_ir("# inputs: x: float32[4, 8]\n"
 	               "# outputs: y: float32[4, 8], z: float32[4, 8]\n"
 	               "# y\n"
@@ -276,10 +247,10 @@ test_annotations_and_guards(void **state)
 	UOp *i = var("i", 4), *j = var("j", 8), *s1, *s2, *g;
 
 	(void)state;
-	s1 = st(y, i, j, ld(x, i, j));
-	stage("y", loop(i, loopn(j, AX_UPCAST, HW_NONE, &s1, 1)));
-	s2 = st(z, i, j, ld(x, i, j));
-	g = kernel_if(K, kernel_alu(K, OP_CMPLT, DT_BOOL, (UOp *[]){ i, I(3) }, 2), (UOp *[]){ loop(j, s2) }, 1);
+	s1 = stij(y, i, j, ldij(x, i, j));
+	stage("y", loop1(i, loopn(j, AX_UPCAST, HW_NONE, &s1, 1)));
+	s2 = stij(z, i, j, ldij(x, i, j));
+	g = kernel_if(K, kernel_alu(K, OP_CMPLT, DT_BOOL, (UOp *[]){ i, I(3) }, 2), (UOp *[]){ loop1(j, s2) }, 1);
 	stage("z", loopn(i, AX_THREAD, HW_NONE, &g, 1));
 	assert_tile_ir("# inputs: x: float32[4, 8]\n"
 	               "# outputs: y: float32[4, 8], z: float32[4, 8]\n"
@@ -305,11 +276,11 @@ test_not_1_sparse(void **state)
 	UOp *r = var("r", 3), *c = var("c", 4), *s, *s2;
 
 	(void)state;
-	s = st(y, r, c, ld(x, add(r, c), NULL));
-	stage("y", loop(r, loop(c, s)));
+	s = stij(y, r, c, ldij(x, add(r, c), NULL));
+	stage("y", loop1(r, loop1(c, s)));
 	/* the diagonal m[r, r]: one variable in two dimensions; no tile is left */
-	s2 = st(d, r, NULL, ld(m, r, r));
-	stage("d", loop(r, s2));
+	s2 = stij(d, r, NULL, ldij(m, r, r));
+	stage("d", loop1(r, s2));
 	assert_tile_ir("# inputs: x: float32[6], m: float32[3, 3]\n"
 	               "# outputs: y: float32[3, 4], d: float32[3]\n"
 	               "# y\n"
@@ -332,15 +303,15 @@ test_relaxation(void **state)
 
 	(void)state;
 	/* x[3*r + 1]: a step */
-	stage("a", loop(r, st(a, r, NULL, ld(x, add(mul(r, I(3)), I(1)), NULL))));
+	stage("a", loop1(r, stij(a, r, NULL, ldij(x, add(mul(r, I(3)), I(1)), NULL))));
 	/* x[3 - r]: a flip is not a tile */
-	stage("b", loop(r, st(b, r, NULL, ld(x, uop_sub(K->c, I(3), r), NULL))));
+	stage("b", loop1(r, stij(b, r, NULL, ldij(x, uop_sub(K->c, I(3), r), NULL))));
 	/* x[r // 2]: not affine; and r as a value: no tile either */
 	f = kernel_cast(K, DT_FLOAT32, r);
-	stage("c", loop(r, st(c, r, NULL, alu(OP_ADD, ld(x, uop_idiv(K->c, r, I(2)), NULL), f))));
+	stage("c", loop1(r, stij(c, r, NULL, falu(OP_ADD, ldij(x, uop_idiv(K->c, r, I(2)), NULL), f))));
 	/* d[i, r] = x[i*8 + r*2]: i*8 stays the base */
-	sd = st(d, i, r, ld(x, add(mul(i, I(8)), mul(r, I(2))), NULL));
-	stage("d", loop(i, loop(r, sd)));
+	sd = stij(d, i, r, ldij(x, add(mul(i, I(8)), mul(r, I(2))), NULL));
+	stage("d", loop1(i, loop1(r, sd)));
 	assert_tile_ir("# inputs: x: float32[16]\n"
 	               "# outputs: a: float32[4], b: float32[4], c: float32[4], d: float32[2, 4]\n"
 	               "# a\n"
@@ -368,11 +339,11 @@ test_broadcast_permute(void **state)
 	UOp *i = var("i", 3), *j = var("j", 5), *k = var("k", 2), *v;
 
 	(void)state;
-	v = alu(OP_ADD, ld(a, j, NULL), alu(OP_MUL, ld(b, i, NULL), ld(t, j, i)));
-	stage("out", loop(i, loop(j, st(o, i, j, v))));
+	v = falu(OP_ADD, ldij(a, j, NULL), falu(OP_MUL, ldij(b, i, NULL), ldij(t, j, i)));
+	stage("out", loop1(i, loop1(j, stij(o, i, j, v))));
 	/* o3[i, j*2 + k] is 2-D over three loops: not a tile (j and k share a dimension) ... */
 	/* ... so k alone stays inner; u[j, k] then needs no None */
-	stage("o3", loop(i, loop(j, loop(k, st(o3, i, add(mul(j, I(2)), k), ld(u, j, k))))));
+	stage("o3", loop1(i, loop1(j, loop1(k, stij(o3, i, add(mul(j, I(2)), k), ldij(u, j, k))))));
 	assert_tile_ir("# inputs: a: float32[5], b: float32[3], t: float32[5, 3], u: float32[5, 2]\n"
 	               "# outputs: out: float32[3, 5], o3: float32[3, 10]\n"
 	               "# out\n"
@@ -392,12 +363,12 @@ test_reduce_dims(void **state)
 
 	(void)state;
 	/* y[i] += x[j, i] * w[k] over (i, j, k): reduce j and k; x's tile is (j, i) -> permuted, gets None for k */
-	s1 = update(y, i, NULL, OP_ADD, alu(OP_MUL, ld(x, j, i), ld(w, k, NULL)));
-	stage("y", loop(i, loopn(j, AX_REDUCE, HW_NONE, (UOp *[]){ loopn(k, AX_REDUCE, HW_NONE, &s1, 1) }, 1)));
+	s1 = update(y, i, NULL, OP_ADD, falu(OP_MUL, ldij(x, j, i), ldij(w, k, NULL)));
+	stage("y", loop1(i, loopn(j, AX_REDUCE, HW_NONE, (UOp *[]){ loopn(k, AX_REDUCE, HW_NONE, &s1, 1) }, 1)));
 	/* s[0] = min(s[0], x[j, i]) over everything: the stored tile is a scalar */
-	stage("s", loop(j, loop(i, update(s, zero, NULL, OP_MIN, ld(x, j, i)))));
+	stage("s", loop1(j, loop1(i, update(s, zero, NULL, OP_MIN, ldij(x, j, i)))));
 	/* an update without reduced loops stays element-wise */
-	stage("z", loop(i, loop(j, update(z, i, j, OP_ADD, ld(x, j, i)))));
+	stage("z", loop1(i, loop1(j, update(z, i, j, OP_ADD, ldij(x, j, i)))));
 	assert_tile_ir("# inputs: x: float32[4, 3], w: float32[2]\n"
 	               "# outputs: y: float32[3], s: float32[1], z: float32[3, 4]\n"
 	               "# y\n"
@@ -419,17 +390,17 @@ test_dependences(void **state)
 
 	(void)state;
 	/* p[r + 1] = p[r] * 2: a recurrence; the tile form would read p before the nest writes it */
-	s1 = st(p, add(j, I(1)), NULL, alu(OP_MUL, ld(p, j, NULL), kernel_const(K, DT_FLOAT32, 2)));
-	stage("p", loop(j, s1));
+	s1 = stij(p, add(j, I(1)), NULL, falu(OP_MUL, ldij(p, j, NULL), kernel_const(K, DT_FLOAT32, 2)));
+	stage("p", loop1(j, s1));
 	/* q[i] = x[i, j]: the last j wins; not a reduction */
-	s2 = st(q, i, NULL, ld(x, i, j));
-	stage("q", loop(i, loop(j, s2)));
+	s2 = stij(q, i, NULL, ldij(x, i, j));
+	stage("q", loop1(i, loop1(j, s2)));
 	/* m[i] = max(m[i], m[i] * x[i, j]): the reduced value reads the running max */
-	s3 = update(m, i, NULL, OP_MAX, alu(OP_MUL, ld(m, i, NULL), ld(x, i, j)));
-	stage("m", loop(i, loop(j, s3)));
+	s3 = update(m, i, NULL, OP_MAX, falu(OP_MUL, ldij(m, i, NULL), ldij(x, i, j)));
+	stage("m", loop1(i, loop1(j, s3)));
 	/* cnt[i] += 1 over j: j indexes nothing */
 	s4 = update(c, i, NULL, OP_ADD, one);
-	stage("cnt", loop(i, loop(j, s4)));
+	stage("cnt", loop1(i, loop1(j, s4)));
 	assert_tile_ir("# inputs: x: float32[3, 4]\n"
 	               "# outputs: p: float32[5], q: float32[3], m: float32[3], cnt: float32[3]\n"
 	               "# p\n"
@@ -459,9 +430,9 @@ test_gated_load(void **state)
 
 	(void)state;
 	gi = kernel_alu(K, OP_CMPLT, DT_BOOL, (UOp *[]){ I(0), i }, 2);
-	stage("y", loop(i, loop(j, st(y, i, j, kernel_load(K, ix(x, im1, j), gi)))));
+	stage("y", loop1(i, loop1(j, stij(y, i, j, kernel_load(K, ix(x, im1, j), gi)))));
 	gj = kernel_alu(K, OP_CMPLT, DT_BOOL, (UOp *[]){ j, I(3) }, 2);
-	stage("z", loop(j, st(z, j, NULL, kernel_load(K, ix(x, I(0), j), gj))));
+	stage("z", loop1(j, stij(z, j, NULL, kernel_load(K, ix(x, I(0), j), gj))));
 	assert_tile_ir("# inputs: x: float32[3, 4]\n"
 	               "# outputs: y: float32[4, 4], z: float32[4]\n"
 	               "# y\n"
@@ -473,14 +444,6 @@ test_gated_load(void **state)
 }
 
 /* ---- lowered kernels ---- */
-
-static UOp *
-ok(UOp *u)
-{
-	if (!u)
-		fail_msg("graph: %s", E.msg);
-	return u;
-}
 
 /* softmax over rows: the reductions become reduce tiles, the last stage one tile store */
 static void

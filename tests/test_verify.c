@@ -10,34 +10,7 @@
 #include <string.h>
 
 #include "../interp/sched/sched.h"
-
-static UCtx *C;
-static Err E;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	C = uctx_new();
-	memset(&E, 0, sizeof E);
-	return C ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	uctx_free(C);
-	return 0;
-}
-
-static UOp *
-ok(UOp *u)
-{
-	if (!u)
-		fail_msg("%s", E.msg);
-	return u;
-}
+#include "kernel_test.h"
 
 /* softmax over rows of a (4, 8) param, as the tensor table builds it */
 static UOp *
