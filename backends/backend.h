@@ -25,7 +25,7 @@
 ** logical order to storage) and `void tessel_take(int b, void *dst, const
 ** void *src)` (storage to row-major logical order).
 **
-** Values follow the interpreter bit for bit (kernel_run.c): a float32
+** Values follow the interpreter bit for bit (interp/kernel/run.h): a float32
 ** operation is one IEEE float32 operation where that equals the
 ** interpreter's double operation rounded once to float32 (+ - * / sqrt,
 ** comparisons, min, max, select); everything else (exp2, log2, sin, pow,

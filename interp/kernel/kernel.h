@@ -516,7 +516,7 @@ typedef struct KLowerOpts {
 } KLowerOpts;
 Kernel *kernel_lower(const UOp *root, const KLowerOpts *o, Err *e);
 
-/* kernel_run.c: the interpreter */
+/* kernel_run.c (with kernel_compile, _exec, _warp, _async, _mem, _count.c): the interpreter */
 typedef struct KCounts {
 	int64_t global_loads, global_stores;   /* warp-level requests */
 	int64_t global_sectors;                /* 32-byte sectors those requests touch */
