@@ -42,8 +42,9 @@ test_compute_at_under_blocks(void **state)
 	before = now();
 	assert_refused(sched_compute_at(S, "xmax", "out", "j", &E), before,
 	               "compute_at: xmax is global memory, which blocks share: loop i is bound to "
-	               "block.y, and every block runs what moves under loop j: iterations (i=0) and "
-	               "(i=1) both access xmax[0]");
+	               "block.y, and every block would run what moves under loop j and write the same "
+	               "elements of xmax (its index does not use i); set_scope(\"xmax\", \"shared\") "
+	               "gives each block a copy of its own");
 	free(before);
 	/* block-private memory: each block computes its own copy */
 	OK(sched_set_scope(S, "xmax", "shared", &E));
@@ -169,6 +170,43 @@ test_rolling_update_infinite_start(void **state)
 	stop();
 }
 
+/*
+** compute_at into a loop inside thread-bound loops: the copy does not depend
+** on the threads, so each would write every element. Said structurally, not as
+** an enumeration too large to finish; and the messages that compared a stage
+** with itself.
+*/
+static void
+test_compute_at_messages(void **state)
+{
+	int64_t ax = 1;
+	char *before;
+
+	(void)state;
+	start(matmul(64, 64, 64));
+	OK(sched_cache_read(S, "out", "a", "shared", &E));
+	OK(sched_decompose_reduction(S, "out", "k", &E));
+	OK(sched_tile(S, "out", "i", "j", 16, 16, &E));
+	OK(sched_split(S, "out", "k", (int64_t[]){ 0, 16 }, 2, &E));
+	OK(sched_bind(S, "out", "i1", "threadIdx.y", &E));
+	OK(sched_bind(S, "out", "j1", "threadIdx.x", &E));
+	before = now();
+	assert_refused(sched_compute_at(S, "a_shared", "out", "k0", &E), before,
+	               "write the same elements of a_shared (its index does not use j1); compute_at a "
+	               "loop outside the bound loops: decompose_reduction, then reorder loop k0 above them");
+	free(before);
+	stop();
+
+	start(ok(tensor_reduce(C, OP_ADD, param("x", 0, 4, 8), &ax, 1, 0, &E)));
+	before = now();
+	assert_refused(sched_compute_at(S, "out", "out", "j", &E), before,
+	               "compute_at: stage out is both the producer and the consumer");
+	assert_refused(sched_reverse_compute_at(S, "out", "out", "j", &E), before,
+	               "reverse_compute_at: stage out is both the consumer and the producer");
+	free(before);
+	stop();
+}
+
 int
 main(void)
 {
@@ -178,6 +216,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rfactor_after_tile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_large_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rolling_update_infinite_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compute_at_messages, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

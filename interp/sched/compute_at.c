@@ -508,6 +508,36 @@ fail:
 	return NULL;
 }
 
+/* whether a store to B under s has an index that uses v */
+static int
+stores_use(const Kernel *k, const UOp *s, const KBuf *B, const UOp *v, int depth)
+{
+	int i, d;
+
+	if (depth > 256)
+		return 1;
+	if (s->op == OP_STORE) {
+		const UOp *ix = s->src[0], *vs[64];
+
+		if (ix->src[0] != B->def)
+			return 0;
+		for (d = 1; d < ix->nsrc; d++) {
+			int nv = uop_vars(ix->src[d], vs, 64), j;
+
+			for (j = 0; j < nv && j < 64; j++)
+				if (vs[j] == v)
+					return 1;
+		}
+		return 0;
+	}
+	if (s->op != OP_END && s->op != OP_IF)
+		return 0;
+	for (i = 1; i < s->nsrc; i++)
+		if (stores_use(k, s->src[i], B, v, depth + 1))
+			return 1;
+	return 0;
+}
+
 /*
 ** Every thread bound around the target loop runs the moved statements, and so
 ** does every block of a block-bound loop around it. For a buffer they share
@@ -545,6 +575,25 @@ per_instance(Kernel *k, int st, const UOp *target, UOp *moved, const KBuf *B, Er
 	for (i = 0; i < nth && rc == 0; i++) {
 		int hw = krange_hw(th[i]->src[0]), block = hwaxis_is_block(hw);
 
+		/* structural first: no store of B depends on the bound loop, so all write alike */
+		if (krange_extent(th[i]->src[0]) > 1 && !stores_use(k, moved, B, krange_var(th[i]->src[0]), 0)) {
+			char how[200];
+
+			if (block)
+				snprintf(how, sizeof how, "set_scope(\"%s\", \"shared\") gives each block a copy "
+				         "of its own", B->name);
+			else
+				snprintf(how, sizeof how, "compute_at a loop outside the bound loops: "
+				         "decompose_reduction, then reorder loop %s above them (threads bound "
+				         "under the target share the copy)", krange_var(target->src[0])->name);
+			rc = err_set(e, "%s is %s memory, which %s share: loop %s is bound to %s, and every %s "
+			             "would run what moves under loop %s and write the same elements of %s (its "
+			             "index does not use %s); %s", B->name, kscope_name(B->scope),
+			             block ? "blocks" : "threads", krange_var(th[i]->src[0])->name,
+			             hwaxis_name(hw), block ? "block" : "thread", krange_var(target->src[0])->name,
+			             B->name, krange_var(th[i]->src[0])->name, how);
+			break;
+		}
 		if (sched_independent(k, tmp, &th[i], 1, 0, &ie) < 0)
 			rc = err_set(e, "%s is %s memory, which %s share: loop %s is bound to %s, and every %s "
 			             "runs what moves under loop %s: %s", B->name, kscope_name(B->scope),
@@ -666,10 +715,12 @@ compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 	KBuf *B;
 	int i, j, q, nall, rc = -1;
 
-	if (sp >= sc)
-		return err_set(e, "stage %s comes %s stage %s; compute_at moves a producer into a later "
-		               "consumer (reverse_compute_at moves a consumer)", pn,
-		               sp == sc ? "is" : "after", cn);
+	if (sp == sc)
+		return err_set(e, "stage %s is both the producer and the consumer; compute_at moves a "
+		               "producer into a later stage that reads it", pn);
+	if (sp > sc)
+		return err_set(e, "stage %s comes after stage %s; compute_at moves a producer into a later "
+		               "consumer (reverse_compute_at moves a consumer)", pn, cn);
 	if (!(l = sched_loop(k, sc, loop, e)))
 		return -1;
 	if (nest_of(k, sp, &n, "compute_at", e) < 0)
@@ -746,10 +797,12 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 	KBuf *B, *D;
 	int i, j, q, d, np, nl, nsv, b, rc = -1;
 
-	if (sc <= sp)
-		return err_set(e, "stage %s comes %s stage %s; reverse_compute_at moves a consumer under "
-		               "an earlier producer (compute_at moves a producer)", cn,
-		               sc == sp ? "is" : "before", pn);
+	if (sc == sp)
+		return err_set(e, "stage %s is both the consumer and the producer; reverse_compute_at "
+		               "moves a consumer under an earlier stage it reads", cn);
+	if (sc < sp)
+		return err_set(e, "stage %s comes before stage %s; reverse_compute_at moves a consumer under "
+		               "an earlier producer (compute_at moves a producer)", cn, pn);
 	if (!(l = sched_loop(k, sp, loop, e)))
 		return -1;
 	if (nest_of(k, sc, &n, "reverse_compute_at", e) < 0)

@@ -26,7 +26,9 @@ fusion_loop_stage(const Kernel *k, int t, const char *spec, char *var, size_t nv
 		snprintf(var, nvar, "%s", dot + 1);
 		if ((j = sched_stage(k, sn, &ie)) < 0)
 			return err_set(e, "%s", ie.msg);
-		if (j >= t)
+		if (j == t)
+			return err_set(e, "stage %s is the target itself; the loop must be a predecessor's", sn);
+		if (j > t)
 			return err_set(e, "stage %s comes after stage %s; the loop must be a predecessor's",
 			               sn, k->stage[t].name);
 		return sched_loop(k, j, var, e) ? j : -1;
