@@ -2705,6 +2705,5 @@ luaopen_tessel_kernel(lua_State *L)
 	         "  k:stage(\"copy\", function() B[k.bx * 32 + k.tx] = A[k.bx * 32 + k.tx] end)\n"
 	         "show(k) colours axis types; viz.render(k, \"k.svg\") draws the loop tree.\n"
 	         "Methods: help(kernel.methods). Schedules: k:schedule(), help(kernel.schedule).");
-	tessel_open_sched(L);
 	return 1;
 }
