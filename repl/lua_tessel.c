@@ -104,12 +104,14 @@ l_limits(lua_State *L)
 	return 1;
 }
 
-/* The kernel table: lua_kernel.c's, with the schedules of lua_sched.c, which builds on
-** kernels, registered into it. */
+/* The kernel table: lua_kernel.c's, with the statements of lua_kernel_stmt.c, the runs and
+** exports of lua_kernel_run.c and the schedules of lua_sched.c registered into it. */
 static int
 open_kernel(lua_State *L)
 {
 	luaopen_tessel_kernel(L);
+	tessel_open_kernel_stmt(L);
+	tessel_open_kernel_run(L);
 	tessel_open_sched(L);
 	return 1;
 }

@@ -8,7 +8,8 @@
 ** The bindings build on each other in one direction: each file calls only
 ** those declared above its section. lua_util.c, lua_viz.c (the drawable
 ** protocol, which every module implements), lua_uop.c, lua_cute.c,
-** lua_axe.c, lua_lego.c, lua_tensor.c, lua_kernel.c, lua_sched.c (which
+** lua_axe.c, lua_lego.c, lua_tensor.c, lua_kernel.c (under lua_kernel_stmt.c
+** and lua_kernel_run.c, which register into its table), lua_sched.c (which
 ** registers k:schedule() into the kernel table), lua_dist.c; lua_tessel.c
 ** opens them all.
 */
@@ -146,6 +147,12 @@ void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
 struct Kernel *tessel_checkkernel(lua_State *L, int i);
 /* Push a kernel's pseudo-code (print(k); color for show). */
 void tessel_pushkernel_text(lua_State *L, const struct Kernel *k, int color);
+/* lua_kernel_stmt.c: kernel.range, kernel.copy and the other statements of a stage, and
+** B:tile, registered into the kernel table on the stack top. */
+void tessel_open_kernel_stmt(lua_State *L);
+/* lua_kernel_run.c: k:run, k:counts, k:source and k:export, registered into the
+** kernel's methods. */
+void tessel_open_kernel_run(lua_State *L);
 /* An export's result for Lua (k:export, P:export): dir and the files written (a table of
 ** names), nil and the message on an environmental failure (rc -2), a raised error otherwise;
 ** files is freed. */
