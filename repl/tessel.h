@@ -4,94 +4,23 @@
 
 #include <lua.h>
 
-/* The module table: { cute = ..., show = ..., help = ..., version = ... }. */
-int luaopen_tessel(lua_State *L);
+/*
+** The bindings build on each other in one direction: each file calls only
+** those declared above its section. lua_util.c, lua_viz.c (the drawable
+** protocol, which every module implements), lua_uop.c, lua_cute.c,
+** lua_axe.c, lua_lego.c, lua_tensor.c, lua_kernel.c (under lua_kernel_stmt.c
+** and lua_kernel_run.c, which register into its table), lua_sched.c (which
+** registers k:schedule() into the kernel table), lua_dist.c; lua_tessel.c
+** opens them all.
+*/
 
-/* require "tessel" and put cute, show, help and tessel in the globals. */
-void tessel_open_globals(lua_State *L);
-
-/* lua_cute.c */
-int luaopen_tessel_cute(lua_State *L);
-/* What the other bindings use to take and return CuTe layouts: the layout at
-** index i (a cute.Layout, a notation string, an integer n meaning n:1, or a
-** table shape made compact column-major; raises otherwise), tmp holding it
-** when it is not a userdata; and a new cute.Layout pushed on the stack. */
-struct Layout;
-const struct Layout *tessel_checklayout(lua_State *L, int i, struct Layout *tmp);
-void tessel_pushlayout(lua_State *L, const struct Layout *l);
-
-struct Composed;
-/* The swizzled layout at index i (a cute.ComposedLayout or its notation, tmp
-** holding a parsed one), or NULL. */
-const struct Composed *tessel_testcomposed(lua_State *L, int i, struct Composed *tmp);
-
-/* lua_lego.c */
-int luaopen_tessel_lego(lua_State *L);
-struct Lego;
-const struct Lego *tessel_testlego(lua_State *L, int i);   /* a lego.Layout or NULL */
-/* lua_axe.c */
-int luaopen_tessel_axe(lua_State *L);
-struct AxeLayout;
-const struct AxeLayout *tessel_testaxe(lua_State *L, int i);   /* an axe.Layout or NULL */
-struct AxeShape;
-void tessel_pushaxe(lua_State *L, const struct AxeLayout *l, const struct AxeShape *sh);
-
-/* lua_uop.c */
-int luaopen_tessel_uop(lua_State *L);
-int luaopen_tessel_tensor(lua_State *L);
-/* lua_tensor.c: the tensor at index i or NULL (its node lives while the value
-** does); realize the tensor at i with the bindings table at binds (0: none)
-** into b, raising on errors (free b with tbuf_free); push a realized buffer
-** as a new tensor. */
-struct TBuf;
-const struct UOp *tessel_testtensor(lua_State *L, int i);
-void tessel_realize(lua_State *L, int i, int binds, struct TBuf *b);
-void tessel_pushtbuf(lua_State *L, const struct TBuf *b);
-/* lua_kernel.c: the kernel table; a kernel userdata owning k (anchored to the
-** value at index anchor, 0 for none: a tensor graph it was lowered from); the
-** Kernel of the userdata at i (raises otherwise). */
-int luaopen_tessel_kernel(lua_State *L);
-struct Kernel;
-void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
-struct Kernel *tessel_checkkernel(lua_State *L, int i);
-/* Push a kernel's pseudo-code (print(k); color for show). */
-void tessel_pushkernel_text(lua_State *L, const struct Kernel *k, int color);
-/* An export's result for Lua (k:export, P:export): dir and the files written (a table of
-** names), nil and the message on an environmental failure (rc -2), a raised error otherwise;
-** files is freed. */
-struct Buf;
-struct Err;
-int tessel_export_result(lua_State *L, int rc, const char *dir, struct Buf *files, const struct Err *e);
-/* lua_dist.c: the dist table (distributed programs on NCCL) */
-int luaopen_tessel_dist(lua_State *L);
-/* lua_sched.c: k:schedule(), the Schedule type; registered into the kernel table */
-void tessel_open_sched(lua_State *L);
-struct Layout;
-struct Composed;
-/* Push the index expression of a CuTe layout (or of a composed one when cl is
-** not NULL) as a uop expression; opts is the stack index of L:expr's options. */
-int tessel_uop_push_layout(lua_State *L, const struct Layout *l, const struct Composed *cl, int opts);
-/* For bindings that build expressions (lego, axe): tessel_uop_begin pushes
-** the current context and returns it; tessel_uop_push pushes u of the
-** context at index ci; tessel_uop_operand takes an expression or integer at
-** index i into c (raising with `what`); tessel_uop_isexpr tests for one. */
-struct UOp;
-struct UCtx;
-struct UCtx *tessel_uop_begin(lua_State *L);
-void tessel_uop_push(lua_State *L, struct UOp *u, int ci);
-struct UOp *tessel_uop_operand(lua_State *L, int i, struct UCtx *c, const char *what);
-int tessel_uop_isexpr(lua_State *L, int i);
-
+/* lua_util.c */
 /* A table read as a list (a shape, a tuple, coordinates) takes the keys 1..#t
 ** only. tessel_seq_stray: 1 with the first other key described in key[]
 ** ("\"layout\"", "0"), else 0. tessel_checkseq raises "what: ..." naming it,
 ** and does nothing for a value that is not a table. */
 int tessel_seq_stray(lua_State *L, int i, char *key, size_t nkey);
 void tessel_checkseq(lua_State *L, int i, const char *what);
-
-/* show(x [, opts]): print tessel_push_text's picture of a drawable value
-** (see lua_viz.c below), tostring(x) for any other value. */
-int tessel_show(lua_State *L);
 
 /* The width terminal pictures should fit: the terminal's, else $COLUMNS,
 ** else 120. */
@@ -152,5 +81,101 @@ struct Scene *tessel_scene(lua_State *L, int x, int opts, int target, const char
 ** __show text when it has one, else its scene rendered by term_render. op
 ** ("show", "viz.render") names the caller in messages about the options. */
 void tessel_push_text(lua_State *L, int x, int opts, const char *op);
+
+/* lua_uop.c */
+int luaopen_tessel_uop(lua_State *L);
+struct Layout;
+struct Composed;
+/* Push the index expression of a CuTe layout (or of a composed one when cl is
+** not NULL) as a uop expression; opts is the stack index of L:expr's options. */
+int tessel_uop_push_layout(lua_State *L, const struct Layout *l, const struct Composed *cl, int opts);
+/* For bindings that build expressions (lego, axe): tessel_uop_begin pushes
+** the current context and returns it; tessel_uop_push pushes u of the
+** context at index ci; tessel_uop_operand takes an expression or integer at
+** index i into c (raising with `what`); tessel_uop_isexpr tests for one. */
+struct UOp;
+struct UCtx;
+struct UCtx *tessel_uop_begin(lua_State *L);
+void tessel_uop_push(lua_State *L, struct UOp *u, int ci);
+struct UOp *tessel_uop_operand(lua_State *L, int i, struct UCtx *c, const char *what);
+int tessel_uop_isexpr(lua_State *L, int i);
+
+/* lua_cute.c */
+int luaopen_tessel_cute(lua_State *L);
+/* What the other bindings use to take and return CuTe layouts: the layout at
+** index i (a cute.Layout, a notation string, an integer n meaning n:1, or a
+** table shape made compact column-major; raises otherwise), tmp holding it
+** when it is not a userdata; and a new cute.Layout pushed on the stack. */
+struct Layout;
+const struct Layout *tessel_checklayout(lua_State *L, int i, struct Layout *tmp);
+void tessel_pushlayout(lua_State *L, const struct Layout *l);
+
+struct Composed;
+/* The swizzled layout at index i (a cute.ComposedLayout or its notation, tmp
+** holding a parsed one), or NULL. */
+const struct Composed *tessel_testcomposed(lua_State *L, int i, struct Composed *tmp);
+
+/* lua_axe.c */
+int luaopen_tessel_axe(lua_State *L);
+struct AxeLayout;
+const struct AxeLayout *tessel_testaxe(lua_State *L, int i);   /* an axe.Layout or NULL */
+struct AxeShape;
+void tessel_pushaxe(lua_State *L, const struct AxeLayout *l, const struct AxeShape *sh);
+
+/* lua_lego.c */
+int luaopen_tessel_lego(lua_State *L);
+struct Lego;
+const struct Lego *tessel_testlego(lua_State *L, int i);   /* a lego.Layout or NULL */
+
+/* lua_tensor.c: the tensor table */
+int luaopen_tessel_tensor(lua_State *L);
+/* lua_tensor.c: the tensor at index i or NULL (its node lives while the value
+** does); realize the tensor at i with the bindings table at binds (0: none)
+** into b, raising on errors (free b with tbuf_free); push a realized buffer
+** as a new tensor. */
+struct TBuf;
+const struct UOp *tessel_testtensor(lua_State *L, int i);
+void tessel_realize(lua_State *L, int i, int binds, struct TBuf *b);
+void tessel_pushtbuf(lua_State *L, const struct TBuf *b);
+
+/* lua_kernel.c: the kernel table; a kernel userdata owning k (anchored to the
+** value at index anchor, 0 for none: a tensor graph it was lowered from); the
+** Kernel of the userdata at i (raises otherwise). */
+int luaopen_tessel_kernel(lua_State *L);
+struct Kernel;
+void tessel_pushkernel(lua_State *L, struct Kernel *k, int anchor);
+struct Kernel *tessel_checkkernel(lua_State *L, int i);
+/* Push a kernel's pseudo-code (print(k); color for show). */
+void tessel_pushkernel_text(lua_State *L, const struct Kernel *k, int color);
+/* lua_kernel_stmt.c: kernel.range, kernel.copy and the other statements of a stage, and
+** B:tile, registered into the kernel table on the stack top. */
+void tessel_open_kernel_stmt(lua_State *L);
+/* lua_kernel_run.c: k:run, k:counts, k:source and k:export, registered into the
+** kernel's methods. */
+void tessel_open_kernel_run(lua_State *L);
+/* An export's result for Lua (k:export, P:export): dir and the files written (a table of
+** names), nil and the message on an environmental failure (rc -2), a raised error otherwise;
+** files is freed. */
+struct Buf;
+struct Err;
+int tessel_export_result(lua_State *L, int rc, const char *dir, struct Buf *files, const struct Err *e);
+
+/* lua_sched.c: k:schedule(), the Schedule type; lua_tessel.c registers them into the
+** kernel table on the stack top */
+void tessel_open_sched(lua_State *L);
+
+/* lua_dist.c: the dist table (distributed programs on NCCL) */
+int luaopen_tessel_dist(lua_State *L);
+
+/* lua_tessel.c */
+/* The module table: { cute = ..., show = ..., help = ..., version = ... }. */
+int luaopen_tessel(lua_State *L);
+
+/* require "tessel" and put cute, show, help and tessel in the globals. */
+void tessel_open_globals(lua_State *L);
+
+/* show(x [, opts]): print tessel_push_text's picture of a drawable value
+** (see lua_viz.c above), tostring(x) for any other value. */
+int tessel_show(lua_State *L);
 
 #endif
