@@ -7,7 +7,6 @@
 
 #include "../util/limits.h"
 #include "emit.h"
-#include "gpu.h"
 
 /* ---- bookkeeping ---- */
 
@@ -2345,32 +2344,6 @@ out:
 	free(E.use);
 	kernel_free(E.k);
 	return rc;
-}
-
-int
-backend_source(Buf *b, const Kernel *k, Dialect d, Err *e)
-{
-	return backend_source_opts(b, k, d, NULL, e);
-}
-
-int
-backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Err *e)
-{
-	EmitInfo info;
-
-	memset(&info, 0, sizeof info);
-	info.fast = o && o->fast;
-	switch (d) {
-	case D_C:
-		return emit_kernel(b, k, &emit_c, &info, e);
-	case D_CUDA: case D_OPENCL:
-		return gpu_source(b, k, d, info.fast, NULL, e);
-	case D_TRITON:
-		return triton_source(b, k, e);
-	default:
-		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl, triton)",
-		               dialect_name(d));
-	}
 }
 
 double
