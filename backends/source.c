@@ -29,7 +29,8 @@ backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Er
 	}
 }
 
-/* CUDA or OpenCL: the walk keeps its GPU state (gpu.h) in Emit.aux; the launches go to the caller (the harness, OpenCL runs). */
+/* CUDA or OpenCL: the walk keeps its GPU state (gpu.h) in Emit.aux; the
+** launches go to the caller (the harness, OpenCL runs). */
 int
 gpu_source(Buf *b, const Kernel *k, Dialect d, int fast, GpuLaunches *l, Err *e)
 {
