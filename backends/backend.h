@@ -4,7 +4,7 @@
 
 #include "../interp/kernel/kernel.h"
 
-/* emit.c */
+/* source.c */
 /*
 ** The kernel as one translation unit in dialect d, appended to b: D_C
 ** (c.c), D_CUDA (cuda.c), D_OPENCL (opencl.c) and D_TRITON (triton.c,
@@ -50,9 +50,9 @@ typedef struct BSourceOpts {
 	int fast;
 } BSourceOpts;
 int backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Err *e);
-/* How far a fast (or approximate) float result of dtype t may be from the
-** interpreter's, relative to max(|want|, 1): 1e-4 float32, 1e-9 float64,
-** 1e-2 float16 and bfloat16, 0 (exact) for integers and bool. */
+/* run_check.c: how far a fast (or approximate) float result of dtype t may
+** be from the interpreter's, relative to max(|want|, 1): 1e-4 float32, 1e-9
+** float64, 1e-2 float16 and bfloat16, 0 (exact) for integers and bool. */
 double backend_tolerance(DType t);
 /*
 ** The Triton source (triton.c, docs/export.md) is a Python module: one

@@ -1,4 +1,4 @@
-/* emit.h - the emitters' shared walk over a kernel: names, stage shapes, statements, value expressions (backends-internal). */
+/* emit.h - the emitter helpers below every dialect: the shared walk over a kernel, names, stage shapes, statements, value expressions (backends-internal). */
 #ifndef TESSEL_EMIT_H
 #define TESSEL_EMIT_H
 
@@ -7,25 +7,35 @@
 
 /*
 ** One walk serves every dialect of the C family (C, CUDA, OpenCL); a
-** dialect is a table of hooks (EmitDialect) over it. emit.c owns what does
-** not depend on the dialect:
-**   - a private copy of the kernel (offsets are built in its context);
-**   - names: buffers, stages and loop variables keep the program's names,
-**     suffixed with _ where they would clash with the dialect's reserved
-**     words, with each other or with the emitter's own (EmitDialect.reserved);
-**   - per stage: the buffers it reads and writes, its grid and block (as
-**     the interpreter derives them), whether its bound loops form one
-**     perfect nest (EStage.nest: then a dialect without threads can print
-**     them as loops), and its first barrier or warp operation;
-**   - statements: loops through the dialect's hook, if, stores (x[i] += v
-**     for an update), sequences;
-**   - value expressions with the interpreter's semantics (backend.h),
-**     index arithmetic through uop_print in the dialect's syntax, offsets
-**     through the buffers' layouts (kernel_offset, simplified), and shared
-**     subexpressions of a statement hoisted into named constants.
+** dialect is a table of hooks (EmitDialect) over it. What does not depend
+** on the dialect is in these files, below every dialect:
+**   - emit.c: a private copy of the kernel (offsets are built in its
+**     context); names: buffers, stages and loop variables keep the
+**     program's names, suffixed with _ where they would clash with the
+**     dialect's reserved words, with each other or with the emitter's own
+**     (EmitDialect.reserved); per stage: the buffers it reads and writes,
+**     its grid and block (as the interpreter derives them), whether its
+**     bound loops form one perfect nest (EStage.nest: then a dialect without
+**     threads can print them as loops), and its first barrier or warp
+**     operation; offsets through the buffers' layouts (kernel_offset,
+**     simplified);
+**   - expr.c: value expressions with the interpreter's semantics
+**     (backend.h), index arithmetic through uop_print in the dialect's
+**     syntax, and shared subexpressions of a statement hoisted into named
+**     constants;
+**   - stmt.c: statements: loops through the dialect's hook, if, stores
+**     (x[i] += v for an update), atomics, sequences;
+**   - vector_loop.c: short unrolled loops as vector loads or copies.
 ** A dialect writes the translation unit around that: headers, helpers, one
 ** function per stage (its signature, its shared and local arrays, how
 ** bound loops run), the entry point.
+**
+** Calls go one way, down: source.c (backend_source, which picks the
+** dialect) -> the dialects (c.c, cuda.c, opencl.c, triton.c) -> gpu.c (what
+** CUDA and OpenCL share, gpu.h) -> vector_loop.c -> stmt.c -> expr.c ->
+** emit.c. A file never calls one above it: a dialect's table is known to
+** source.c and to the users of emitted code (jit.c, harness.c), not to
+** what it is built on.
 */
 
 enum { E_MAXDEPTH = 2000 };
@@ -144,7 +154,7 @@ struct Emit {
 	PMap off;              /* INDEX node -> its offset expression */
 	PMap hoist;            /* node -> its C type (a byte) and name within the current statement */
 	int ntemp;             /* hoisted constants so far in the stage */
-	/* a reduction accumulated in a local variable (promote in emit.c): the store it
+	/* a reduction accumulated in a local variable (promote in stmt.c): the store it
 	** replaces, the load of the element it stands for, and its name */
 	const UOp *accstore, *accload;
 	const char *accname;
@@ -164,7 +174,7 @@ typedef struct EmitInfo {
 	void *aux;   /* in: the dialect's state for the walk (Emit.aux) */
 } EmitInfo;
 
-/* emit.c: a run's inputs checked as kernel_run checks them (who names the
+/* run_check.c: a run's inputs checked as kernel_run checks them (who names the
 ** backend in the message), and its outputs compared with the interpreter's. */
 int emit_check_inputs(const Kernel *k, const TBuf *bufs, const char *who, Err *e);
 typedef struct EMismatch {
@@ -178,16 +188,14 @@ typedef struct EMismatch {
 ** NaNs alike; within backend_tolerance when tolerant), 0 when all agree. */
 int emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, EMismatch *m);
 
-/* Every node of stage st's body once (depth-first); fn's -1 stops the walk and is returned. */
-int emit_each_node(Emit *E, int st, int (*fn)(Emit *E, int st, const UOp *u, void *aux), void *aux);
-
 /* emit.c */
 int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);
-/* The loop s (UPCAST or UNROLL) written as one vector copy, or (2 or 4
-** iterations) as vector loads and its body once per iteration, when that
-** applies (emit.c says when):
-** 1 written, 0 not taken (the caller writes the loop), -1 an error. */
-int emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind);
+/* Every node of stage st's body once (depth-first); fn's -1 stops the walk and is returned. */
+int emit_each_node(Emit *E, int st, int (*fn)(Emit *E, int st, const UOp *u, void *aux), void *aux);
+/* "<dialect>: out of memory" into E->e; returns -1. */
+int emit_oom(Emit *E);
+/* A copy of s kept until the walk ends; NULL when out of memory. */
+char *emit_own(Emit *E, const char *s);
 /* s inside a C comment: a star followed by a slash is written with a space between. */
 void emit_comment_text(Buf *b, const char *s);
 /* The header comment's line for the buffers of one role: "**   inputs:  X: float32[4, 8], ..."
@@ -198,24 +206,70 @@ const char *emit_fresh(Emit *E, const char *base);
 int emit_taken(const Emit *E, const char *name);
 /* Indentation: two spaces a level. */
 void emit_indent(Buf *b, int ind);
-/* Statements of a body, one a line, at indentation ind. */
-int emit_stmts(Emit *E, EStage *S, UOp *const *s, int n, int ind);
-int emit_stmt(Emit *E, EStage *S, const UOp *s, int ind);
+/* Every node under the roots once, sources first; fn's -1 stops the walk
+** (-2: out of memory). With E, loads and stores reach the offsets of their
+** INDEX nodes (emit_child). */
+int emit_walk(Emit *E, const UOp *const *roots, int nroots, int (*fn)(void *, const UOp *), void *aux);
+const UOp *emit_child(Emit *E, const UOp *u, int i);
+/* Whether u mentions var (memo: node -> 1 no, 2 yes; too deep counts as yes). */
+int emit_mentions(PMap *memo, const UOp *u, const UOp *var, int depth);
+/* Whether u is index arithmetic on index and bool values only, which uop_print prints. */
+int emit_pure(Emit *E, const UOp *u);
+/* Whether buffer b's layout is row-major over its shape with storage of its size. */
+int emit_row_major(Emit *E, int b);
+/* The physical offset of element (idx[0..ndim-1]) of buffer b, simplified. */
+UOp *emit_offset(Emit *E, int b, UOp *const *idx);
+/* The offset of an INDEX node (kept in E->off), or NULL with E->e set. */
+UOp *emit_index_offset(Emit *E, const UOp *ix);
+/* The statement path to s as text ("in loops i, j"), for refusals. */
+void emit_where(const EStage *S, const UOp *s, char *out, size_t n);
+int64_t emit_numel(const KBuf *b);
+
+/* expr.c */
+void ex_init(Ex *x);
+void ex_free(Ex *x, int n);
 /* A value expression into x (x->s initialized by the caller). */
 int emit_value(Emit *E, const UOp *u, Ex *x);
 /* x converted to dtype t as the interpreter's CAST converts. */
 int emit_convert(Emit *E, Ex *x, DType t);
 /* x's text into b, parenthesized when it binds looser than prec. */
 void emit_operand(Buf *b, const Ex *x, int prec);
-/* Whether buffer b's layout is row-major over its shape with storage of its size. */
-int emit_row_major(Emit *E, int b);
-/* The physical offset of element (idx[0..ndim-1]) of buffer b, simplified. */
-UOp *emit_offset(Emit *E, int b, UOp *const *idx);
+/* The dialect's C type of dtype t, or "?". */
+const char *emit_ctype(Emit *E, DType t);
+/* The values the roots use more than once, written before the statement as
+** named constants (at indentation ind) that emit_value then prints by name,
+** until emit_unhoist; 0, or -1 with E->e set. */
+int emit_hoist(Emit *E, UOp *const *roots, int n, int ind);
+void emit_unhoist(Emit *E);
+
+/* float32 and float64: the dtypes C computes in */
+static inline int
+isf(DType t)
+{
+	return t == DT_FLOAT32 || t == DT_FLOAT64;
+}
+
+/* float16 and bfloat16: a dialect's 16-bit storage types, computed through float32 (EmitDialect.hconv) */
+static inline int
+ishalf(DType t)
+{
+	return t == DT_FLOAT16 || t == DT_BFLOAT16;
+}
+
+/* stmt.c */
+/* Statements of a body, one a line, at indentation ind. */
+int emit_stmts(Emit *E, EStage *S, UOp *const *s, int n, int ind);
+int emit_stmt(Emit *E, EStage *S, const UOp *s, int ind);
 /* A loop's comment: its axis type and hardware axis ("reduce", "block.x"), "" for a plain loop. */
 const char *emit_loop_note(const UOp *range, char *buf, size_t n);
-/* The statement path to s as text ("in loops i, j"), for refusals. */
-void emit_where(const EStage *S, const UOp *s, char *out, size_t n);
-int64_t emit_numel(const KBuf *b);
+
+/* vector_loop.c */
+/* The loop s (UPCAST or UNROLL) written as one vector copy, or (2 or 4
+** iterations) as vector loads and its body once per iteration, when that
+** applies (vector_loop.c says when):
+** 1 written, 0 not taken (the caller writes the loop), -1 an error. */
+int emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind);
+
 /* harness.c: write dir/name (its name appended to files, which may be NULL);
 ** make dir and its missing parents. Both return -2 with e set on failure. */
 int export_write(const char *dir, Buf *files, const char *name, const void *data, size_t len, Err *e);

@@ -11,11 +11,12 @@ enum {
 	UNROLL_MAX = 64                                         /* #pragma unroll up to this extent */
 };
 
-/* The dialect: both print index arithmetic as C (EmitDialect.d), so ask the table. */
+/* The dialect: both print index arithmetic as C (EmitDialect.d), so ask its name
+** (gpu.c sits below cuda.c and opencl.c and does not refer to their tables). */
 static int
 iscuda(const Emit *E)
 {
-	return E->D == &emit_cuda;
+	return strcmp(E->D->name, "cuda") == 0;
 }
 
 static int
@@ -35,28 +36,6 @@ gpu_launches_free(GpuLaunches *l)
 		free(l->l[i].arg);
 	free(l->l);
 	memset(l, 0, sizeof *l);
-}
-
-int
-gpu_source(Buf *b, const Kernel *k, Dialect d, int fast, GpuLaunches *l, Err *e)
-{
-	GpuState G;
-	EmitInfo info;
-	int rc;
-
-	memset(&G, 0, sizeof G);
-	memset(&info, 0, sizeof info);
-	info.aux = &G;
-	info.fast = fast;
-	rc = emit_kernel(b, k, d == D_CUDA ? &emit_cuda : &emit_opencl, &info, e);
-	pmap_free(&G.tail);
-	pmap_free(&G.sync);
-	if (rc == 0 && l) {
-		*l = G.launches;
-		memset(&G.launches, 0, sizeof G.launches);
-	}
-	gpu_launches_free(&G.launches);
-	return rc;
 }
 
 const char *

@@ -77,9 +77,10 @@ typedef struct GpuState {
 	int ntmap;
 } GpuState;
 
-/* gpu.c */
-/* The kernel's source in d (D_CUDA or D_OPENCL); l (may be NULL) gets the launches. */
+/* source.c: the kernel's source in d (D_CUDA or D_OPENCL); l (may be NULL) gets the launches. */
 int gpu_source(Buf *b, const Kernel *k, Dialect d, int fast, GpuLaunches *l, Err *e);
+
+/* gpu.c */
 void gpu_launches_free(GpuLaunches *l);
 /* The hooks both dialects use. */
 int gpu_stage(Emit *E, EStage *S);
