@@ -329,8 +329,11 @@ s_split(lua_State *L)
 		lua_geti(L, 4, i + 1);
 		if (lua_isnil(L, -1))
 			f[i] = 0;
-		else if (lua_isinteger(L, -1))
+		else if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
 			f[i] = lua_tointeger(L, -1);
+		else if (lua_isinteger(L, -1))
+			return luaL_error(L, "split: factor %d is %I; factors are >= 1 (nil for the one to infer)",
+			                  i + 1, (LUAI_UACINT)lua_tointeger(L, -1));
 		else
 			return luaL_error(L, "split: factor %d is a %s, not an integer or nil", i + 1, luaL_typename(L, -1));
 		lua_pop(L, 1);

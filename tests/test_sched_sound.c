@@ -207,6 +207,20 @@ test_compute_at_messages(void **state)
 	stop();
 }
 
+/* an inferred last factor (0 or -1 in C) is traced as its value: Lua reads {4, nil} as {4} */
+static void
+test_split_trace_replays(void **state)
+{
+	(void)state;
+	start(ok(tensor_alu(C, OP_MUL, param("x", 0, 10, 4), uop_constf(C, DT_FLOAT32, 2), &E)));
+	OK(sched_split(S, "out", "i", (int64_t[]){ 4, -1 }, 2, &E));
+	assert_string_equal(S->step[S->nstep - 1].line, "s:split(\"out\", \"i\", {4, 3})");
+	OK(sched_split(S, "out", "j", (int64_t[]){ 0, 2 }, 2, &E));
+	assert_string_equal(S->step[S->nstep - 1].line, "s:split(\"out\", \"j\", {nil, 2})");
+	assert_same(0);
+	stop();
+}
+
 int
 main(void)
 {
@@ -217,6 +231,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_verify_large_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rolling_update_infinite_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compute_at_messages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_trace_replays, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

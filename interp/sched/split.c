@@ -144,8 +144,11 @@ sched_split(Schedule *s, const char *stage, const char *loop, const int64_t *fac
 	sched_quote(&line, loop);
 	emit(&line, ", {");
 	for (i = 0; i < n; i++) {
-		if (factors[i] == 0 || factors[i] == -1)
+		/* {4, nil} reads back as {4} in Lua: an inferred last factor is written as inferred */
+		if ((factors[i] == 0 || factors[i] == -1) && i < n - 1)
 			emit(&line, "%snil", i ? ", " : "");
+		else if (factors[i] == 0 || factors[i] == -1)
+			emit(&line, "%s%lld", i ? ", " : "", (long long)(vars[i]->arg[1] + 1));
 		else
 			emit(&line, "%s%lld", i ? ", " : "", (long long)factors[i]);
 	}

@@ -111,6 +111,12 @@ check("split with a tail, fuse, reorder, parallel, unroll; values stay", functio
   e:unroll("y", "j1")
   assert(e:verify())
   raises(function() e:parallel("out", "i") end, "no stage out")
+  -- a factor below 1 is refused, not read as "infer" (nil is the one to infer)
+  local before = tostring(s)
+  raises(function() s:split("out", "i", {0, 128}) end, "split: factor 1 is 0; factors are >= 1 (nil for the one to infer)")
+  raises(function() s:split("out", "i", {4, -1}) end, "split: factor 2 is -1; factors are >= 1")
+  raises(function() s:split("out", "i", {nil, 0}) end, "split: factor 2 is 0; factors are >= 1")
+  eq(tostring(s), before, "refusals leave the schedule as it was")
 end)
 
 check("tinygrad's OptOps: split to an axis type, padto, swap, nolocals; verified and replayed", function()
