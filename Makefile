@@ -130,6 +130,8 @@ ifneq ($(SANITIZE),1)
 	@echo "== lua5.4 require 'tessel'"; \
 	  LUA_CPATH="./?.so" lua5.4 -e 'local t = require "tessel"; assert(tostring(t.cute.layout("(4,2)")) == "(4,2):(1,4)"); print("ok")'
 endif
+	@echo "== check-deps (docs/architecture.md's dependency line, no loops, no file over 2,000 lines)"; \
+	  lua5.4 tests/check_deps.lua $(B)
 	@echo "== repl (tmux)"; TESSEL=$(TESSEL) sh tests/repl_test.sh
 	@echo "== docs examples (every '> ' line of README.md and docs/*.md)"; $(TESSEL) tests/docs/run_examples.lua README.md docs/*.md
 	@echo "all tests passed"
