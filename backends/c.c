@@ -381,7 +381,7 @@ c_loop(Emit *E, EStage *S, const UOp *s, int ind)
 	HwAxis hw = krange_hw(r);
 	AxisType t = krange_type(r);
 	int64_t ext = krange_extent(r);
-	const UOp *par = NULL;
+	const UOp *par = NULL, *simd = NULL;
 	char note[64], why[200];
 
 	if (r->nsrc != 1 || v->op != OP_VAR || v->arg[0] != 0)
@@ -405,7 +405,11 @@ c_loop(Emit *E, EStage *S, const UOp *s, int ind)
 		emit(E->out, "}\n");
 		return 0;
 	}
-	if (t == AX_THREAD && hw == HW_NONE && !S->parallel) {
+	if (t == AX_THREAD && hw == HW_NONE && !S->parallel && S->simd) {
+		/* OpenMP admits no parallel region inside simd (the parallel step refuses it too) */
+		emit_indent(E->out, ind);
+		emit(E->out, "/* serial: inside the vector loop %s */\n", krange_var(S->simd->src[0])->name);
+	} else if (t == AX_THREAD && hw == HW_NONE && !S->parallel) {
 		if (independent(E, S, s, why, sizeof why)) {
 			emit_indent(E->out, ind);
 			emit(E->out, "#pragma omp parallel for\n");
@@ -420,6 +424,8 @@ c_loop(Emit *E, EStage *S, const UOp *s, int ind)
 			emit_indent(E->out, ind);
 			emit(E->out, "#pragma omp simd\n");
 			E->uses_simd = 1;
+			if (!S->simd)
+				S->simd = simd = s;
 		} else {
 			emit_indent(E->out, ind);
 			emit(E->out, "/* not vectorized: %s */\n", why);
@@ -441,6 +447,8 @@ c_loop(Emit *E, EStage *S, const UOp *s, int ind)
 	emit(E->out, "}\n");
 	if (par)
 		S->parallel = NULL;
+	if (simd)
+		S->simd = NULL;
 	return 0;
 }
 

@@ -78,6 +78,7 @@ typedef struct EStage {
 	const UOp *blockin;    /* nest: the innermost block-bound loop, or NULL */
 	const UOp *sync;       /* the first barrier, shuffle or MMA, or NULL */
 	const UOp *parallel;   /* the outermost parallel loop being emitted, or NULL */
+	const UOp *simd;       /* the outermost omp simd loop being emitted, or NULL */
 	char hw[HW_COUNT][K_NAME + 24];   /* not nest: each hardware axis's coordinate as an expression */
 } EStage;
 

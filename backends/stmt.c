@@ -277,9 +277,11 @@ promotable(Emit *E, const UOp *loop, const UOp **load)
 	b = (int)ix->src[0]->arg[0];
 	if (ishalf(E->k->buf[b].dtype))
 		return NULL;
-	for (i = 0; i < n && ok; i++)
+	/* one memo per variable: it records whether a node mentions that variable */
+	for (i = 0; i < n && ok; i++) {
 		ok = !emit_mentions(&memo, ix, vars[i], 0);
-	pmap_free(&memo);
+		pmap_free(&memo);
+	}
 	if (!ok)
 		return NULL;
 	*load = NULL;

@@ -845,6 +845,39 @@ test_parallel_dependent(void **state)
 	freebufs(in, 2);
 }
 
+/*
+** A parallel loop inside a vector (UPCAST) loop: OpenMP admits no parallel
+** region inside simd, so it runs serial there; and a reduction kept in a local
+** across a loop is loaded only where every variable of its index is declared
+** (after decompose_reduction and a reorder, j is inside k: no local across k).
+*/
+static void
+test_nesting(void **state)
+{
+	UOp *i = var("i", 2), *j = var("j", 8), *k = var("k", 4);
+	int X = mkbuf("X", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)2, (int64_t)8);
+	int Y = mkbuf("Y", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)8);
+	int A = mkbuf("A", DT_FLOAT32, AS_GLOBAL, KB_INPUT, 2, (int64_t)4, (int64_t)8);
+	int Z = mkbuf("Z", DT_FLOAT32, AS_GLOBAL, KB_OUTPUT, 2, (int64_t)2, (int64_t)8);
+	TBuf *in, *out;
+	char *s;
+
+	stage("V", loopt(i, AX_UPCAST, HW_NONE, 1, loopt(j, AX_THREAD, HW_NONE, 1,
+	      st(at(Y, 2, i, j), alu(OP_MUL, DT_FLOAT32, ld(at(X, 2, i, j)), fc(DT_FLOAT32, 2))))));
+	stage("R0", loop(i, HW_NONE, 1, loop(j, HW_NONE, 1, st(at(Z, 2, i, j), fc(DT_FLOAT32, 0)))));
+	stage("R", loop(i, HW_NONE, 1, loopt(k, AX_REDUCE, HW_NONE, 1, loop(j, HW_NONE, 1,
+	      st(at(Z, 2, i, j), alu(OP_ADD, DT_FLOAT32, ld(at(Z, 2, i, j)), ld(at(A, 2, k, j))))))));
+	s = source(K);
+	assert_null(strstr(s, "#pragma omp parallel"));
+	assert_non_null(strstr(s, "/* serial: inside the vector loop i */"));
+	assert_null(strstr(s, "acc"));
+	free(s);
+	in = inputs(K);
+	out = run_both(K, in, NULL);
+	freebufs(out, 4);
+	freebufs(in, 4);
+}
+
 static void
 test_refusals(void **state)
 {
@@ -1099,6 +1132,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cache, setup_jit, teardown_jit),
 		cmocka_unit_test_setup_teardown(test_bad_inputs, setup_jit, teardown_jit),
 		cmocka_unit_test_setup_teardown(test_random_values, setup_jit, teardown_jit),
+		cmocka_unit_test_setup_teardown(test_nesting, setup_jit, teardown_jit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,6 +68,11 @@ check(Kernel *k, int st, UOp *l, AxisType t, const char *what, Err *e)
 			if (krange_type(o) == AX_THREAD)
 				return err_set(e, "stage %s: loop %s is inside loop %s, which is parallel; nested "
 				               "parallelism is not supported", sn, ln, krange_var(o)->name);
+			if (krange_type(o) == AX_UPCAST)
+				return err_set(e, "stage %s: loop %s is inside loop %s, an UPCAST (vector) loop; a "
+				               "parallel loop cannot run inside the lanes of a vector (OpenMP admits "
+				               "no parallel region inside simd): parallel an outer loop", sn, ln,
+				               krange_var(o)->name);
 		}
 		break;
 	case AX_UPCAST:
