@@ -553,5 +553,5 @@ c_atomic(Emit *E, EStage *S, const UOp *s)
 
 const EmitDialect emit_c = {
 	"c", D_C, reserved, ctype, c_check, c_stage, c_head, c_tail, c_loop, c_sync, 0, NULL, NULL, NULL, 0, NULL, 0,
-	NULL, c_atomic, NULL
+	NULL, c_atomic, NULL, 0
 };

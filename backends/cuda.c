@@ -969,5 +969,5 @@ cuda_atomic(Emit *E, EStage *S, const UOp *s)
 const EmitDialect emit_cuda = {
 	"cuda", D_C, reserved, ctype, cuda_check, gpu_stage, cuda_head, cuda_tail, gpu_loop, cuda_sync,
 	1, cuda_shuffle, hconv, cuda_vload, 1u << AS_GLOBAL, cuda_vcopy, 1u << AS_GLOBAL | 1u << AS_LOCAL | 1u << AS_REG,
-	cuda_async, cuda_atomic, "tessel_ex2f"
+	cuda_async, cuda_atomic, "tessel_ex2f", 0
 };

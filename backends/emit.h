@@ -135,6 +135,9 @@ typedef struct EmitDialect {
 	/* fast: the function a float32 exp2 calls (the prelude defines it under
 	** H_EX2F), or NULL for exp2f. */
 	const char *fast_exp2;
+	/* Its float32 math functions take the double ones' names, overloaded (OpenCL C
+	** has sqrt(float), no sqrtf); 0: the C names (sqrtf). */
+	int f32_overloaded;
 } EmitDialect;
 
 struct Emit {

@@ -6,6 +6,9 @@
 
 #include "emit.h"
 
+/* a libm function in float32 (sqrtf) or double (sqrt); OpenCL C overloads one name for both */
+#define F32(E, single, name) ((single) && !(E)->D->f32_overloaded ? name "f" : name)
+
 /* ---- value expressions ---- */
 
 /* uop_print's binding strength of a pure expression (print.c's prec for C) */
@@ -322,25 +325,25 @@ falu(Emit *E, const UOp *u, Ex *s, Ex *x)
 		emit_operand(b, &s[0], P_MUL + 1);
 		x->prec = P_MUL;
 		break;
-	case OP_SQRT: fcall(b, single ? "sqrtf" : "sqrt", s, 1); break;
-	case OP_TRUNC: fcall(b, single ? "truncf" : "trunc", s, 1); break;
+	case OP_SQRT: fcall(b, F32(E, single, "sqrt"), s, 1); break;
+	case OP_TRUNC: fcall(b, F32(E, single, "trunc"), s, 1); break;
 	case OP_EXP2:
 		if (single && E->fast && E->D->fast_exp2) {
 			E->need |= H_EX2F;
 			fcall(b, E->D->fast_exp2, s, 1);
 		} else
-			fcall(b, single ? "exp2f" : "exp2", s, 1);
+			fcall(b, F32(E, single, "exp2"), s, 1);
 		break;
-	case OP_LOG2: fcall(b, single ? "log2f" : "log2", s, 1); break;
-	case OP_SIN: fcall(b, single ? "sinf" : "sin", s, 1); break;
-	case OP_POW: fcall(b, single ? "powf" : "pow", s, 2); break;
+	case OP_LOG2: fcall(b, F32(E, single, "log2"), s, 1); break;
+	case OP_SIN: fcall(b, F32(E, single, "sin"), s, 1); break;
+	case OP_POW: fcall(b, F32(E, single, "pow"), s, 2); break;
 	case OP_IDIV: {
 		Ex q;
 
 		ex_init(&q);
 		binop(&q.s, &s[0], "/", &s[1], P_MUL);
 		q.prec = P_MUL;
-		fcall(b, single ? "floorf" : "floor", &q, 1);
+		fcall(b, F32(E, single, "floor"), &q, 1);
 		buf_free(&q.s);
 		break;
 	}

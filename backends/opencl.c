@@ -189,5 +189,5 @@ opencl_atomic(Emit *E, EStage *S, const UOp *s)
 
 const EmitDialect emit_opencl = {
 	"opencl", D_C, reserved, ctype, opencl_check, gpu_stage, opencl_head, opencl_tail, gpu_loop, opencl_sync,
-	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0, NULL, opencl_atomic, NULL
+	1, NULL, NULL, opencl_vload, 1u << AS_GLOBAL | 1u << AS_LOCAL, NULL, 0, NULL, opencl_atomic, NULL, 1
 };

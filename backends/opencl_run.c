@@ -1,10 +1,12 @@
 /* opencl_run.c - k:run through OpenCL: the emitted OpenCL C built and run by the ICD loader (dlopen: tessel builds and runs without it), checked against the interpreter. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpu.h"
 
@@ -294,15 +296,34 @@ build(BClSession *s, const Buf *src, cl_program *prog, Err *e)
 	size_t len = src->len;
 	char log[16384] = "", first[400];
 	cl_int rc;
+	int saved, nul;
 
 	if (!s->fp64 && strstr(text, "double"))
 		return err_set(e, "opencl: %s has no float64 (cl_khr_fp64), which the kernel computes in where the "
 		               "interpreter does", s->name);
 	if (!(*prog = s->clCreateProgramWithSource(s->ctx, 1, &text, &len, &rc)) || rc != CL_SUCCESS)
 		return err_set(e, "opencl: clCreateProgramWithSource failed (%d)", rc);
-	/* OpenCL's float / and sqrt may be off by 2.5 and 3 ulp unless asked */
+	/*
+	** OpenCL's float / and sqrt may be off by 2.5 and 3 ulp unless asked. PoCL's
+	** compiler prints its diagnostics to the process's stderr ("1 error
+	** generated."), before the build log this function turns into the error:
+	** stderr goes to /dev/null for the build.
+	*/
+	fflush(stderr);
+	saved = dup(2);
+	nul = open("/dev/null", O_WRONLY);
+	if (saved >= 0 && nul >= 0)
+		dup2(nul, 2);
 	rc = s->clBuildProgram(*prog, 1, &s->device, s->exact_div ? "-cl-fp32-correctly-rounded-divide-sqrt" : "",
 	                       NULL, NULL);
+	if (saved >= 0 && nul >= 0) {
+		fflush(stderr);
+		dup2(saved, 2);
+	}
+	if (saved >= 0)
+		close(saved);
+	if (nul >= 0)
+		close(nul);
 	if (rc != CL_SUCCESS) {
 		s->clGetProgramBuildInfo(*prog, s->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
 		return err_set(e, "opencl: %s could not build the kernel (%d): %s", s->name, rc,

@@ -1530,7 +1530,7 @@ triton_check(Emit *E)
 
 static const EmitDialect emit_triton = {
 	"triton", D_TRITON, reserved, ttype, triton_check, stage, head, tail, no_loop, no_loop, 0, NULL, NULL,
-	NULL, 0, NULL, 0, NULL, NULL, NULL
+	NULL, 0, NULL, 0, NULL, NULL, NULL, 0
 };
 
 int
