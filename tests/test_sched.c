@@ -152,7 +152,7 @@ test_split(void **state)
 	show("split i {3, nil}");
 	assert_same(0);
 	t = trace();
-	assert_string_equal(t, "s:split(\"out\", \"j\", {nil, 4})\ns:split(\"out\", \"i\", {3, nil})\n");
+	assert_string_equal(t, "s:split(\"out\", \"j\", {nil, 4})\ns:split(\"out\", \"i\", {3, 1})\n");
 	free(t);
 	sched_free(S);
 	S = NULL;

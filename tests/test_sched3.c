@@ -119,7 +119,7 @@ test_rfactor(void **state)
 		char *t = trace();
 
 		assert_string_equal(t, "s:decompose_reduction(\"out\", \"k\")\n"
-		                       "s:split(\"out\", \"k\", {2, nil})\n"
+		                       "s:split(\"out\", \"k\", {2, 3})\n"
 		                       "s:rfactor(\"out\", \"k0\")\n");
 		free(t);
 	}

@@ -311,6 +311,33 @@ kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole 
 	return k->nbuf++;
 }
 
+int
+kernel_reshape_buffer(Kernel *k, int b, const int64_t *shape, Err *e)
+{
+	KBuf *B = &k->buf[b];
+	int64_t size = 1;
+	int i;
+
+	if (strcmp(B->layout_desc, "row-major") != 0)
+		return err_set(e, "buffer %s has the layout %s; a new shape would need a new one", B->name,
+		               B->layout_desc);
+	for (i = 0; i < B->ndim; i++)
+		if (shape[i] < 1 || uck_mul(size, shape[i], &size) < 0)
+			return err_set(e, "buffer %s: size %lld of dimension %d", B->name, (long long)shape[i], i);
+	for (i = 0; i < B->ndim; i++) {
+		char vn[16];
+
+		snprintf(vn, sizeof vn, "x%d", i);
+		B->shape[i] = shape[i];
+		if (!(B->lvar[i] = uop_var(k->c, vn, 0, shape[i] - 1)))
+			return err_set(e, "buffer: out of memory");
+	}
+	B->size = size;
+	if (!(B->layout = row_major(k->c, B->lvar, shape, B->ndim)))
+		return err_set(e, "buffer: out of memory");
+	return 0;
+}
+
 /* "(i, j, ...)": element p of b, row-major */
 static void
 element_text(Buf *cb, const KBuf *b, int64_t p)

@@ -153,6 +153,9 @@ Kernel *kernel_clone(const Kernel *k, Err *e);
 int kernel_add_buffer(Kernel *k, const char *name, DType t, UAddrSpace scope, KRole role,
                       const int64_t *shape, int n, Err *e);
 int kernel_find_buffer(const Kernel *k, const char *name);   /* -1 if none */
+/* Buffer b, row-major, takes a new shape (compute_at compacts a temporary to
+** the region a loop needs); its accesses are the caller's to rewrite. */
+int kernel_reshape_buffer(Kernel *k, int b, const int64_t *shape, Err *e);
 /* A name taken by no buffer and no stage: base, base_1, base_2, ... (made an
 ** identifier). Buffers and stages have separate namespaces; a stage usually
 ** shares its name with the buffer it writes. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../util/pmap.h"
 #include "sched.h"
 
 enum { MAXACC = 256, MAXSTMT = 1024 };
@@ -702,6 +703,99 @@ place(Kernel *k, int st, UOp *l, const Nest *n, const Region *r, const int64_t *
 	return insert(k, st, l, moved, last, coop, e);
 }
 
+/* the INDEX nodes of buffer def under u, each once */
+static int
+indices_of(PMap *seen, const UOp *u, const UOp *def, UOp **out, int *n, int max, int depth)
+{
+	int i;
+
+	if (depth > 2000)
+		return -1;
+	if (pmap_get(seen, u))
+		return 0;
+	if (pmap_put(seen, u, (void *)1) < 0)
+		return -1;
+	if (u->op == OP_INDEX && u->nsrc > 0 && u->src[0] == def) {
+		if (*n == max)
+			return -1;
+		out[(*n)++] = (UOp *)u;
+	}
+	for (i = 0; i < u->nsrc; i++)
+		if (indices_of(seen, u->src[i], def, out, n, max, depth + 1) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+** TVM compacts a buffer moved under a loop to the region the loop needs. The
+** temporary B takes the region's extents where they are smaller than its own,
+** and every access B[x] becomes B[x - start] (the region's start, an
+** expression in the loops around). The storage is then reused by every
+** iteration of the loops around the target, which is right only where none
+** of them runs at once with another onto the same storage: registers are a
+** thread's own; shared memory a block's (no thread-bound loop around); global
+** memory everyone's (no bound and no parallel loop around). Elsewhere, and
+** for a buffer with a layout of its own, the buffer keeps its shape.
+*/
+static int
+compact(Kernel *k, int st, int b, const Region *r, int free_around, Err *e)
+{
+	KBuf *B = &k->buf[b];
+	int64_t shape[T_MAXDIM];
+	UOp *old[MAXACC], *new[MAXACC], *body;
+	PMap seen = { 0 };
+	int d, i, n = 0, any = 0, rc;
+
+	for (d = 0; d < B->ndim; d++) {
+		shape[d] = r->ext[d] < B->shape[d] ? r->ext[d] : B->shape[d];
+		any |= shape[d] < B->shape[d];
+	}
+	if (!any || !free_around || strcmp(B->layout_desc, "row-major") != 0)
+		return 0;
+	rc = indices_of(&seen, k->stage[st].body, B->def, old, &n, MAXACC, 0);
+	pmap_free(&seen);
+	if (rc < 0)
+		return 0;   /* too many accesses to rewrite: the buffer keeps its shape */
+	for (i = 0; i < n; i++) {
+		UOp *idx[T_MAXDIM];
+
+		for (d = 0; d < B->ndim; d++)
+			if (!(idx[d] = shape[d] < B->shape[d] ? simp(k, uop_sub(k->c, old[i]->src[d + 1], r->start[d]), e)
+			                                      : old[i]->src[d + 1]))
+				return -1;
+		if (!(new[i] = kernel_index(k, b, idx, B->ndim)))
+			return err_set(e, "out of memory");
+	}
+	if (kernel_reshape_buffer(k, b, shape, e) < 0)
+		return -1;
+	if (!(body = kernel_substitute(k->c, k->stage[st].body, old, new, n)))
+		return err_set(e, "out of memory");
+	k->stage[st].body = body;
+	return 0;
+}
+
+/* No loop from l outward runs at once with another onto storage of scope sc (compact's condition). */
+static int
+alone_around(const Kernel *k, int st, const UOp *l, UAddrSpace sc)
+{
+	UOp *p[256];
+	int np = sched_path(k, st, l, p, 256), i;
+
+	if (sc == AS_REG)
+		return 1;
+	for (i = 0; i < np; i++) {
+		const UOp *r;
+
+		if (p[i]->op != OP_END)
+			continue;
+		r = p[i]->src[0];
+		if (krange_type(r) == AX_THREAD || hwaxis_is_thread(krange_hw(r))
+		|| (sc == AS_GLOBAL && krange_hw(r) != HW_NONE))
+			return 0;
+	}
+	return 1;
+}
+
 static int
 compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 {
@@ -713,7 +807,7 @@ compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 	Region r;
 	Accs *A;
 	KBuf *B;
-	int i, j, q, nall, rc = -1;
+	int i, j, q, nall, rc = -1, alone;
 
 	if (sp == sc)
 		return err_set(e, "stage %s is both the producer and the consumer; compute_at moves a "
@@ -775,7 +869,8 @@ compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 		goto out;
 	for (i = 0; i < n.nd; i++)
 		lim[i] = B->shape[i];
-	if (place(k, sc, l, &n, &r, lim, B, 0, e) < 0)
+	alone = alone_around(k, sc, l, B->scope);
+	if (place(k, sc, l, &n, &r, lim, B, 0, e) < 0 || compact(k, sc, n.buf, &r, alone, e) < 0)
 		goto out;
 	sched_remove_stage(k, sp);
 	rc = 0;
