@@ -1029,6 +1029,19 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 	for (i = 0; i < nsub; i++)
 		if (!new[i])
 			return err_set(e, "out of memory");
+	/* the derivation above spoke the target's names; what follows speaks the fused stage's */
+	if (ex) {
+		int said = 0;
+
+		for (i = 0; i < nsub; i++)
+			if (strcmp(old[i]->name, new[i]->name) != 0) {
+				emit(ex, said ? ", %s is %s" : "     names   in the fused stage, %s's loop %s is %s", said ? old[i]->name : tn,
+				     said ? new[i]->name : old[i]->name, new[i]->name);
+				said = 1;
+			}
+		if (said)
+			emit(ex, " (steps 3 and 4 use %s's own names)\n", tn);
+	}
 	if (nrs > 0) {
 		/* the inits go before S's first reduce loop, under the unmatched map loops */
 		UOp *is[32];
@@ -1072,6 +1085,14 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 		if (!l2 || sched_replace(k, S, l, l2, e) < 0)
 			return e->msg[0] ? -1 : err_set(e, "out of memory");
 		if (pre) {
+			/* the init nest's own loop names: the update's nest now has the fused ones */
+			UOp *fv[MAXL];
+
+			for (i = nms; i < nmt; i++)
+				if (!(fv[i - nms] = sched_fresh_var(k, S, new[i]->name, krange_extent(mt[i]->src[0]))))
+					return err_set(e, "out of memory");
+			if (nmt > nms && !(pre = kernel_substitute(k->c, pre, new + nms, fv, nmt - nms)))
+				return err_set(e, "out of memory");
 			np2 = loops_to(k, S, l2, p2, 256);
 			first = p2[nms];
 			if (np2 <= nms || sched_replace(k, S, first, kernel_if(k, kernel_const(k, DT_BOOL, 1),
