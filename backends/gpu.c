@@ -443,10 +443,20 @@ gpu_stage(Emit *E, EStage *S)
 	buf_free(&decl);
 	if (arrays(E, S, AS_LOCAL, &shared, &dynamic) < 0 || arrays(E, S, AS_REG, NULL, NULL) < 0)
 		return -1;
-	if (cuda && shared > SHARED_DYNAMIC)
-		return err_set(E->e, "cuda: stage %s: %lld bytes of shared buffers (at offsets of 16 bytes); a block's "
-		               "shared memory holds at most 227 KiB on sm_90 (dynamic, past the 48 KiB of static)",
-		               stn, (long long)shared);
+	if (cuda && shared > SHARED_DYNAMIC) {
+		int b, big = -1;
+
+		for (b = 0; b < E->k->nbuf; b++)
+			if (E->k->buf[b].scope == AS_LOCAL && S->use[b]
+			&& (big < 0 || E->k->buf[b].size * dtype_bytes(E->k->buf[b].dtype)
+			               > E->k->buf[big].size * dtype_bytes(E->k->buf[big].dtype)))
+				big = b;
+		return err_set(E->e, "cuda: stage %s: %lld bytes of shared buffers (at offsets of 16 bytes), the "
+		               "largest %s with %lld; a block's shared memory holds at most 227 KiB on sm_90 "
+		               "(dynamic, past the 48 KiB of static): compute_at the buffer under a loop to "
+		               "compact it to a tile", stn, (long long)shared, big >= 0 ? E->k->buf[big].name : "?",
+		               big >= 0 ? (long long)(E->k->buf[big].size * dtype_bytes(E->k->buf[big].dtype)) : 0LL);
+	}
 	if (!S->nbound)
 		emit(E->out, "  /* no loop is bound to a block or a thread: one thread runs the stage */\n");
 	if (cuda && G->shuffles && nthr % WARP) {

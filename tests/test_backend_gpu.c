@@ -1362,8 +1362,8 @@ test_limits(void **state)
 	t = kernel_var(K, "t", 256);
 	stage("smem", loop(t, HW_THREAD_X, 1, st(at(sh, 1, t), fc(DT_FLOAT32, 1)),
 	      st(at(y, 1, t), ld(at(sh, 1, t)))));
-	refused(K, D_CUDA, "cuda: stage smem: 240000 bytes of shared buffers (at offsets of 16 bytes); a block's "
-	        "shared memory holds at most 227 KiB on sm_90");
+	refused(K, D_CUDA, "cuda: stage smem: 240000 bytes of shared buffers (at offsets of 16 bytes), the largest "
+	        "S with 240000; a block's shared memory holds at most 227 KiB on sm_90");
 	(void)y;
 }
 
