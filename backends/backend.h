@@ -4,6 +4,16 @@
 
 #include "../interp/kernel/kernel.h"
 
+/*
+** The room backends/ (docs/architecture.md): device code from kernels. It uses
+** interp/sched/ (search, tile IR), interp/dist/ (the NCCL export), interp/kernel/
+** and what is below them; nothing in it knows Lua, and viz/ is its sibling.
+** Inside, calls go one way (emit.h says it in full): source.c picks the dialect
+** -> c.c, cuda.c, opencl.c, triton.c -> gpu.c -> vector_loop.c -> stmt.c ->
+** expr.c -> emit.c; jit.c, opencl_run.c, harness.c, nccl.c and search.c run or
+** write what the dialects print.
+*/
+
 /* source.c */
 /*
 ** The kernel as one translation unit in dialect d, appended to b: D_C

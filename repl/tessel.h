@@ -5,6 +5,10 @@
 #include <lua.h>
 
 /*
+** The room repl/ (docs/architecture.md), at the top of the house: the tessel
+** program (main.c, repl.c) and the Lua bindings, which may use every room below
+** and are thin shims over one call into the core each. Nothing below it knows Lua.
+**
 ** The bindings build on each other in one direction: each file calls only
 ** those declared above its section. lua_util.c, lua_viz.c (the drawable
 ** protocol, which every module implements), lua_uop.c, lua_cute.c,
