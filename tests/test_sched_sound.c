@@ -221,6 +221,44 @@ test_split_trace_replays(void **state)
 	stop();
 }
 
+/*
+** reverse_compute_at under a loop whose stores do not fill the box they span:
+** with i split by 3 and i0 inside i1, one iteration of i1 writes rows i1 and
+** i1 + 3 of a box of four; the rows between come later. Under j (all of i) and
+** with the usual order (i1 inside i0) the box is filled, the guard's rows aside.
+*/
+static void
+test_reverse_compute_at_box(void **state)
+{
+	char *before;
+	int o;
+
+	(void)state;
+	for (o = 0; o < 3; o++) {
+		UOp *y = ok(tensor_alu(C, OP_MUL, param("x", 0, 4, 4), uop_constf(C, DT_FLOAT32, 2), &E));
+
+		y = ok(tensor_named(C, y, "y", &E));
+		y = ok(tensor_new(C, OP_CONTIGUOUS, DT_FLOAT32, &y, 1, 0, 0, NULL, NULL, 0, &E));
+		start(ok(tensor_alu(C, OP_ADD, y, uop_constf(C, DT_FLOAT32, 1), &E)));
+		OK(sched_split(S, "y", "i", (int64_t[]){ 0, 3 }, 2, &E));
+		if (o < 2) {
+			OK(sched_reorder(S, "y", (const char *[]){ "j", "i1", "i0" }, 3, &E));
+			if (o == 0) {
+				before = now();
+				assert_refused(sched_reverse_compute_at(S, "out", "y", "i1", &E), before,
+				               "reverse_compute_at: the stores under loop i1 do not cover the box they "
+				               "span: y[1, 0] is in the box but written in another iteration (the stores: "
+				               "y[i0*3 + i1, j])");
+				free(before);
+			} else
+				OK(sched_reverse_compute_at(S, "out", "y", "j", &E));
+		} else
+			OK(sched_reverse_compute_at(S, "out", "y", "i0", &E));
+		assert_same(0);
+		stop();
+	}
+}
+
 int
 main(void)
 {
@@ -232,6 +270,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rolling_update_infinite_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compute_at_messages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_trace_replays, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reverse_compute_at_box, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -879,6 +879,141 @@ out:
 	return rc;
 }
 
+/*
+** reverse_compute_at reads, after each iteration of the loop, the box the
+** producer's stores span there. A box is what they write only when they cover
+** it: i0*3 + i1 over an inner i0 of 2 spans rows i1 .. i1+3 and writes two of
+** them (the rows between come in later iterations). Enumerated over the inner
+** loops with the outer ones at their first value (the box moves with them, its
+** shape does not), where that is at most SCHED_ENUM_LIMIT points; -1 with the
+** first element of the box left unwritten.
+*/
+static int
+dense(Kernel *k, const Accs *A, const KBuf *B, const Region *rb, const char *loop, Err *e)
+{
+	int64_t vol = 1, pts = 0, start[T_MAXDIM], p, cnt = 0;
+	unsigned char *seen;
+	int i, d, rc = 0;
+
+	for (d = 0; d < B->ndim; d++)
+		if (uck_mul(vol, rb->ext[d], &vol) < 0 || vol > SCHED_ENUM_LIMIT)
+			return 0;
+	for (i = 0; i < A->n; i++) {
+		int64_t n = 1;
+		int j;
+
+		for (j = 0; j < A->a[i].ninner; j++)
+			if (uck_mul(n, A->a[i].inner[j]->arg[1] - A->a[i].inner[j]->arg[0] + 1, &n) < 0)
+				return 0;
+		if ((pts += n) > SCHED_ENUM_LIMIT)
+			return 0;
+	}
+	if (!(seen = calloc((size_t)vol, 1)))
+		return err_set(e, "out of memory");
+	for (i = 0; i < A->n && rc == 0; i++) {
+		const Acc *a = &A->a[i];
+		const UOp *vs[64];
+		UBind bind[64 + T_MAXDIM];
+		int nb = 0, j, nv;
+		int64_t x[T_MAXDIM];
+
+		/* every variable at its first value: the inner ones then run over their ranges */
+		for (d = 0; d < B->ndim; d++) {
+			nv = uop_vars(a->ix->src[d + 1], vs, 64);
+			for (j = 0; j < nv && nb < 64; j++) {
+				int m;
+
+				for (m = 0; m < nb && strcmp(bind[m].name, vs[j]->name); m++)
+					;
+				if (m == nb)
+					bind[nb++] = (UBind){ vs[j]->name, vs[j]->arg[0] };
+			}
+			nv = uop_vars(rb->start[d], vs, 64);
+			for (j = 0; j < nv && nb < 64; j++) {
+				int m;
+
+				for (m = 0; m < nb && strcmp(bind[m].name, vs[j]->name); m++)
+					;
+				if (m == nb)
+					bind[nb++] = (UBind){ vs[j]->name, vs[j]->arg[0] };
+			}
+		}
+		for (d = 0; d < B->ndim; d++)
+			if (uop_eval(rb->start[d], bind, nb, &start[d], e) < 0) {
+				free(seen);
+				return -1;
+			}
+		for (;;) {
+			int64_t off = 0;
+			int in = 1;
+
+			/* a point outside the box is past the buffer's end (the box is clamped to it):
+			** the producer's guard skips it, and the consumer's skips reading it */
+			for (d = 0; d < B->ndim && rc == 0; d++) {
+				if (uop_eval(a->ix->src[d + 1], bind, nb, &x[d], e) < 0)
+					rc = -1;
+				else if (x[d] - start[d] < 0 || x[d] - start[d] >= rb->ext[d])
+					in = 0;
+				else
+					off = off * rb->ext[d] + (x[d] - start[d]);
+			}
+			if (rc)
+				break;
+			if (in) {
+				cnt += !seen[off];
+				seen[off] = 1;
+			}
+			/* the next point of the inner loops */
+			for (j = a->ninner - 1; j >= 0; j--) {
+				int m;
+
+				for (m = 0; m < nb && strcmp(bind[m].name, a->inner[j]->name); m++)
+					;
+				if (m == nb)
+					continue;
+				if (++bind[m].value <= a->inner[j]->arg[1])
+					break;
+				bind[m].value = a->inner[j]->arg[0];
+			}
+			if (j < 0)
+				break;
+		}
+	}
+	if (rc < 0) {
+		free(seen);
+		return -1;
+	}
+	if (cnt == vol) {
+		free(seen);
+		return 0;
+	}
+	for (p = 0; p < vol && seen[p]; p++)
+		;
+	{
+		Buf el, st;
+		int64_t c[T_MAXDIM], q = p;
+
+		for (d = B->ndim - 1; d >= 0; d--) {
+			c[d] = start[d] + q % rb->ext[d];
+			q /= rb->ext[d];
+		}
+		buf_init(&el);
+		buf_init(&st);
+		emit(&el, "%s[", B->name);
+		for (d = 0; d < B->ndim; d++)
+			emit(&el, "%s%lld", d ? ", " : "", (long long)c[d]);
+		emit(&el, "]");
+		expr_str(&st, k, A->a[0].ix);
+		err_set(e, "the stores under loop %s do not cover the box they span: %s is in the box but "
+		        "written in another iteration (the stores: %s); the consumer would read it before it "
+		        "is written", loop, el.s ? el.s : "?", st.s ? st.s : "?");
+		buf_free(&el);
+		buf_free(&st);
+	}
+	free(seen);
+	return -1;
+}
+
 static int
 reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 {
@@ -968,7 +1103,7 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 		        "outside the loop", loop, pn, B->name);
 		goto out;
 	}
-	if (region_of(k, A, b, loop, &rb, e) < 0)
+	if (region_of(k, A, b, loop, &rb, e) < 0 || dense(k, A, B, &rb, loop, e) < 0)
 		goto out;
 	/* the consumer's region: B's region on the loops that index B, whole extents elsewhere */
 	for (i = 0; i < n.nd; i++) {
