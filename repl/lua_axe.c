@@ -1245,6 +1245,10 @@ ax_len(lua_State *L)
 
 /* The drawable protocol (tessel.h): show, viz.render and viz.dot draw an Axe
 ** layout through this; opts as ax_show's (axis, labels, shape) and viz's. */
+static const TesselOpt scene_keys[] = {
+	{ "axis", "string" }, { "labels", "boolean|function|table" }, { "shape", NULL }, { NULL, NULL }
+};
+
 static int
 ax_scene(lua_State *L)
 {
@@ -1257,7 +1261,7 @@ ax_scene(lua_State *L)
 	Err e;
 	int fit;
 
-	if (!tessel_vizopts(L, 2, 3, &o) && tessel_scene_target(L, 3) == TESSEL_TERM) {
+	if (!tessel_vizopts(L, 2, 3, &o, scene_keys) && tessel_scene_target(L, 3) == TESSEL_TERM) {
 		fit = (tessel_term_width() - 6) / 6;
 		if (fit < 4)
 			fit = 4;

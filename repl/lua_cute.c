@@ -1422,11 +1422,11 @@ atom_tostring(lua_State *L)
 ** largest number a cell shows (a value, or a thread id).
 */
 static void
-get_opts(lua_State *L, VizOpts *o, int64_t label_max, int panels)
+get_opts(lua_State *L, VizOpts *o, int64_t label_max, int panels, const TesselOpt *own)
 {
 	int cell = num_digits(label_max < 0 ? 0 : label_max) + 4, fit;
 
-	if (tessel_vizopts(L, 2, 3, o) || tessel_scene_target(L, 3) != TESSEL_TERM)
+	if (tessel_vizopts(L, 2, 3, o, own) || tessel_scene_target(L, 3) != TESSEL_TERM)
 		return;
 	fit = (tessel_term_width() / panels - 6) / cell;
 	if (fit < 4)
@@ -1441,6 +1441,8 @@ scene_done(lua_State *L, int status, Err *e)
 {
 	return status < 0 ? fail(L, e) : 0;
 }
+
+static const TesselOpt tv_keys[] = { { "tv", "table" }, { NULL, NULL } };
 
 static int
 ll_scene(lua_State *L)
@@ -1462,7 +1464,7 @@ ll_scene(lua_State *L)
 		lua_pop(L, 2);
 	}
 	lua_pop(L, 1);
-	get_opts(L, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1);
+	get_opts(L, &o, m > 0 ? cute_size(&u->l) : cute_cosize(&u->l), 1, tv_keys);
 	if (m > 0 && n > 0)
 		return scene_done(L, cute_scene_tv(tessel_toscene(L, 3), &u->l, m, n, &o, &e), &e);
 	return scene_done(L, cute_scene_layout(tessel_toscene(L, 3), &u->l, &o, &e), &e);
@@ -1475,7 +1477,7 @@ co_scene(lua_State *L)
 	VizOpts o;
 	Err e;
 
-	get_opts(L, &o, c->offset + 2 * cute_cosize(&c->layout), 1);
+	get_opts(L, &o, c->offset + 2 * cute_cosize(&c->layout), 1, NULL);
 	return scene_done(L, cute_scene_composed(tessel_toscene(L, 3), c, &o, &e), &e);
 }
 
@@ -1486,7 +1488,7 @@ cv_scene(lua_State *L)
 	VizOpts o;
 	Err e;
 
-	get_opts(L, &o, cute_size(&v->src) > cute_size(&v->dst) ? cute_size(&v->src) : cute_size(&v->dst), 2);
+	get_opts(L, &o, cute_size(&v->src) > cute_size(&v->dst) ? cute_size(&v->src) : cute_size(&v->dst), 2, NULL);
 	return scene_done(L, cute_scene_copy(tessel_toscene(L, 3), &v->src, &v->dst, v->m, v->n, &o, &e), &e);
 }
 
@@ -1497,7 +1499,7 @@ atom_scene(lua_State *L)
 	VizOpts o;
 	Err e;
 
-	get_opts(L, &o, cute_size(&a->thr_id), 2);
+	get_opts(L, &o, cute_size(&a->thr_id), 2, NULL);
 	return scene_done(L, cute_scene_mma(tessel_toscene(L, 3), a, &o, &e), &e);
 }
 

@@ -1004,9 +1004,13 @@ k_text(lua_State *L, int color)
 
 static int k_tostring(lua_State *L) { return k_text(L, 0); }
 
+/* show(k [, {color =}]): __show(k, opts, op) */
 static int
 k_show(lua_State *L)
 {
+	static const TesselOpt keys[] = { { "color", "boolean" }, { NULL, NULL } };
+
+	tessel_checkopts(L, 2, luaL_optstring(L, 3, "show"), keys);
 	return k_text(L, tessel_want_color(L, 2));
 }
 
@@ -1076,7 +1080,7 @@ k_scene(lua_State *L)
 	VizOpts o;
 	Err e = { "" };
 
-	tessel_vizopts(L, 2, 3, &o);
+	tessel_vizopts(L, 2, 3, &o, NULL);
 	if (kernel_scene(tessel_toscene(L, 3), x->k, NULL, &o, &e) < 0)
 		return lk_err(L, &e);
 	return 0;

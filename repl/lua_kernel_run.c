@@ -111,6 +111,66 @@ bind_inputs(lua_State *L, LKernel *x, int binds, RunBox *r, int random)
 	}
 }
 
+/* k:run's options; k:counts takes the first two */
+static const TesselOpt run_keys[] = {
+	{ "checks", "boolean" }, { "max_steps", "integer" }, { "backend", "string" }, { "compare", "boolean" },
+	{ "fast", "boolean" }, { "cc", "string" }, { "flags", "table" }, { "stats", "table" }, { NULL, NULL }
+};
+static const TesselOpt counts_keys[] = { { "checks", "boolean" }, { "max_steps", "integer" }, { NULL, NULL } };
+
+/* The kernel's inputs, "A, B", pushed. */
+static const char *
+push_inputs(lua_State *L, const Kernel *k)
+{
+	luaL_Buffer b;
+	int i, n = 0;
+
+	luaL_buffinit(L, &b);
+	for (i = 0; i < k->nbuf; i++)
+		if (k->buf[i].role == KB_INPUT) {
+			if (n++)
+				luaL_addstring(&b, ", ");
+			luaL_addstring(&b, k->buf[i].name);
+		}
+	if (!n)
+		luaL_addstring(&b, "none");
+	luaL_pushresult(&b);
+	return lua_tostring(L, -1);
+}
+
+void
+tessel_checkbinds(lua_State *L, int idx, const Kernel *k, const char *call, const TesselOpt *opts, int mixed)
+{
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		int b = name ? kernel_find_buffer(k, name) : -1;
+
+		if ((b >= 0 && k->buf[b].role == KB_INPUT) || (mixed && tessel_isopt(L, call, opts))) {
+			lua_pop(L, 1);
+			continue;
+		}
+		if (!name) {
+			const char *key = luaL_tolstring(L, -2, NULL);
+
+			luaL_error(L, "%s: the bindings are {input = tensor}, not a key [%s] (the inputs are: %s)", call,
+			           key, push_inputs(L, k));
+		}
+		if (b >= 0)
+			luaL_error(L, "%s: '%s' is %s of the kernel, not an input (the inputs are: %s)", call, name,
+			           k->buf[b].role == KB_OUTPUT ? "an output" : "a temporary buffer", push_inputs(L, k));
+		if (mixed)
+			luaL_error(L, "%s: '%s' is neither an input of the kernel (%s) nor an option (%s)", call, name,
+			           push_inputs(L, k), tessel_pushoptnames(L, opts));
+		if (tessel_isopt(L, call, opts))
+			luaL_error(L, "%s: '%s' is an option, not an input of the kernel (%s): options go in a table "
+			           "after the bindings, %s(bindings, {%s = ...})", call, name, push_inputs(L, k), call, name);
+		luaL_error(L, "%s: '%s' is not an input of the kernel (the inputs are: %s)", call, name,
+		           push_inputs(L, k));
+	}
+}
+
 static void
 run_opts(lua_State *L, int i, KRunOpts *o)
 {
@@ -120,9 +180,11 @@ run_opts(lua_State *L, int i, KRunOpts *o)
 		return;
 	if (lua_getfield(L, i, "checks") != LUA_TNIL)
 		o->checks = lua_toboolean(L, -1);
-	if (lua_getfield(L, i, "max_steps") == LUA_TNUMBER)
+	if (lua_getfield(L, i, "max_steps") != LUA_TNIL)
 		o->max_steps = lua_tointeger(L, -1);
 	lua_pop(L, 2);
+	if (o->max_steps < 0)
+		luaL_error(L, "k:run: max_steps = %I; it is >= 1 (0 or absent: the steps limit)", (lua_Integer)o->max_steps);
 }
 
 static int
@@ -207,18 +269,23 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 	int n, k;
 
 	memset(j, 0, sizeof *j);
-	if (lua_type(L, i) != LUA_TTABLE || lua_getfield(L, i, "backend") == LUA_TNIL) {
-		if (lua_type(L, i) == LUA_TTABLE)
-			lua_pop(L, 1);
+	if (lua_type(L, i) != LUA_TTABLE)
+		return 0;
+	b = lua_getfield(L, i, "backend") == LUA_TNIL ? "interp" : lua_tostring(L, -1);
+	lua_pop(L, 1);   /* the table keeps the string */
+	if (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0 && strcmp(b, "opencl") != 0)
+		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, \"c\" or \"opencl\")", b);
+	if (strcmp(b, "interp") == 0) {
+		static const char *const compiled[] = { "compare", "fast", "cc", "flags", "stats" };
+
+		for (k = 0; k < 5; k++)
+			if (lua_getfield(L, i, compiled[k]) != LUA_TNIL)
+				luaL_error(L, "k:run: %s is an option of the compiled backends (backend = \"c\"%s), not of "
+				           "the interpreter", compiled[k], k == 0 || k == 4 ? " or \"opencl\"" : "");
+			else
+				lua_pop(L, 1);
 		return 0;
 	}
-	b = lua_tostring(L, -1);
-	if (!b || (strcmp(b, "c") != 0 && strcmp(b, "interp") != 0 && strcmp(b, "opencl") != 0))
-		luaL_error(L, "k:run: unknown backend %s (\"interp\", the default, \"c\" or \"opencl\")",
-		           b ? b : luaL_typename(L, -1));
-	lua_pop(L, 1);
-	if (strcmp(b, "interp") == 0)
-		return 0;
 	if (strcmp(b, "opencl") == 0) {
 		j->backend = 2;
 		if (lua_getfield(L, i, "compare") != LUA_TNIL)
@@ -229,8 +296,6 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 		lua_pop(L, 4);
 		if (lua_getfield(L, i, "stats") == LUA_TTABLE)
 			j->stats = lua_absindex(L, i);
-		else if (!lua_isnil(L, -1))
-			luaL_error(L, "k:run: stats must be a table (filled with build_s, run_s, check_s, device)");
 		lua_pop(L, 1);
 		j->cl.stats = &j->clst;
 		j->cl.session = cl_session(L);
@@ -242,27 +307,26 @@ jit_opts(lua_State *L, int i, JitArgs *j)
 	lua_pop(L, 1);
 	if (lua_getfield(L, i, "compare") != LUA_TNIL)
 		j->o.no_check = !lua_toboolean(L, -1);
-	if (lua_getfield(L, i, "cc") != LUA_TNIL && !(j->o.cc = lua_tostring(L, -1)))
-		luaL_error(L, "k:run: cc must be a string (the compiler)");
+	if (lua_getfield(L, i, "cc") != LUA_TNIL)
+		j->o.cc = lua_tostring(L, -1);   /* the table keeps the string */
 	lua_pop(L, 2);
 	if (lua_getfield(L, i, "flags") == LUA_TTABLE) {
+		tessel_checkseq(L, -1, "k:run: flags");
 		n = (int)luaL_len(L, -1);
 		if (n > 32)
 			luaL_error(L, "k:run: at most 32 flags");
 		for (k = 0; k < n; k++) {
 			lua_geti(L, -1, k + 1);
-			if (!(j->flags[k] = lua_tostring(L, -1)))
-				luaL_error(L, "k:run: flags must be strings");
+			if (lua_type(L, -1) != LUA_TSTRING)
+				luaL_error(L, "k:run: flags[%d] is a %s; flags are strings", k + 1, luaL_typename(L, -1));
+			j->flags[k] = lua_tostring(L, -1);
 			lua_pop(L, 1);   /* the table keeps the string */
 		}
 		j->o.flags = j->flags;
-	} else if (!lua_isnil(L, -1))
-		luaL_error(L, "k:run: flags must be a table of strings");
+	}
 	lua_pop(L, 1);
 	if (lua_getfield(L, i, "stats") == LUA_TTABLE)
 		j->stats = lua_absindex(L, i);
-	else if (!lua_isnil(L, -1))
-		luaL_error(L, "k:run: stats must be a table (filled with compile_s, run_s, check_s, cached)");
 	lua_pop(L, 1);
 	j->o.stats = &j->st;
 	j->o.cache = jit_cache(L);
@@ -307,7 +371,7 @@ run(lua_State *L, LKernel *x, int binds, KRunOpts *o, KCounts *c, int random, co
 	return r;
 }
 
-/* k:run([bindings] [, {checks = false}]) -> the outputs, as tensors */
+/* k:run([bindings] [, {checks =, max_steps =, backend =, ...}]) -> the outputs, as tensors */
 static int
 k_run(lua_State *L)
 {
@@ -326,6 +390,10 @@ k_run(lua_State *L)
 			lua_copy(L, 2, 3);
 		lua_pop(L, 1);
 	}
+	if (!lua_isnil(L, 2))
+		tessel_checkbinds(L, 2, x->k, "k:run", run_keys, lua_rawequal(L, 2, 3));
+	if (!lua_rawequal(L, 2, 3))
+		tessel_checkopts(L, 3, "k:run", run_keys);
 	run_opts(L, 3, &o);
 	compiled = jit_opts(L, 3, &j);
 	r = run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, NULL, 0, compiled ? &j : NULL);
@@ -360,7 +428,7 @@ k_run(lua_State *L)
 	return n;
 }
 
-/* k:counts([bindings]) -> a table of counts (unbound inputs get seeded random values) */
+/* k:counts([bindings] [, {checks =, max_steps =}]) -> a table of counts (unbound inputs get seeded random values) */
 static int
 k_counts(lua_State *L)
 {
@@ -371,6 +439,9 @@ k_counts(lua_State *L)
 	lua_settop(L, 3);
 	if (!lua_isnil(L, 2) && lua_type(L, 2) != LUA_TTABLE)
 		return luaL_typeerror(L, 2, "bindings table");
+	if (!lua_isnil(L, 2))
+		tessel_checkbinds(L, 2, x->k, "k:counts", counts_keys, 0);
+	tessel_checkopts(L, 3, "k:counts", counts_keys);
 	run_opts(L, 3, &o);
 	o.counts = 1;
 	memset(&c, 0, sizeof c);
@@ -386,6 +457,8 @@ k_counts(lua_State *L)
 }
 
 /* k:source([dialect] [, {fast = true}]): the kernel as source text */
+static const TesselOpt source_keys[] = { { "fast", "boolean" }, { NULL, NULL } };
+
 static int
 k_source(lua_State *L)
 {
@@ -398,8 +471,7 @@ k_source(lua_State *L)
 
 	if (dialect_parse(d, &dl) < 0)
 		return luaL_error(L, "k:source: unknown dialect \"%s\" (c, cuda, opencl, triton)", d);
-	if (!lua_isnoneornil(L, 3)) {
-		luaL_checktype(L, 3, LUA_TTABLE);
+	if (tessel_checkopts(L, 3, "k:source", source_keys)) {
 		lua_getfield(L, 3, "fast");
 		o.fast = lua_toboolean(L, -1);
 		lua_pop(L, 1);
@@ -414,7 +486,11 @@ k_source(lua_State *L)
 	return 1;
 }
 
-/* k:export(dialect, dir [, {inputs = {name = tensor}, reps =, warmup =}]) -> dir, files | nil, message */
+/* k:export(dialect, dir [, {inputs = {name = tensor}, reps =, warmup =, fast =}]) -> dir, files | nil, message */
+static const TesselOpt export_keys[] = {
+	{ "inputs", "table" }, { "reps", "integer" }, { "warmup", "integer" }, { "fast", "boolean" }, { NULL, NULL }
+};
+
 static int
 k_export(lua_State *L)
 {
@@ -431,15 +507,21 @@ k_export(lua_State *L)
 	lua_settop(L, 4);
 	if (dialect_parse(d, &dl) < 0 || (dl != D_C && dl != D_CUDA && dl != D_OPENCL && dl != D_TRITON))
 		return luaL_error(L, "k:export: unknown dialect \"%s\" (c, cuda, opencl, triton)", d);
-	if (!lua_isnil(L, 4)) {
-		luaL_checktype(L, 4, LUA_TTABLE);
-		if (lua_getfield(L, 4, "reps") != LUA_TNIL)
-			o.reps = (int)luaL_checkinteger(L, -1);
-		if (lua_getfield(L, 4, "warmup") != LUA_TNIL)
-			o.warmup = lua_tointeger(L, -1) == 0 ? -1 : (int)luaL_checkinteger(L, -1);
+	if (tessel_checkopts(L, 4, "k:export", export_keys)) {
+		lua_Integer v;
+
+		if (lua_getfield(L, 4, "reps") != LUA_TNIL && ((v = lua_tointeger(L, -1)) < 1 || v > 1000000))
+			return luaL_error(L, "k:export: reps = %I is not in [1, 1000000]", v);
+		o.reps = (int)lua_tointeger(L, -1);
+		if (lua_getfield(L, 4, "warmup") != LUA_TNIL && ((v = lua_tointeger(L, -1)) < 0 || v > 1000000))
+			return luaL_error(L, "k:export: warmup = %I is not in [0, 1000000]", v);
+		o.warmup = lua_isnil(L, -1) ? 0 : lua_tointeger(L, -1) == 0 ? -1 : (int)lua_tointeger(L, -1);
 		lua_getfield(L, 4, "fast");
 		o.fast = lua_toboolean(L, -1);
 		lua_pop(L, 3);
+		if (lua_getfield(L, 4, "inputs") == LUA_TTABLE)
+			tessel_checkbinds(L, -1, x->k, "k:export: inputs", NULL, 0);
+		lua_pop(L, 1);
 	}
 	/* bound inputs, anchored in a box the collector frees */
 	r = lua_newuserdatauv(L, sizeof *r, 0);
@@ -504,11 +586,12 @@ tessel_export_result(lua_State *L, int rc, const char *dir, Buf *files, const Er
 
 static const HelpReg kmeths[] = {
 	{ "run", k_run,
-	  "k:run([bindings] [, {checks = false, backend = \"c\" | \"opencl\"}]): run on the CPU as a GPU would;\n"
-	  "the outputs (k:run{backend = \"c\", ...} takes options and bindings in one table when no input\n"
-	  "is named backend)\n"
-	  "Bindings by input name: tensors or nested tables. Checks (on by default) raise\n"
-	  "`race: ...`, `out of bounds: ...`, `uninitialized: ...` with block, thread and element.\n"
+	  "k:run([bindings] [, {checks = false, max_steps = N, backend = \"c\" | \"opencl\"}]): run on the CPU as\n"
+	  "a GPU would; the outputs (k:run{backend = \"c\", ...} takes options and bindings in one table\n"
+	  "when no input is named backend)\n"
+	  "Bindings by input name: tensors or nested tables; a key that is not an input raises. Checks\n"
+	  "(on by default) raise `race: ...`, `out of bounds: ...`, `uninitialized: ...` with block,\n"
+	  "thread and element. max_steps: the instructions a run may take (default: tessel.limits steps).\n"
 	  "backend = \"c\": k:source(\"c\") compiled by cc (cached per session) and run natively, after\n"
 	  "the interpreter, whose outputs must agree bit for bit (compare = false skips both);\n"
 	  "flags = {...} adds compiler flags, cc = \"clang\" picks the compiler, stats = {} gets\n"
@@ -519,7 +602,7 @@ static const HelpReg kmeths[] = {
 	  "CPU: make deps), checked against the interpreter bit for bit (compare = false skips it);\n"
 	  "stats = {} gets build_s, run_s, check_s and device. No loader or no platform raises." },
 	{ "counts", k_counts,
-	  "k:counts([bindings]): what a run costs on a GPU\n"
+	  "k:counts([bindings] [, {checks = false, max_steps = N}]): what a run costs on a GPU\n"
 	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
 	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, wgmmas,\n"
 	  "tmas, tma_bytes, atomics, fences, blocks,\n"

@@ -1629,7 +1629,7 @@ mm_scene(lua_State *L)
 	VizOpts o;
 	Err e;
 
-	if (!tessel_vizopts(L, 2, 3, &o) && tessel_scene_target(L, 3) == TESSEL_TERM) {
+	if (!tessel_vizopts(L, 2, 3, &o, NULL) && tessel_scene_target(L, 3) == TESSEL_TERM) {
 		/* a physical-view cell shows a coordinate: about 3 characters a dimension */
 		cell = 3 * rank + 3;
 		if (num_digits(lego_cosize(&u->g)) + 4 > cell)

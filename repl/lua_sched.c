@@ -114,9 +114,19 @@ s_text(lua_State *L, int color)
 }
 
 static int s_tostring(lua_State *L) { return s_text(L, 0); }
-static int s_show(lua_State *L) { return s_text(L, tessel_want_color(L, 2)); }
+/* show(s [, {color =}]): __show(s, opts, op) */
+static int
+s_show(lua_State *L)
+{
+	static const TesselOpt keys[] = { { "color", "boolean" }, { NULL, NULL } };
+
+	tessel_checkopts(L, 2, luaL_optstring(L, 3, "show"), keys);
+	return s_text(L, tessel_want_color(L, 2));
+}
 
 /* viz.render(s, path [, {diff = true}]): the loop tree; with diff, before and after the last step */
+static const TesselOpt scene_keys[] = { { "diff", "boolean" }, { NULL, NULL } };
+
 static int
 s_scene(lua_State *L)
 {
@@ -126,12 +136,10 @@ s_scene(lua_State *L)
 	Err e = { "" };
 	int diff = 0;
 
-	tessel_vizopts(L, 2, 3, &o);
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		lua_getfield(L, 2, "diff");
-		diff = lua_toboolean(L, -1);
-		lua_pop(L, 1);
-	}
+	tessel_vizopts(L, 2, 3, &o, scene_keys);
+	lua_getfield(L, 2, "diff");
+	diff = lua_toboolean(L, -1);
+	lua_pop(L, 1);
 	if (diff) {
 		const Kernel *before = s->nstep ? s->step[s->nstep - 1].before : s->orig;
 
@@ -208,6 +216,10 @@ s_undo(lua_State *L)
 }
 
 /* s:verify{trials =, seed =, rtol =, atol =}: true and the report, or an error */
+static const TesselOpt verify_keys[] = {
+	{ "trials", "integer" }, { "seed", "integer" }, { "rtol", "number" }, { "atol", "number" }, { NULL, NULL }
+};
+
 static int
 s_verify(lua_State *L)
 {
@@ -216,21 +228,21 @@ s_verify(lua_State *L)
 	Buf report;
 	Err e = { "" };
 	int rc;
+	lua_Integer v;
 
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		if (lua_getfield(L, 2, "trials") == LUA_TNUMBER)
-			o.trials = (int)lua_tointeger(L, -1);
-		if (lua_getfield(L, 2, "seed") == LUA_TNUMBER)
-			o.seed = (uint64_t)lua_tointeger(L, -1);
-		if (lua_getfield(L, 2, "rtol") == LUA_TNUMBER)
-			o.rtol = lua_tonumber(L, -1);
-		if (lua_getfield(L, 2, "atol") == LUA_TNUMBER)
-			o.atol = lua_tonumber(L, -1);
+	if (tessel_checkopts(L, 2, "s:verify", verify_keys)) {
+		if (lua_getfield(L, 2, "trials") != LUA_TNIL && ((v = lua_tointeger(L, -1)) < 1 || v > 1000))
+			return luaL_error(L, "s:verify: trials = %I is not in [1, 1000]", v);
+		o.trials = (int)lua_tointeger(L, -1);
+		if (lua_getfield(L, 2, "seed") != LUA_TNIL && lua_tointeger(L, -1) < 0)
+			return luaL_error(L, "s:verify: seed = %I is negative", lua_tointeger(L, -1));
+		o.seed = (uint64_t)lua_tointeger(L, -1);
+		o.rtol = lua_getfield(L, 2, "rtol") != LUA_TNIL ? lua_tonumber(L, -1) : 0;
+		o.atol = lua_getfield(L, 2, "atol") != LUA_TNIL ? lua_tonumber(L, -1) : 0;
 		lua_pop(L, 4);
-		if (o.trials < 0 || o.trials > 1000)
-			return luaL_error(L, "s:verify: trials %d is not in [1, 1000]", o.trials);
-	} else if (!lua_isnoneornil(L, 2))
-		return luaL_typeerror(L, 2, "options table");
+		if (!(o.rtol >= 0 && o.rtol < 1) || !(o.atol >= 0 && o.atol < 1e30))
+			return luaL_error(L, "s:verify: rtol and atol are >= 0 (rtol below 1)");
+	}
 	buf_init(&report);
 	rc = sched_verify(s, &o, &report, &e);
 	if (rc < 0) {
@@ -279,19 +291,33 @@ s_get_loops(lua_State *L)
 
 /* ---- the primitives: thin shims, names as TVM spells them ---- */
 
-/* a loop argument: a variable name (a string, or a kernel value whose printed form is one) */
+/* a loop: a variable name (a string, or a kernel value whose printed form is one), or NULL */
 static const char *
-loop_arg(lua_State *L, int i, const char *what)
+test_loop(lua_State *L, int i)
 {
 	if (lua_type(L, i) == LUA_TSTRING)
 		return lua_tostring(L, i);
-	if (luaL_callmeta(L, i, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
-		lua_replace(L, i);
-		return lua_tostring(L, i);
+	if (luaL_callmeta(L, i, "__tostring")) {
+		if (lua_type(L, -1) == LUA_TSTRING) {
+			lua_replace(L, i);
+			return lua_tostring(L, i);
+		}
+		lua_pop(L, 1);
 	}
-	luaL_error(L, "%s: argument %d is a %s, not a loop (a name from s:get_loops)", what, i,
-	           luaL_typename(L, i));
 	return NULL;
+}
+
+/* the loop argument i; a bad one raises as luaL_check* do ("bad argument #2 to 'bind'", self
+** not counted in a method call) */
+static const char *
+loop_arg(lua_State *L, int i)
+{
+	const char *l = test_loop(L, i);
+
+	if (!l)
+		luaL_argerror(L, i, lua_pushfstring(L, "loop name expected, got %s; s:get_loops(block) lists them",
+		                                    luaL_typename(L, i)));
+	return l;
 }
 
 static int
@@ -308,7 +334,7 @@ static int
 s_split(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "split");
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3);
 	int64_t f[8];
 	int n, i;
 	Err e = { "" };
@@ -353,12 +379,14 @@ loops_arg(lua_State *L, int i, const char **out, int max, const char *what)
 
 		for (j = 1; j <= m && n < max; j++) {
 			lua_geti(L, i, j);
-			out[n++] = loop_arg(L, lua_gettop(L), what);   /* the string stays on the stack */
+			if (!(out[n++] = test_loop(L, lua_gettop(L))))   /* the string stays on the stack */
+				luaL_argerror(L, i, lua_pushfstring(L, "entry %d is a %s, not a loop name; "
+				                                    "s:get_loops(block) lists them", j, luaL_typename(L, -1)));
 		}
 		return n;
 	}
 	for (j = i; j <= top && n < max; j++)
-		out[n++] = loop_arg(L, j, what);
+		out[n++] = loop_arg(L, j);
 	return n;
 }
 
@@ -391,32 +419,32 @@ static int
 s_bind(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "bind"), *ax = luaL_checkstring(L, 4);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3), *ax = luaL_checkstring(L, 4);
 	Err e = { "" };
 
 	return done(L, sched_bind(s, b, l, ax, &e), &e);
 }
 
 static int
-annotate(lua_State *L, int (*f)(Schedule *, const char *, const char *, Err *), const char *what)
+annotate(lua_State *L, int (*f)(Schedule *, const char *, const char *, Err *))
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, what);
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3);
 	Err e = { "" };
 
 	return done(L, f(s, b, l, &e), &e);
 }
 
-static int s_parallel(lua_State *L) { return annotate(L, sched_parallel, "parallel"); }
-static int s_vectorize(lua_State *L) { return annotate(L, sched_vectorize, "vectorize"); }
-static int s_unroll(lua_State *L) { return annotate(L, sched_unroll, "unroll"); }
+static int s_parallel(lua_State *L) { return annotate(L, sched_parallel); }
+static int s_vectorize(lua_State *L) { return annotate(L, sched_vectorize); }
+static int s_unroll(lua_State *L) { return annotate(L, sched_unroll); }
 
 /* s:tile(block, x, y, fx, fy) */
 static int
 s_tile(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *x = loop_arg(L, 3, "tile"), *y = loop_arg(L, 4, "tile");
+	const char *b = luaL_checkstring(L, 2), *x = loop_arg(L, 3), *y = loop_arg(L, 4);
 	lua_Integer fx = luaL_checkinteger(L, 5), fy = luaL_checkinteger(L, 6);
 	Err e = { "" };
 
@@ -434,7 +462,7 @@ s_apply_opt(lua_State *L)
 
 	if (!lua_isnoneornil(L, 3)) {
 		b = luaL_checkstring(L, 3);
-		l = loop_arg(L, 4, "apply_opt");
+		l = loop_arg(L, 4);
 		if (lua_type(L, 5) == LUA_TSTRING)
 			other = lua_tostring(L, 5);
 		else
@@ -472,7 +500,7 @@ static int
 s_compute_at(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *c = luaL_checkstring(L, 3), *l = loop_arg(L, 4, "compute_at");
+	const char *b = luaL_checkstring(L, 2), *c = luaL_checkstring(L, 3), *l = loop_arg(L, 4);
 	Err e = { "" };
 
 	return done(L, sched_compute_at(s, b, c, l, &e), &e);
@@ -483,7 +511,7 @@ s_reverse_compute_at(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
 	const char *b = luaL_checkstring(L, 2), *p = luaL_checkstring(L, 3);
-	const char *l = loop_arg(L, 4, "reverse_compute_at");
+	const char *l = loop_arg(L, 4);
 	Err e = { "" };
 
 	return done(L, sched_reverse_compute_at(s, b, p, l, &e), &e);
@@ -523,7 +551,7 @@ static int
 s_decompose_reduction(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "decompose_reduction");
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3);
 	Err e = { "" };
 
 	return done(L, sched_decompose_reduction(s, b, l, &e), &e);
@@ -533,7 +561,7 @@ static int
 s_rfactor(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "rfactor");
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3);
 	lua_Integer ax = luaL_optinteger(L, 4, 0);
 	Err e = { "" };
 
@@ -584,7 +612,7 @@ static int
 s_privatize_reduce(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3, "privatize_reduce");
+	const char *b = luaL_checkstring(L, 2), *l = loop_arg(L, 3);
 	lua_Integer n = luaL_checkinteger(L, 4);
 	Err e = { "" };
 
@@ -789,12 +817,9 @@ static lua_Integer
 opt_int(lua_State *L, int t, const char *opt, lua_Integer dflt, lua_Integer lo, lua_Integer hi)
 {
 	lua_Integer v = dflt;
-	int isnum;
 
 	if (lua_getfield(L, t, opt) != LUA_TNIL) {
-		v = lua_tointegerx(L, -1, &isnum);
-		if (!isnum)
-			luaL_error(L, "s:search: %s must be an integer, not %s", opt, luaL_typename(L, -1));
+		v = lua_tointeger(L, -1);   /* an integer: tessel_checkopts saw to it */
 		if (v < lo || v > hi)
 			luaL_error(L, "s:search: %s = %I is not in [%I, %I]", opt, v, lo, hi);
 	}
@@ -806,12 +831,9 @@ static double
 opt_num(lua_State *L, int t, const char *opt, double lo, double hi)
 {
 	double v = 0;
-	int isnum;
 
 	if (lua_getfield(L, t, opt) != LUA_TNIL) {
-		v = lua_tonumberx(L, -1, &isnum);
-		if (!isnum)
-			luaL_error(L, "s:search: %s must be a number, not %s", opt, luaL_typename(L, -1));
+		v = lua_tonumber(L, -1);   /* a number: tessel_checkopts saw to it */
 		if (!(v >= lo && v < hi)) {
 			char m[160];   /* lua_pushfstring knows no %g */
 
@@ -897,8 +919,7 @@ search_bindings(lua_State *L, int t, const Kernel *k, SearchBox *x)
 		lua_pop(L, 1);
 		return;
 	}
-	if (!lua_istable(L, -1))
-		luaL_error(L, "s:search: bindings must be a table {input = tensor}, not %s", luaL_typename(L, -1));
+	tessel_checkbinds(L, -1, k, "s:search: bindings", NULL, 0);   /* a key that names no input is a typo */
 	if (!(x->in = calloc(k->nbuf ? k->nbuf : 1, sizeof *x->in)))
 		luaL_error(L, "s:search: out of memory");
 	x->nin = k->nbuf;
@@ -927,23 +948,14 @@ search_bindings(lua_State *L, int t, const Kernel *k, SearchBox *x)
 		tessel_realize(L, vi, 0, &x->in[i]);
 		lua_pop(L, 1);
 	}
-	/* a binding that names no input is a typo worth reporting */
-	lua_pushnil(L);
-	while (lua_next(L, -2)) {
-		const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-		int b = name ? kernel_find_buffer(k, name) : -1;
-
-		if (b < 0 || k->buf[b].role != KB_INPUT)
-			luaL_error(L, "s:search: bindings.%s: the kernel has no input of that name",
-			           name ? name : luaL_typename(L, -2));
-		lua_pop(L, 1);
-	}
 	lua_pop(L, 1);
 }
 
-static const char *const search_keys[] = {
-	"params", "apply", "budget", "reps", "bindings", "verify", "trials", "beam", "time_s", "seed",
-	"ops", "min_progress", "progress", NULL
+static const TesselOpt search_keys[] = {
+	{ "params", "table" }, { "apply", "function" }, { "budget", "integer" }, { "reps", "integer" },
+	{ "bindings", "table" }, { "verify", "boolean" }, { "trials", "integer" }, { "beam", "integer" },
+	{ "ops", "table" }, { "time_s", "number" }, { "seed", "integer" }, { "min_progress", "number" },
+	{ "progress", "boolean" }, { NULL, NULL }
 };
 
 /* the result's rows as Lua tables */
@@ -1010,18 +1022,7 @@ s_search(lua_State *L)
 		return luaL_error(L, "s:search: the argument is a %s, not an options table (s:search{params = ..., "
 		                  "apply = ...} or s:search{} for BEAM)", luaL_typename(L, 2));
 	lua_settop(L, 2);
-	lua_pushnil(L);
-	while (lua_next(L, 2)) {
-		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-
-		for (i = 0; k && search_keys[i] && strcmp(search_keys[i], k) != 0; i++)
-			;
-		if (!k || !search_keys[i])
-			return luaL_error(L, "s:search: unknown option %s (params, apply, budget, reps, bindings, verify, "
-			                  "trials, beam, ops, time_s, seed, min_progress, progress)",
-			                  k ? k : luaL_typename(L, -2));
-		lua_pop(L, 1);
-	}
+	tessel_checkopts(L, 2, "s:search", search_keys);
 	x = lua_newuserdatauv(L, sizeof *x, 0);   /* index 3 */
 	memset(x, 0, sizeof *x);
 	if (luaL_newmetatable(L, SEARCHBOX)) {
@@ -1033,8 +1034,7 @@ s_search(lua_State *L)
 	o.nparam = search_params(L, 2, x);
 	o.param = x->param;
 	x->r.nparam = o.nparam;
-	if (lua_getfield(L, 2, "apply") != LUA_TNIL && !lua_isfunction(L, -1))
-		return luaL_error(L, "s:search: apply must be a function(s, p), not %s", luaL_typename(L, -1));
+	lua_getfield(L, 2, "apply");
 	if (lua_isfunction(L, -1) != (o.nparam > 0))
 		return luaL_error(L, o.nparam ? "s:search: params need apply = function(s, p) ... end, which applies "
 		                  "one candidate's steps to s" : "s:search: apply needs params = {name = {values...}}");
@@ -1046,14 +1046,13 @@ s_search(lua_State *L)
 	o.seed = (uint64_t)opt_int(L, 2, "seed", 0, 0, LUA_MAXINTEGER);
 	o.time_s = opt_num(L, 2, "time_s", 0, 1e9);
 	o.min_progress = opt_num(L, 2, "min_progress", 0, 1);
-	if (lua_getfield(L, 2, "verify") != LUA_TNIL && !lua_isboolean(L, -1))
-		return luaL_error(L, "s:search: verify must be true or false, not %s", luaL_typename(L, -1));
+	lua_getfield(L, 2, "verify");
 	o.no_verify = lua_isboolean(L, -1) && !lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	if (lua_getfield(L, 2, "ops") != LUA_TNIL) {
 		int n;
 
-		if (!lua_istable(L, -1) || (n = (int)luaL_len(L, -1)) < 1 || n > 15)
+		if ((n = (int)luaL_len(L, -1)) < 1 || n > 15)
 			return luaL_error(L, "s:search: ops must be a list of 1 to 15 OptOp names, e.g. {\"UPCAST\", \"THREAD\"}");
 		for (i = 0; i < n; i++) {
 			lua_geti(L, -1, i + 1);

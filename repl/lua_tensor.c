@@ -1070,6 +1070,15 @@ l_graph(lua_State *L)
 	return 1;
 }
 
+/* show(t): the values, as tostring; __show(t, opts, op) takes no options */
+static int
+l_show(lua_State *L)
+{
+	tessel_checkopts(L, 2, luaL_optstring(L, 3, "show"), NULL);
+	lua_settop(L, 1);
+	return l_tostring(L);
+}
+
 static int
 g_scene(lua_State *L)
 {
@@ -1077,7 +1086,7 @@ g_scene(lua_State *L)
 	VizOpts o;
 	Err e;
 
-	tessel_vizopts(L, 2, 3, &o);
+	tessel_vizopts(L, 2, 3, &o, NULL);
 	if (tensor_scene(tessel_toscene(L, 3), g->u, &o, &e) < 0)
 		return luaL_error(L, "%s", e.msg);
 	return 0;
@@ -1766,7 +1775,7 @@ static const luaL_Reg tensor_meta[] = {
 	{ "__idiv", m_idiv }, { "__mod", m_mod }, { "__pow", m_pow }, { "__unm", m_unm },
 	{ "__band", m_band }, { "__bor", m_bor }, { "__bxor", m_bxor }, { "__shl", m_shl },
 	{ "__shr", m_shr }, { "__index", m_index }, { "__tostring", l_tostring },
-	{ "__show", l_tostring },   /* show(t) prints the values; show(t:graph()) draws the DAG */
+	{ "__show", l_show },   /* show(t) prints the values; show(t:graph()) draws the DAG */
 	{ NULL, NULL }
 };
 

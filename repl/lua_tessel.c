@@ -21,8 +21,13 @@ tessel_show(lua_State *L)
 	const char *s;
 
 	luaL_checkany(L, 1);
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
 	if (luaL_getmetafield(L, 1, "__show") == LUA_TNIL
 	    && luaL_getmetafield(L, 1, "__scene") == LUA_TNIL) {
+		if (lua_istable(L, 2) && (lua_pushnil(L), lua_next(L, 2)))
+			return luaL_error(L, "show: a %s is no picture and takes no options (it prints as tostring)",
+			                  luaL_typename(L, 1));
 		s = luaL_tolstring(L, 1, &n);
 		lua_writestring(s, n);
 		lua_writeline();

@@ -387,16 +387,19 @@ l_print(lua_State *L)
 	return print_as(L, d);
 }
 
+/* uop.tree(e [, max_lines | {max_rows =}]); __show(e, opts, op) */
 static int
 l_tree(lua_State *L)
 {
+	static const TesselOpt keys[] = { { "max_rows", "integer" }, { NULL, NULL } };
 	LExpr *e = check(L, 1);
 	lua_Integer max = 200;
 	Buf b;
 
 	if (lua_type(L, 2) == LUA_TTABLE) {
+		tessel_checkopts(L, 2, luaL_optstring(L, 3, "uop.tree"), keys);
 		lua_getfield(L, 2, "max_rows");
-		max = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 200;
+		max = lua_isnil(L, -1) ? 200 : lua_tointeger(L, -1);   /* an integer: checked */
 		lua_pop(L, 1);
 	} else
 		max = luaL_optinteger(L, 2, 200);
@@ -410,10 +413,10 @@ l_tree(lua_State *L)
 static int
 l_show(lua_State *L)
 {
-	lua_settop(L, 2);
+	lua_settop(L, 3);
 	if (lua_type(L, 2) != LUA_TTABLE) {
-		lua_pop(L, 1);
 		lua_pushinteger(L, 200);
+		lua_replace(L, 2);
 	}
 	return l_tree(L);
 }
@@ -427,7 +430,7 @@ l_scene(lua_State *L)
 	VizOpts o;
 	Err e;
 
-	tessel_vizopts(L, 2, 3, &o);
+	tessel_vizopts(L, 2, 3, &o, NULL);
 	if (uop_scene(tessel_toscene(L, 3), x->u, &o, &e) < 0)
 		return luaL_error(L, "%s", e.msg);
 	return 0;

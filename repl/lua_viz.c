@@ -79,13 +79,69 @@ int_field(lua_State *L, const char *op, int t, const char *k, int dflt, int lo, 
 	return (int)v;
 }
 
+/* What every picture takes (apply_common), and the grids' options (tessel_vizopts);
+** viz.render also takes format, the terminal color. */
+static const TesselOpt picture_keys[] = {
+	{ "title", "string|number" }, { "labels", "boolean|function" }, { "scheme", "string|function" }, { NULL, NULL }
+};
+static const TesselOpt grid_keys[] = {
+	{ "max_rows", "integer" }, { "max_cols", "integer" }, { "elem_bytes", "integer" }, { "dtype", "string" },
+	{ "compact", "boolean" }, { NULL, NULL }
+};
+static const TesselOpt render_keys[] = { { "format", "string" }, { NULL, NULL } };
+static const TesselOpt term_keys[] = { { "color", "boolean" }, { NULL, NULL } };
+
+/* The options table at opts of the scene u is drawn for: its keys are own's (the type's
+** own options, which win over the shared ones of the same name), the picture's, the
+** grid's when grid is set, format for viz.render, color for the terminal. */
+static void
+check_vizopts(lua_State *L, int opts, const LScene *u, const TesselOpt *own, int grid)
+{
+	const TesselOpt *extra = u->target == TESSEL_TERM ? term_keys : strcmp(u->op, "viz.render") == 0
+	                       ? render_keys : NULL;
+	char key[64];
+
+	opts = lua_absindex(L, opts);
+	if (lua_type(L, opts) != LUA_TTABLE)
+		return;
+	lua_pushnil(L);
+	while (lua_next(L, opts)) {
+		if (tessel_isopt(L, u->op, own) || tessel_isopt(L, u->op, picture_keys)
+		|| (grid && tessel_isopt(L, u->op, grid_keys)) || tessel_isopt(L, u->op, extra)) {
+			lua_pop(L, 1);
+			continue;
+		}
+		if (lua_type(L, -2) == LUA_TSTRING)
+			snprintf(key, sizeof key, "'%.40s'", lua_tostring(L, -2));
+		else
+			snprintf(key, sizeof key, "[%s]", luaL_tolstring(L, -2, NULL));
+		lua_settop(L, opts);
+		if (own && own->name) {
+			tessel_pushoptnames(L, own);
+			lua_pushstring(L, ", ");
+		}
+		tessel_pushoptnames(L, picture_keys);
+		if (grid) {
+			lua_pushstring(L, ", ");
+			tessel_pushoptnames(L, grid_keys);
+		}
+		if (extra) {
+			lua_pushstring(L, ", ");
+			tessel_pushoptnames(L, extra);
+		}
+		lua_concat(L, lua_gettop(L) - opts);
+		luaL_error(L, "%s: unknown option %s (the options are: %s)", u->op, key, lua_tostring(L, -1));
+	}
+}
+
 int
-tessel_vizopts(lua_State *L, int opts, int scene, VizOpts *o)
+tessel_vizopts(lua_State *L, int opts, int scene, VizOpts *o, const TesselOpt *own)
 {
 	int target = tessel_scene_target(L, scene), gave_cols = 0, t;
 	const char *op = ((LScene *)lua_touserdata(L, scene))->op;
 
 	opts = lua_absindex(L, opts);
+	check_vizopts(L, opts, lua_touserdata(L, scene), own, 1);
 	viz_opts_default(o);
 	if (target == TESSEL_GRAPHVIZ) {
 		o->max_rows = o->max_cols = VIZ_GV_MAX_DIM;
@@ -387,7 +443,8 @@ tessel_push_text(lua_State *L, int x, int opts, const char *op)
 			lua_pushvalue(L, opts);
 		else
 			lua_newtable(L);
-		lua_call(L, 2, 1);
+		lua_pushstring(L, op);
+		lua_call(L, 3, 1);
 		if (lua_type(L, -1) != LUA_TSTRING)
 			luaL_error(L, "%s: __show returned a %s, not a string", op, luaL_typename(L, -1));
 		return;
@@ -704,6 +761,7 @@ static int
 graph_scene(lua_State *L)
 {
 	luaL_checkudata(L, 1, GRAPH);
+	check_vizopts(L, 2, luaL_checkudata(L, 3, SCENE), NULL, 0);
 	lua_getiuservalue(L, 1, 1);
 	graph_fill(L, lua_gettop(L), tessel_toscene(L, 3), tessel_scene_target(L, 3));
 	return 0;

@@ -26,6 +26,34 @@
 int tessel_seq_stray(lua_State *L, int i, char *key, size_t nkey);
 void tessel_checkseq(lua_State *L, int i, const char *what);
 
+/* Option tables. DESIGN.md: every option table is checked, an unknown key or a
+** value of the wrong type is an error naming the key and the call. A call lists
+** its options in an array ended by { NULL, NULL }, each with the type of its value:
+** a Lua type name ("boolean", "string", "table", "function", "number"),
+** "integer", several joined by '|' ("string|function"), or NULL when the binding
+** checks the value itself (a tensor, a layout).
+**     static const TesselOpt verify_opts[] = {
+**         { "trials", "integer" }, { "seed", "integer" }, { "rtol", "number" }, { NULL, NULL } };
+**     if (tessel_checkopts(L, 2, "s:verify", verify_opts)) ... read the fields ...
+** tessel_checkopts: 0 when the argument at idx is absent or nil, 1 when it is a
+** table whose every key is one of opts with a value of its type; raises
+** "s:verify: unknown option 'trals' (the options are: trials, seed, rtol)",
+** "s:verify: option trials is a string, not an integer", or, for a value that is
+** not a table, bad argument #n (options table expected). The values read
+** afterwards need no further type check.
+** tessel_isopt, for tables that mix options with other keys (k:run's bindings):
+** with a key at -2 and its value at -1 (as lua_next leaves them), 1 when the key
+** is one of opts (its value checked, raising as above), else 0.
+** tessel_pushoptnames pushes "trials, seed, rtol" for messages and returns it. */
+typedef struct TesselOpt {
+	const char *name;
+	const char *type;
+} TesselOpt;
+
+int tessel_checkopts(lua_State *L, int idx, const char *call, const TesselOpt *opts);
+int tessel_isopt(lua_State *L, const char *call, const TesselOpt *opts);
+const char *tessel_pushoptnames(lua_State *L, const TesselOpt *opts);
+
 /* The width terminal pictures should fit: the terminal's, else $COLUMNS,
 ** else 120. */
 int tessel_term_width(void);
@@ -42,23 +70,24 @@ int tessel_want_color(lua_State *L, int opts);
 ** table (empty when the user gave none) and scene an empty tessel.Scene
 ** userdata. f fills tessel_toscene(L, 3) with the scene builders of viz/
 ** (e.g. cute_scene_layout), taking its options from
-** tessel_vizopts(L, 2, 3, &o), and returns nothing; on bad input it raises
+** tessel_vizopts(L, 2, 3, &o, own), and returns nothing; on bad input it raises
 ** a Lua error (the Scene is anchored in the userdata, so nothing leaks).
 ** The caller then applies what every picture shares (opts.title,
 ** opts.labels, a scheme function) and renders. A new type becomes drawable
 ** with its scene builder and one metafield:
 **     static int foo_scene(lua_State *L) {
 **         Foo *x = luaL_checkudata(L, 1, FOO); VizOpts o; Err e;
-**         tessel_vizopts(L, 2, 3, &o);
+**         tessel_vizopts(L, 2, 3, &o, NULL);
 **         if (foo_scene_fill(tessel_toscene(L, 3), x, &o, &e) < 0)
 **             return luaL_error(L, "%s", e.msg);
 **         return 0;
 **     }
 **     ... { "__scene", foo_scene } in the metatable.
-** A type may also have __show(x, opts), a function returning its own
+** A type may also have __show(x, opts, op), a function returning its own
 ** terminal text: show and viz.text then use it instead of the scene (a uop
 ** expression prints as an indented tree there, and renders as a DAG through
-** __scene). A value with only __show is shown, but viz.render refuses it.
+** __scene). It checks opts itself (tessel_checkopts, naming op: "show",
+** "viz.text"). A value with only __show is shown, but viz.render refuses it.
 */
 struct Scene;
 struct VizOpts;
@@ -73,9 +102,13 @@ int tessel_scene_target(lua_State *L, int i);
 /* VizOpts from the options table at index opts for the scene at index scene:
 ** the target's defaults (terminal: colour if wanted, 64x64; Graphviz: 256x256)
 ** and then max_rows, max_cols, elem_bytes, dtype, scheme (a name), compact,
-** color from the table; raises on bad values. Returns 1 when the table gave
-** max_cols (a terminal picture then does not fit the width). */
-int tessel_vizopts(lua_State *L, int opts, int scene, struct VizOpts *o);
+** color from the table; raises on bad values. The table is checked: its keys
+** are own's (the type's own options, NULL for none: {"tv", "table"} for a
+** layout), those every picture takes (title, labels, scheme), the grids' (the
+** fields above), format for viz.render and color for the terminal; any other
+** raises naming the key and the call. Returns 1 when the table gave max_cols
+** (a terminal picture then does not fit the width). */
+int tessel_vizopts(lua_State *L, int opts, int scene, struct VizOpts *o, const TesselOpt *own);
 /* Push a new scene userdata for target, call x's __scene (x at index x, the
 ** options table at index opts, or none), apply the shared options, and
 ** return the filled Scene; the userdata stays on the stack. Raises when x is
@@ -157,6 +190,12 @@ void tessel_open_kernel_stmt(lua_State *L);
 /* lua_kernel_run.c: k:run, k:counts, k:source and k:export, registered into the
 ** kernel's methods. */
 void tessel_open_kernel_run(lua_State *L);
+/* The bindings table at idx of call ({input = tensor}): every key an input of k,
+** or, when mixed (k:run{backend = "c", x = t}), one of opts; else raises naming
+** the key and listing the inputs (an option name there is told to go in the
+** options table after the bindings). */
+void tessel_checkbinds(lua_State *L, int idx, const struct Kernel *k, const char *call, const TesselOpt *opts,
+                       int mixed);
 /* An export's result for Lua (k:export, P:export): dir and the files written (a table of
 ** names), nil and the message on an environmental failure (rc -2), a raised error otherwise;
 ** files is freed. */

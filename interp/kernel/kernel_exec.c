@@ -27,8 +27,8 @@ fail_steps(Run *r, Thr *th, const Ins *in)
 	if (limits_poll(r->e) < 0)
 		return err_set(r->e, "kernel.run: interrupted (Ctrl-C) at %s", w);
 	return err_set(r->e, "steps limit: kernel.run needs more than %lld instructions, at %s "
-	               "(raise it with tessel.limits{steps = N}, or k:run{max_steps = N} / KRunOpts.max_steps "
-	               "for one run)",
+	               "(raise it with tessel.limits{steps = N}, or k:run(bindings, {max_steps = N}) / "
+	               "KRunOpts.max_steps for one run)",
 	               (long long)r->max_steps, w);
 }
 

@@ -156,7 +156,8 @@ check("compiler errors: the compiler's message and the emitted line", function()
          "unrecognized command-line option '-fno-such-flag'")
   raises(function() k:run({x = t}, {backend = "c", cc = "no-such-cc"}) end,
          "jit: the C compiler no-such-cc is not in PATH")
-  raises(function() k:run({x = t}, {backend = "c", flags = "-O3"}) end, "flags must be a table of strings")
+  raises(function() k:run({x = t}, {backend = "c", flags = "-O3"}) end,
+         'k:run: option flags is the string "-O3", not a table')
 end)
 
 finish()
