@@ -265,6 +265,10 @@ iter_list(lua_State *L, int i, AxeIter *it, const char *what)
 	return n;
 }
 
+static const TesselOpt make_keys[] = {
+	{ "D", "string|table" }, { "R", "string|table" }, { "O", "integer|table" }, { "shape", NULL }, { NULL, NULL }
+};
+
 static int
 l_make(lua_State *L)
 {
@@ -276,6 +280,7 @@ l_make(lua_State *L)
 	Err e;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
+	tessel_checkopts(L, 1, "axe.make", make_keys);
 	lua_getfield(L, 1, "D");
 	nd = iter_list(L, lua_gettop(L), d, "D");
 	lua_pop(L, 1);
@@ -539,6 +544,11 @@ l_expr(lua_State *L)
 	Err e;
 
 	if (lua_type(L, 2) == LUA_TTABLE) {
+		static const TesselOpt keys[] = {
+			{ "name", "string" }, { "raw", "boolean" }, { "replicas", "boolean" }, { "shape", NULL }, { NULL, NULL }
+		};
+
+		tessel_checkopts(L, 2, "axe.expr", keys);
 		lua_getfield(L, 2, "name");
 		if (lua_type(L, -1) == LUA_TSTRING)
 			name = lua_tostring(L, -1);   /* anchored in opts */
@@ -1176,16 +1186,17 @@ l_trn_matmul(lua_State *L)
 	const AxeLayout *a = check_axe(L, 1, &ta, NULL), *b = check_axe(L, 2, &tb, NULL), *c = check_axe(L, 3, &tc, NULL);
 	int64_t K = luaL_checkinteger(L, 4), M = luaL_checkinteger(L, 5), N = luaL_checkinteger(L, 6);
 	int64_t mm = 128, mn = 512, mk = 128;
+	static const TesselOpt keys[] = { { "m", "integer" }, { "n", "integer" }, { "k", "integer" }, { NULL, NULL } };
 	AxeMatmul r;
 	Err e;
 
-	if (lua_type(L, 7) == LUA_TTABLE) {
+	if (tessel_checkopts(L, 7, "axe.trn_matmul", keys)) {
 		lua_getfield(L, 7, "m");
 		lua_getfield(L, 7, "n");
 		lua_getfield(L, 7, "k");
-		mm = luaL_optinteger(L, -3, mm);
-		mn = luaL_optinteger(L, -2, mn);
-		mk = luaL_optinteger(L, -1, mk);
+		mm = lua_isnil(L, -3) ? mm : lua_tointeger(L, -3);
+		mn = lua_isnil(L, -2) ? mn : lua_tointeger(L, -2);
+		mk = lua_isnil(L, -1) ? mk : lua_tointeger(L, -1);
 		lua_pop(L, 3);
 	}
 	if (K < 1 || M < 1 || N < 1)

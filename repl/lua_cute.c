@@ -563,25 +563,20 @@ l_flatten(lua_State *L)
 ** what CuTe C++ returns where tessel refuses because C++'s layout is not A o B.
 */
 static int
-alg_flags(lua_State *L, int i)
+alg_flags(lua_State *L, int i, const char *op)
 {
+	static const TesselOpt keys[] = { { "cpp", "boolean" }, { NULL, NULL } };
 	int flags = 0;
 
-	if (lua_isnoneornil(L, i))
+	if (lua_isnoneornil(L, i))   /* before the name goes above the arguments */
 		return 0;
-	luaL_checktype(L, i, LUA_TTABLE);
-	lua_pushnil(L);
-	while (lua_next(L, i)) {
-		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-		if (!k || strcmp(k, "cpp") != 0)
-			luaL_argerror(L, i, lua_pushfstring(L, "unknown option %s (the options are: cpp)",
-			                                    k ? k : luaL_typename(L, -2)));
-		if (!lua_isboolean(L, -1))
-			luaL_argerror(L, i, "option cpp must be a boolean");
-		if (lua_toboolean(L, -1))
-			flags |= CUTE_CPP;
+	lua_pushfstring(L, "cute.%s", op);
+	if (tessel_checkopts(L, i, lua_tostring(L, -1), keys)) {
+		lua_getfield(L, i, "cpp");
+		flags = lua_toboolean(L, -1) ? CUTE_CPP : 0;
 		lua_pop(L, 1);
 	}
+	lua_pop(L, 1);
 	return flags;
 }
 
@@ -602,7 +597,7 @@ apply_tiler(lua_State *L, CuteOp op)
 	Composed ctmp, *c = test_composed(L, 1, &ctmp);
 	Tiler t;
 	Err e;
-	int flags = alg_flags(L, 3);
+	int flags = alg_flags(L, 3, cute_op_name(op));
 
 	if (op == CUTE_BLOCKED_PRODUCT || op == CUTE_RAKED_PRODUCT)
 		tiler_from_layout(&t, check_layout(L, 2, &tmp));
@@ -713,7 +708,7 @@ l_tile_to_shape(lua_State *L)
 	const Layout *b = check_layout(L, 1, &tmp);
 	Err e;
 
-	int flags = alg_flags(L, 4);
+	int flags = alg_flags(L, 4, "tile_to_shape");
 
 	check_tuple(L, 2, &shape, 0);
 	if (!lua_isnoneornil(L, 3))

@@ -78,10 +78,14 @@ d_new(lua_State *L)
 	Err e = { "" };
 
 	if (lua_istable(L, 1)) {
-		lua_getfield(L, 1, "devices");
-		n = luaL_checkinteger(L, -1);
+		static const TesselOpt keys[] = { { "devices", "integer" }, { "axis", "string" }, { NULL, NULL } };
+
+		tessel_checkopts(L, 1, "dist.new", keys);
+		if (lua_getfield(L, 1, "devices") == LUA_TNIL)
+			return luaL_error(L, "dist.new: give the number of devices, dist.new{devices = n}");
+		n = lua_tointeger(L, -1);
 		if (lua_getfield(L, 1, "axis") != LUA_TNIL)
-			axis = luaL_checkstring(L, -1);
+			axis = lua_tostring(L, -1);   /* the table keeps the string */
 	} else {
 		n = luaL_checkinteger(L, 1);
 		axis = luaL_optstring(L, 2, "gpuid");
@@ -139,6 +143,7 @@ d_tensor(lua_State *L)
 	DType t;
 	int partial = 0;
 	Err e = { "" };
+	static const TesselOpt keys[] = { { "partial", "boolean" }, { NULL, NULL } };
 
 	if (dtype_parse(dt, &t) < 0)
 		return luaL_error(L, "P:tensor: unknown dtype \"%s\"", dt);
@@ -148,8 +153,7 @@ d_tensor(lua_State *L)
 			return luaL_error(L, "P:tensor: %s", e.msg);
 		al = &tmp;
 	}
-	if (!lua_isnoneornil(L, 6)) {
-		luaL_checktype(L, 6, LUA_TTABLE);
+	if (tessel_checkopts(L, 6, "P:tensor", keys)) {
 		lua_getfield(L, 6, "partial");
 		partial = lua_toboolean(L, -1);
 		lua_pop(L, 1);
@@ -178,7 +182,10 @@ d_launch(lua_State *L)
 
 		bind[i] = NULL;
 		if (lua_istable(L, 3) && lua_getfield(L, 3, b->name) != LUA_TNIL) {
-			bind[i] = luaL_checkstring(L, -1);   /* the string lives in the table */
+			if (lua_type(L, -1) != LUA_TSTRING)
+				return luaL_error(L, "P:launch: %s = a %s; a binding names a tensor of the program", b->name,
+				                  luaL_typename(L, -1));
+			bind[i] = lua_tostring(L, -1);   /* the string lives in the table */
 			lua_pop(L, 1);
 			continue;
 		}
@@ -316,12 +323,12 @@ d_export(lua_State *L)
 	Buf files;
 	Err e = { "" };
 	int rc;
+	static const TesselOpt keys[] = { { "inputs", "table" }, { "fast", "boolean" }, { "check", "boolean" }, { NULL, NULL } };
 
 	memset(&o, 0, sizeof o);
 	lua_settop(L, 3);
 	box = new_box(L, x->p->nt);
-	if (!lua_isnil(L, 3)) {
-		luaL_checktype(L, 3, LUA_TTABLE);
+	if (tessel_checkopts(L, 3, "P:export", keys)) {
 		lua_getfield(L, 3, "fast");
 		o.fast = lua_toboolean(L, -1);
 		if (lua_getfield(L, 3, "check") != LUA_TNIL)

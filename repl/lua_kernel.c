@@ -695,11 +695,16 @@ l_lower(lua_State *L)
 	if (!t)
 		return luaL_typeerror(L, 1, "tensor");
 	if (lua_type(L, 2) == LUA_TTABLE) {
+		static const TesselOpt keys[] = { { "name", "string" }, { NULL, NULL } };
+
+		tessel_checkopts(L, 2, "kernel.lower", keys);
 		lua_getfield(L, 2, "name");
-		o.out_name = lua_tostring(L, -1);
+		o.out_name = lua_tostring(L, -1);   /* the table keeps the string */
 		lua_pop(L, 1);
 	} else if (lua_type(L, 2) == LUA_TSTRING)
 		o.out_name = lua_tostring(L, 2);
+	else if (!lua_isnoneornil(L, 2))
+		return luaL_typeerror(L, 2, "name or options table");
 	x = newk(L);
 	lua_pushvalue(L, 1);
 	lua_setiuservalue(L, -2, 1);
@@ -719,13 +724,14 @@ int3(lua_State *L, int t, const char *f, int64_t *v)
 	else if (lua_type(L, -1) == LUA_TTABLE) {
 		if (luaL_len(L, -1) > 3)
 			luaL_error(L, "kernel.new: %s has at most 3 dimensions", f);
+		tessel_checkseq(L, -1, f[0] == 'g' ? "kernel.new: grid" : "kernel.new: block");
 		for (i = 0; i < 3; i++) {
-			lua_geti(L, -1, i + 1);
-			v[i] = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+			if (lua_geti(L, -1, i + 1) != LUA_TNIL && !lua_isinteger(L, -1))
+				luaL_error(L, "kernel.new: %s[%d] is a %s, not an integer", f, i + 1, luaL_typename(L, -1));
+			v[i] = lua_tointeger(L, -1);
 			lua_pop(L, 1);
 		}
-	} else if (!lua_isnil(L, -1))
-		luaL_error(L, "kernel.new: %s must be an integer or a table of up to 3 integers", f);
+	}
 	lua_pop(L, 1);
 	for (i = 0; i < 3; i++)
 		if (v[i] < 0 || v[i] > (1 << 30) || (f[0] == 'b' && v[i] > 1024))
@@ -737,15 +743,15 @@ static int
 l_new(lua_State *L)
 {
 	static const char *const bn[3] = { "bx", "by", "bz" }, *const tn[3] = { "tx", "ty", "tz" };
+	static const TesselOpt keys[] = { { "grid", "integer|table" }, { "block", "integer|table" }, { NULL, NULL } };
 	int64_t g[3] = { 0 }, b[3] = { 0 };
 	LKernel *x;
 	int i;
 
-	if (lua_type(L, 1) == LUA_TTABLE) {
+	if (tessel_checkopts(L, 1, "kernel.new", keys)) {
 		int3(L, 1, "grid", g);
 		int3(L, 1, "block", b);
-	} else if (!lua_isnoneornil(L, 1))
-		return luaL_typeerror(L, 1, "options table");
+	}
 	x = newk(L);
 	if (!(x->k = kernel_new()))
 		return luaL_error(L, "kernel: out of memory");
@@ -826,11 +832,15 @@ add_buffer(lua_State *L, KRole role, UAddrSpace scope, int opts)
 	/* options: k:buffer's always; the others' when the table names its fields
 	** ({layout = ...}), since a plain list there is a CuTe shape */
 	if (lua_type(L, 5) == LUA_TTABLE && (opts || lua_getfield(L, 5, "layout") != LUA_TNIL)) {
+		static const TesselOpt keys[] = {
+			{ "scope", "string" }, { "role", "string" }, { "layout", NULL }, { NULL, NULL }
+		};
 		const char *s;
 
 		if (!opts && (lua_getfield(L, 5, "scope") != LUA_TNIL || lua_getfield(L, 5, "role") != LUA_TNIL))
 			return luaL_error(L, "%s: %s: the options take only layout = (k:buffer sets scope and role)",
 			                  op, name);
+		tessel_checkopts(L, 5, op, opts ? keys : keys + 2);   /* k:input and the others: layout only */
 		lua_settop(L, 5);
 		if (lua_getfield(L, 5, "scope") == LUA_TSTRING) {
 			s = lua_tostring(L, -1);

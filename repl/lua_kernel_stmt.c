@@ -66,6 +66,11 @@ l_range(lua_State *L)
 	if (lua_type(L, 2) == LUA_TSTRING)
 		name = lua_tostring(L, 2);
 	else if (lua_type(L, 2) == LUA_TTABLE) {
+		static const TesselOpt keys[] = {
+			{ "name", "string" }, { "type", "string" }, { "bind", "string" }, { NULL, NULL }
+		};
+
+		tessel_checkopts(L, 2, "kernel.range", keys);
 		lua_getfield(L, 2, "name");
 		name = lua_tostring(L, -1);
 		lua_getfield(L, 2, "type");
@@ -266,6 +271,7 @@ l_ldmatrix(lua_State *L)
 {
 	LKernel *x = lk_staging(L, "kernel.ldmatrix");
 	LBuf *d = luaL_checkudata(L, 1, KBUFFER);
+	static const TesselOpt keys[] = { { "x", "integer" }, { "trans", "boolean" }, { NULL, NULL } };
 	lua_Integer n = 4;
 	int trans = 0, ki;
 	Err e = { "" };
@@ -273,19 +279,13 @@ l_ldmatrix(lua_State *L)
 
 	luaL_checkudata(L, 2, KBUFFER);
 	luaL_checkany(L, 3);
-	if (lua_type(L, 4) == LUA_TTABLE) {
-		if (lua_getfield(L, 4, "x") != LUA_TNIL) {
-			int isnum;
-
-			n = lua_tointegerx(L, -1, &isnum);
-			if (!isnum)
-				return luaL_error(L, "kernel.ldmatrix: x is %s, not 1, 2 or 4", luaL_typename(L, -1));
-		}
+	if (tessel_checkopts(L, 4, "kernel.ldmatrix", keys)) {
+		if (lua_getfield(L, 4, "x") != LUA_TNIL)
+			n = lua_tointeger(L, -1);
 		lua_getfield(L, 4, "trans");
 		trans = lua_toboolean(L, -1);
 		lua_pop(L, 2);
-	} else if (!lua_isnoneornil(L, 4))
-		return luaL_argerror(L, 4, "a table {x = 1 | 2 | 4, trans = boolean} expected");
+	}
 	if (n != 1 && n != 2 && n != 4)
 		return luaL_error(L, "kernel.ldmatrix: x%I; ldmatrix loads 1, 2 or 4 matrices", n);
 	if (lk_owner(L, 1) != x)
@@ -340,20 +340,16 @@ static int
 l_mbarrier_arrive(lua_State *L)
 {
 	LKernel *x = lk_staging(L, "kernel.mbarrier_arrive");
+	static const TesselOpt keys[] = { { "tx", "integer" }, { NULL, NULL } };
 	lua_Integer tx = 0;
 	Err e = { "" };
 	UOp *u;
 
-	if (lua_type(L, 3) == LUA_TTABLE) {
-		int isnum = 1;
-
-		if (lua_getfield(L, 3, "tx") != LUA_TNIL)
-			tx = lua_tointegerx(L, -1, &isnum);
-		if (!isnum)
-			return luaL_error(L, "kernel.mbarrier_arrive: tx is %s, not a number of bytes", luaL_typename(L, -1));
+	if (tessel_checkopts(L, 3, "kernel.mbarrier_arrive", keys)) {
+		lua_getfield(L, 3, "tx");
+		tx = lua_tointeger(L, -1);
 		lua_pop(L, 1);
-	} else if (!lua_isnoneornil(L, 3))
-		return luaL_argerror(L, 3, "a table {tx = bytes} expected");
+	}
 	if (!(u = kernel_mbar_arrive(x->k, bar_element(L, x, 1, 2, "kernel.mbarrier_arrive"), tx, &e)))
 		return lk_err(L, &e);
 	lk_append(L, x, u);
@@ -380,7 +376,7 @@ l_mbarrier_wait(lua_State *L)
 	return 0;
 }
 
-static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
+static KRegion region_arg(lua_State *L, int i, LKernel *K);
 
 /* kernel.tma(dst, src, bar, {s}): the plan as a table */
 static int
@@ -394,8 +390,8 @@ l_tma(lua_State *L)
 	int d;
 
 	lua_settop(L, 4);
-	dst = region_arg(L, 1, K, "kernel.tma");
-	src = region_arg(L, 2, K, "kernel.tma");
+	dst = region_arg(L, 1, K);
+	src = region_arg(L, 2, K);
 	bar = bar_element(L, K, 3, 4, "kernel.tma");
 	if (!(u = kernel_tma(K->k, &dst, &src, bar, &t, &e)))
 		return lk_err(L, &e);
@@ -424,7 +420,7 @@ typedef struct LRegion {
 	KRegion r;
 } LRegion;
 
-static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
+static KRegion region_arg(lua_State *L, int i, LKernel *K);
 
 /* ---- warpgroup MMA (sm_90a) ---- */
 
@@ -433,24 +429,15 @@ static KRegion region_arg(lua_State *L, int i, LKernel *K, const char *what);
 static int
 wgmma_flags(lua_State *L, int i, const char *fn, int allow_zero)
 {
-	int flags = 0, f;
-	const char *key;
+	static const TesselOpt keys[] = { { "zero", "boolean" }, { "b_nk", "boolean" }, { NULL, NULL } };
+	int flags = 0;
 
-	if (lua_isnoneornil(L, i))
+	if (!tessel_checkopts(L, i, fn, allow_zero ? keys : keys + 1))
 		return 0;
-	luaL_checktype(L, i, LUA_TTABLE);
-	lua_pushnil(L);
-	while (lua_next(L, i)) {
-		key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-		f = !key ? 0 : !strcmp(key, "b_nk") ? KWG_B_NK : allow_zero && !strcmp(key, "zero") ? KWG_ZERO : 0;
-		if (!f)
-			return luaL_error(L, "%s: option '%s'; the options are {b_nk = true%s}", fn,
-			                  key ? key : luaL_typename(L, -2), allow_zero ? ", zero = true" : "");
-		if (!lua_isboolean(L, -1))
-			return luaL_error(L, "%s: %s is %s; true or false", fn, key, luaL_typename(L, -1));
-		flags |= lua_toboolean(L, -1) ? f : 0;
-		lua_pop(L, 1);
-	}
+	lua_getfield(L, i, "b_nk");
+	lua_getfield(L, i, "zero");
+	flags = (lua_toboolean(L, -2) ? KWG_B_NK : 0) | (lua_toboolean(L, -1) ? KWG_ZERO : 0);
+	lua_pop(L, 2);
 	return flags;
 }
 
@@ -471,8 +458,8 @@ l_wgmma(lua_State *L)
 		return luaL_error(L, "kernel.wgmma: the accumulator belongs to another kernel than the stage being "
 		                  "recorded");
 	lua_pop(L, 1);
-	a = region_arg(L, 2, x, "kernel.wgmma");
-	b = region_arg(L, 3, x, "kernel.wgmma");
+	a = region_arg(L, 2, x);
+	b = region_arg(L, 3, x);
 	flags = wgmma_flags(L, 4, "kernel.wgmma", 1);
 	if (!(u = kernel_wgmma_flags(x->k, d->b, &a, &b, flags, &e)))
 		return lk_err(L, &e);
@@ -633,7 +620,7 @@ b_tile(lua_State *L)
 
 /* A region argument: a kernel.Region or a whole buffer. */
 static KRegion
-region_arg(lua_State *L, int i, LKernel *K, const char *what)
+region_arg(lua_State *L, int i, LKernel *K)
 {
 	LRegion *r = luaL_testudata(L, i, KREGION);
 	LBuf *b = luaL_testudata(L, i, KBUFFER);
@@ -642,13 +629,13 @@ region_arg(lua_State *L, int i, LKernel *K, const char *what)
 	int j;
 
 	if (!r && !b)
-		luaL_error(L, "%s: argument %d is a %s, not a buffer or a region (B:tile(start, extent))", what,
-		           i, luaL_typename(L, i));
+		luaL_argerror(L, i, lua_pushfstring(L, "buffer or region (B:tile(start, extent)) expected, got %s",
+		                                    luaL_typename(L, i)));
 	lua_getiuservalue(L, i, 1);
 	o = lua_touserdata(L, -1);
 	lua_pop(L, 1);
 	if (o != K)
-		luaL_error(L, "%s: argument %d belongs to another kernel than the stage being recorded", what, i);
+		luaL_argerror(L, i, "it belongs to another kernel than the stage being recorded");
 	if (r)
 		return r->r;
 	memset(&out, 0, sizeof out);
@@ -660,11 +647,18 @@ region_arg(lua_State *L, int i, LKernel *K, const char *what)
 	return out;
 }
 
+/* The options of the collective operators; kernel.reduce's also take op. */
+static const TesselOpt scope_keys[] = {
+	{ "op", "string" }, { "scope", "string" }, { "warps", "table" }, { "impl", "string" }, { NULL, NULL }
+};
+
 /* The scope from opts.scope (default: cta with kernel.new's block, else
 ** thread) and opts.warps = {w0, w1}; thread and block indices from
-** kernel.new and from the bound loops open around the call. */
+** kernel.new and from the bound loops open around the call. The options
+** are checked: scope_keys + 1 (what, kernel.copy...), or scope_keys for
+** kernel.reduce. */
 static const char *
-scope_arg(lua_State *L, int opts, LKernel *K, KScope *s)
+scope_arg(lua_State *L, int opts, LKernel *K, KScope *s, const char *what)
 {
 	UOp *thr[3], *blk[3];
 	KScopeKind kind = KS_THREAD;
@@ -688,14 +682,19 @@ scope_arg(lua_State *L, int opts, LKernel *K, KScope *s)
 		}
 	if (thr[0] || thr[1] || thr[2])
 		kind = KS_CTA;
-	if (lua_type(L, opts) == LUA_TTABLE) {
+	if (tessel_checkopts(L, opts, what, strcmp(what, "kernel.reduce") == 0 ? scope_keys : scope_keys + 1)) {
 		if (lua_getfield(L, opts, "scope") == LUA_TSTRING && kscope_kind_parse(lua_tostring(L, -1), &kind) < 0)
-			luaL_error(L, "unknown scope %s (thread, warp, warpgroup, cta, kernel)", lua_tostring(L, -1));
+			luaL_error(L, "%s: unknown scope %s (thread, warp, warpgroup, cta, kernel)", what, lua_tostring(L, -1));
 		if (lua_getfield(L, opts, "warps") == LUA_TTABLE) {
+			int ok0, ok1;
+
+			tessel_checkseq(L, -1, "warps");
 			lua_geti(L, -1, 1);
 			lua_geti(L, -2, 2);
-			w0 = lua_tointeger(L, -2);
-			w1 = lua_tointeger(L, -1);
+			w0 = lua_tointegerx(L, -2, &ok0);
+			w1 = lua_tointegerx(L, -1, &ok1);
+			if (!ok0 || !ok1 || luaL_len(L, -3) != 2)
+				luaL_error(L, "%s: warps is {w0, w1}, two integers", what);
 			lua_pop(L, 2);
 			kind = KS_CTA;
 		}
@@ -732,9 +731,9 @@ l_copy(lua_State *L)
 	const char *force;
 
 	lua_settop(L, 3);
-	dst = region_arg(L, 1, K, "kernel.copy");
-	src = region_arg(L, 2, K, "kernel.copy");
-	force = scope_arg(L, 3, K, &s);
+	dst = region_arg(L, 1, K);
+	src = region_arg(L, 2, K);
+	force = scope_arg(L, 3, K, &s, "kernel.copy");
 	return record_op(L, K, kernel_op_copy(K->k, &s, &dst, &src, force, &d, &e), &d, &e);
 }
 
@@ -752,8 +751,8 @@ l_fill(lua_State *L)
 	int ki;
 
 	lua_settop(L, 3);
-	dst = region_arg(L, 1, K, "kernel.fill");
-	force = scope_arg(L, 3, K, &s);
+	dst = region_arg(L, 1, K);
+	force = scope_arg(L, 3, K, &s, "kernel.fill");
 	lua_getfield(L, LUA_REGISTRYINDEX, STAGING);
 	ki = lua_gettop(L);
 	v = lk_operand(L, 2, ki, K->k->buf[dst.buf].dtype, "kernel.fill");
@@ -773,18 +772,18 @@ l_reduce(lua_State *L)
 	Op op = OP_ADD;
 
 	lua_settop(L, 3);
-	dst = region_arg(L, 1, K, "kernel.reduce");
-	src = region_arg(L, 2, K, "kernel.reduce");
-	if (lua_type(L, 3) == LUA_TTABLE && lua_getfield(L, 3, "op") != LUA_TNIL) {
-		const char *o = luaL_checkstring(L, -1);
+	dst = region_arg(L, 1, K);
+	src = region_arg(L, 2, K);
+	if (tessel_checkopts(L, 3, "kernel.reduce", scope_keys) && lua_getfield(L, 3, "op") != LUA_TNIL) {
+		const char *o = lua_tostring(L, -1);
 
 		op = strcmp(o, "add") == 0 || strcmp(o, "sum") == 0 ? OP_ADD : strcmp(o, "max") == 0 ? OP_MAX
 		   : strcmp(o, "mul") == 0 || strcmp(o, "prod") == 0 ? OP_MUL : OP_COUNT;
 		if (op == OP_COUNT)
 			return luaL_error(L, "kernel.reduce: unknown op %s (add, max, mul)", o);
-		lua_pop(L, 1);
 	}
-	force = scope_arg(L, 3, K, &s);
+	lua_settop(L, 3);
+	force = scope_arg(L, 3, K, &s, "kernel.reduce");
 	return record_op(L, K, kernel_op_reduce(K->k, &s, op, &dst, &src, force, &d, &e), &d, &e);
 }
 
@@ -800,10 +799,10 @@ l_gemm(lua_State *L)
 	const char *force;
 
 	lua_settop(L, 4);
-	c = region_arg(L, 1, K, "kernel.gemm");
-	a = region_arg(L, 2, K, "kernel.gemm");
-	b = region_arg(L, 3, K, "kernel.gemm");
-	force = scope_arg(L, 4, K, &s);
+	c = region_arg(L, 1, K);
+	a = region_arg(L, 2, K);
+	b = region_arg(L, 3, K);
+	force = scope_arg(L, 4, K, &s, "kernel.gemm");
 	return record_op(L, K, kernel_op_gemm(K->k, &s, &c, &a, &b, force, &d, &e), &d, &e);
 }
 
@@ -871,7 +870,7 @@ static const HelpReg kfuncs[] = {
 	  "multiple of 8). Lane t gets elements 2m, 2m+1 of D from matrix m: row t//4, columns\n"
 	  "2(t%4), 2(t%4)+1 (trans: rows 2(t%4), 2(t%4)+1, column t//4), the m16n8k16 fragments" },
 	{ "wgmma", l_wgmma,
-	  "kernel.wgmma(D, A, B): sm_90a's wgmma.mma_async m64nNk16 over the warpgroup (128 threads\n"
+	  "kernel.wgmma(D, A, B [, {b_nk =, zero =}]): sm_90a's wgmma.mma_async m64nNk16 over the warpgroup (128 threads\n"
 	  "from a multiple of 128): D += A B in float32. A is a 64x16 (m, k) region of a shared\n"
 	  "float16/bfloat16 buffer (As:tile({s, 0, k0}, {1, 64, 16})), B a 16xN (k, n) region of one\n"
 	  "(N a multiple of 8, 8 to 256), D a float32 register buffer of N/2 elements: thread t\n"
@@ -903,7 +902,7 @@ static const HelpReg kfuncs[] = {
 	  "groups are in flight (wgmma.wait_group.sync.aligned n); their accumulators are then\n"
 	  "readable" },
 	{ "wgmma_desc", l_wgmma_desc,
-	  "kernel.wgmma_desc(region, \"A\" | \"B\" [, {var = value}]): the GMMA shared-memory\n"
+	  "kernel.wgmma_desc(region, \"A\" | \"B\" [, {var = value} [, {b_nk = true}]]): the GMMA shared-memory\n"
 	  "descriptor wgmma reads the region through: {major = \"K\" | \"MN\", swizzle = \"128B\" |\n"
 	  "\"64B\" | \"32B\" | \"interleave\", layout_type, lbo, sbo (bytes), start (bytes, at the\n"
 	  "binding; other variables 0), starts (verified), desc (hex, the buffer at address 0)}" },
@@ -917,13 +916,16 @@ static const HelpReg kfuncs[] = {
 	  "impl = \"cp_async\" (global to shared, 16-byte runs proved in both layouts) issues one\n"
 	  "cp.async a unit and waits for nothing: kernel.cp_async_commit() and\n"
 	  "kernel.cp_async_wait(n) follow, then a barrier before other threads read the tile." },
-	{ "fill", l_fill, "kernel.fill(dst, value [, opts]): every element of dst set, as kernel.copy shares work" },
+	{ "fill", l_fill,
+	  "kernel.fill(dst, value [, {scope=, warps=, impl=}]): every element of dst set, as kernel.copy\n"
+	  "shares work" },
 	{ "reduce", l_reduce,
-	  "kernel.reduce(dst, src [, {op = \"add\"|\"max\"|\"mul\", scope=, impl=}]): dst = op over src\n"
+	  "kernel.reduce(dst, src [, {op = \"add\"|\"max\"|\"mul\", scope=, warps=, impl=}]): dst = op over src\n"
 	  "dst spans the outer dimensions of src. impl rows: each thread owns whole outputs; tree:\n"
 	  "one output for a power-of-two cta (partials, then a shared-memory tree with barriers)." },
 	{ "gemm", l_gemm,
-	  "kernel.gemm(C, A, B [, opts]): C += A @ B on the last two dimensions of each region\n"
+	  "kernel.gemm(C, A, B [, {scope=, warps=, impl=}]): C += A @ B on the last two dimensions of each\n"
+	  "region (the options as kernel.copy's)\n"
 	  "impl fma: each thread of the scope owns elements of C and loops over K." },
 	{ NULL, NULL, NULL }
 };

@@ -385,11 +385,15 @@ l_regp_num(lua_State *L)
 
 	/* RegP{dims, perm} and RegP{dims=..., perm=...} as well as RegP(dims, perm) */
 	if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TTABLE) {
+		static const TesselOpt keys[] = { { "dims", "table" }, { "perm", "table" }, { NULL, NULL } };
+
 		if (lua_getfield(L, 1, "dims") == LUA_TNIL) {
+			tessel_checkseq(L, 1, "lego.RegP{dims, perm}");
 			lua_pop(L, 1);
 			lua_geti(L, 1, 1);
 			lua_geti(L, 1, 2);
 		} else {
+			tessel_checkopts(L, 1, "lego.RegP", keys);
 			lua_getfield(L, 1, "perm");
 		}
 		di = 2;
@@ -912,6 +916,8 @@ trace_genp(void *aux, UCtx *c, const LegoPerm *p, int inverse, UOp *const *in, U
 
 /* Parse G:expr's arguments: [which], [opts] -> inverse, raw; the inputs are
 ** pushed as expressions into in[] (names or expressions from opts). */
+static const TesselOpt expr_keys[] = { { "raw", "boolean" }, { "vars", "table" }, { NULL, NULL } };
+
 static int
 expr_args(lua_State *L, int a, int *inverse, int *raw, int *vi)
 {
@@ -927,11 +933,9 @@ expr_args(lua_State *L, int a, int *inverse, int *raw, int *vi)
 		a++;
 	}
 	if (lua_type(L, a) == LUA_TTABLE) {
+		tessel_checkopts(L, a, "G:expr", expr_keys);
 		lua_getfield(L, a, "raw");
 		*raw = lua_toboolean(L, -1);
-		lua_pop(L, 1);
-		if (lua_getfield(L, a, "vars") != LUA_TNIL && lua_type(L, -1) != LUA_TTABLE)
-			return luaL_error(L, "expr: opts.vars must be a table of names or expressions");
 		lua_pop(L, 1);
 		*vi = a;
 	} else if (!lua_isnoneornil(L, a))
@@ -1231,10 +1235,12 @@ sym_lower(lua_State *L)
 
 	luaL_checktype(L, 1, LUA_TTABLE);
 	if (lua_istable(L, 3)) {
+		tessel_checkopts(L, 3, "G:expr", expr_keys);
 		lua_getfield(L, 3, "raw");
 		raw = lua_toboolean(L, -1);
 		lua_pop(L, 1);
-	}
+	} else if (!lua_isnil(L, 3))
+		return luaL_error(L, "G:expr: the options are a table, not a %s", luaL_typename(L, 3));
 	c = tessel_uop_begin(L);
 	ci = lua_gettop(L);
 	g = lua_newuserdatauv(L, sizeof *g, 0);   /* anchored: freed by the collector */

@@ -161,9 +161,7 @@ get_shape(lua_State *L, int i, int64_t *s, const char *what)
 	for (n = 0; lua_type(L, i + n) == LUA_TNUMBER; n++) {
 		if (n >= T_MAXDIM)
 			luaL_error(L, "%s: rank is more than %d", what, T_MAXDIM);
-		if (!lua_isinteger(L, i + n))
-			luaL_error(L, "%s: argument %d is not an integer", what, i + n);
-		s[n] = lua_tointeger(L, i + n);
+		s[n] = luaL_checkinteger(L, i + n);
 	}
 	return n;
 }
@@ -799,6 +797,9 @@ realize(lua_State *L, int i, int binds, TBuf *b)
 	int64_t maxslot = -1;
 	Err e = { "" };
 
+	/* the bindings may name more params than the graph has: one table binds a program's pieces */
+	if (binds && !lua_isnoneornil(L, binds) && lua_type(L, binds) != LUA_TTABLE)
+		luaL_typeerror(L, binds, "bindings table");
 	if (binds && lua_type(L, binds) == LUA_TTABLE) {
 		collect_params(t->u, ps, &np, 64, 0);
 		for (k = 0; k < np; k++)
@@ -1256,17 +1257,23 @@ shape_and_opts(lua_State *L, int64_t *s, int *n, const char *what)
 	return i;   /* the index of the options */
 }
 
+/* The dtype after the shape: a name, or the options {dtype =} (rand: {dtype =, seed =}) */
+static const TesselOpt ctor_keys[] = { { "seed", "integer" }, { "dtype", "string" }, { NULL, NULL } };
+
 static DType
 opt_dtype(lua_State *L, int i, DType def, const char *what)
 {
 	DType t = def;
 
 	if (lua_type(L, i) == LUA_TTABLE) {
+		tessel_checkopts(L, i, what, strcmp(what, "tensor.rand") == 0 ? ctor_keys : ctor_keys + 1);
 		lua_getfield(L, i, "dtype");
 		t = get_dtype(L, -1, def, what);
 		lua_pop(L, 1);
 	} else if (lua_type(L, i) == LUA_TSTRING)
 		t = get_dtype(L, i, def, what);
+	else if (!lua_isnoneornil(L, i))
+		luaL_typeerror(L, i, "dtype name or options table");
 	return t;
 }
 
@@ -1326,12 +1333,10 @@ l_arange(lua_State *L)
 		luaL_checknumber(L, 1);
 	for (k = n + 2; k <= 4; k++)
 		if (!lua_isnil(L, k))
-			return luaL_error(L, "tensor.arange: argument %d is extra (arange(stop), arange(start, stop "
-			                  "[, step]), then a dtype)", k);
+			return luaL_argerror(L, k, "extra: arange(stop), arange(start, stop [, step]), then a dtype");
 	explicit = !lua_isnil(L, n + 1);
 	if (explicit && lua_type(L, n + 1) != LUA_TSTRING)
-		return luaL_error(L, "tensor.arange: argument %d must be a number or a dtype name, got %s", n + 1,
-		                  luaL_typename(L, n + 1));
+		return luaL_typeerror(L, n + 1, "number or dtype name");
 	if (allint) {
 		lua_Integer a = n == 1 ? 0 : lua_tointeger(L, 1), b = lua_tointeger(L, n == 1 ? 1 : 2);
 		lua_Integer st = n == 3 ? lua_tointeger(L, 3) : 1;
@@ -1374,7 +1379,7 @@ l_rand(lua_State *L)
 
 	if (lua_type(L, oi) == LUA_TTABLE) {
 		lua_getfield(L, oi, "seed");
-		seed = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
+		seed = lua_tointeger(L, -1);   /* an integer or nil: checked */
 		lua_pop(L, 1);
 	}
 	x = current(L);
@@ -1607,12 +1612,13 @@ l_fn(lua_State *L)
 static int
 l_options(lua_State *L)
 {
+	static const TesselOpt keys[] = { { "mem_limit", "integer" }, { NULL, NULL } };
 	lua_Integer v = (lua_Integer)mem_limit(L);
 
-	if (lua_type(L, 1) == LUA_TTABLE) {
+	if (tessel_checkopts(L, 1, "tensor.options", keys)) {
 		lua_getfield(L, 1, "mem_limit");
 		if (!lua_isnil(L, -1)) {
-			v = luaL_checkinteger(L, -1);
+			v = lua_tointeger(L, -1);
 			if (v < 0)
 				return luaL_error(L, "tensor.options: mem_limit must be >= 0 (0: the tensor_bytes "
 				                  "limit, 4 GiB unless tessel.limits changed it)");
@@ -1674,8 +1680,8 @@ static const Fn funcs[] = {
 	{ "from", l_from, "a tensor from nested Lua tables\n"
 	  "tensor.from({{1, 2}, {3, 4}} [, dtype]) -> int32 (2, 2); floats give float32, booleans bool.\n"
 	  "tensor.from(3.5) is a scalar of shape (). The values become a Binary node of the graph." },
-	{ "zeros", l_zeros, "zeros of a shape\ntensor.zeros({2, 3} [, dtype]) or tensor.zeros(2, 3) -> float32 (2, 3)" },
-	{ "ones", l_ones, "ones of a shape\ntensor.ones({2, 3} [, dtype]) -> a constant reshaped and expanded" },
+	{ "zeros", l_zeros, "zeros of a shape\ntensor.zeros({2, 3} [, dtype | {dtype =}]) or tensor.zeros(2, 3) -> float32 (2, 3)" },
+	{ "ones", l_ones, "ones of a shape\ntensor.ones({2, 3} [, dtype | {dtype =}]) -> a constant reshaped and expanded" },
 	{ "full", l_full, "a constant of a shape\ntensor.full({2, 3}, value [, dtype])" },
 	{ "arange", l_arange, "start, start + step, ... below stop (tinygrad's arange)\n"
 	  "tensor.arange(stop [, dtype]) or tensor.arange(start, stop [, step] [, dtype]): integers give\n"

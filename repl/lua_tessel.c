@@ -71,22 +71,22 @@ l_limits(lua_State *L)
 #undef X
 	};
 	int i, isnum;
+	TesselOpt keys[LIMIT_COUNT + 1] = { { NULL, NULL } };   /* each checked below: N or "default" */
 	Err e;
 
 	/* tensor.options{mem_limit} may have moved the realize limit since */
 	if (lua_getfield(L, LUA_REGISTRYINDEX, TENSOR_OPTKEY) == LUA_TNUMBER && lua_tointeger(L, -1) > 0)
 		l.tensor_bytes = lua_tointeger(L, -1);
 	lua_pop(L, 1);
-	if (!lua_isnoneornil(L, 1)) {
-		luaL_checktype(L, 1, LUA_TTABLE);
+	for (i = 0; i < LIMIT_COUNT; i++)
+		keys[i].name = limits_name(i);
+	if (tessel_checkopts(L, 1, "tessel.limits", keys)) {
 		lua_pushnil(L);
 		while (lua_next(L, 1)) {
 			lua_Integer v;
-			const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-			if ((i = limits_index(k)) < 0)
-				return luaL_error(L, "tessel.limits: unknown limit %s (the limits: tensor_bytes, "
-				                  "steps, check_elems, pixels, code_bytes)",
-				                  k ? k : luaL_typename(L, -2));
+			const char *k = lua_tostring(L, -2);   /* a limit's name: checked */
+
+			i = limits_index(k);
 			if (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "default") == 0) {
 				v = limits_default_value(i);
 			} else {
@@ -147,9 +147,12 @@ luaopen_tessel(lua_State *L)
 	         "warps and devices (opts.axis colours by one), a LEGO layout as its logical and physical\n"
 	         "views, a uop expression as a tree, a viz.graph as its nodes and edges.\n"
 	         "opts: color (default: when stdout is a terminal and NO_COLOR is unset), max_rows,\n"
-	         "max_cols, elem_bytes or dtype, tv = {M, N}, compact, title, labels, and scheme: \"value\",\n"
-	         "\"thread\", \"warp\", \"device\", \"bank\", \"none\" or a function(cell) -> \"#rrggbb\"\n"
-	         "(see help(viz.render)). viz.render(x, \"x.svg\") draws the same picture with Graphviz.");
+	         "max_cols, elem_bytes or dtype, compact, title, labels, and scheme: \"value\", \"thread\",\n"
+	         "\"warp\", \"device\", \"bank\", \"none\" or a function(cell) -> \"#rrggbb\" (see\n"
+	         "help(viz.render)); a layout also takes tv = {M, N}, an Axe layout axis, labels = {...} and\n"
+	         "shape. Kernels, schedules and tensors print as text and take color only, a uop expression\n"
+	         "max_rows only; another value takes no options. An unknown option raises.\n"
+	         "viz.render(x, \"x.svg\") draws the same picture with Graphviz.");
 	lua_setfield(L, -2, "show");
 	luaL_requiref(L, "viz", luaopen_tessel_viz, 0);
 	lua_setfield(L, -2, "viz");

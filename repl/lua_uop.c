@@ -645,10 +645,15 @@ tessel_uop_push_layout(lua_State *L, const Layout *l, const Composed *cl, int op
 	UCtx *c;
 	Err e;
 
+	static const TesselOpt keys[] = {
+		{ "name", "string" }, { "modes", "boolean" }, { "raw", "boolean" }, { NULL, NULL }
+	};
+
 	opts = lua_absindex(L, opts);
 	if (lua_type(L, opts) == LUA_TSTRING) {
 		name = lua_tostring(L, opts);
 	} else if (lua_type(L, opts) == LUA_TTABLE) {
+		tessel_checkopts(L, opts, "L:expr", keys);
 		lua_getfield(L, opts, "name");
 		if (lua_type(L, -1) == LUA_TSTRING)
 			name = lua_tostring(L, -1);   /* anchored in opts */
@@ -779,7 +784,8 @@ static const Fn funcs[] = {
 	{ "lua", l_lua, "the expression as Lua\ne:lua() -> Lua 5.4 text (// and % floor)" },
 	{ "tree", l_tree,
 	  "the expression tree as text\n"
-	  "uop.tree(e [, max_lines]) -> the tree that show(e) prints, with each node's range" },
+	  "uop.tree(e [, max_lines | {max_rows = n}]) -> the tree that show(e) prints (show(e, {max_rows = n})),\n"
+	  "with each node's range; 200 lines unless told" },
 	{ "stats", l_stats,
 	  "the current arena's size\n"
 	  "uop.stats() -> nodes, bytes of the context new expressions are built in. A context holds at\n"

@@ -578,6 +578,44 @@ opt_string(lua_State *L, int t, const char *k)
 	return s;
 }
 
+/* The fields a table of viz.graph takes: the keys 1..npos, and keys (what names it in messages:
+** "node 3"). */
+static const TesselOpt graph_keys[] = {
+	{ "nodes", "table" }, { "edges", "table" }, { "title", "string|number" }, { "caption", "string|number" },
+	{ "rankdir", "string" }, { NULL, NULL }
+};
+static const TesselOpt node_keys[] = {
+	{ "id", "string|number" }, { "label", "string|number" }, { "record", "string|number" },
+	{ "html", "string|number" }, { "color", NULL }, { "shape", "string|number" }, { NULL, NULL }
+};
+static const TesselOpt picture_node_keys[] = {
+	{ "id", "string|number" }, { "draw", NULL }, { "opts", "table" }, { NULL, NULL }
+};
+static const TesselOpt edge_keys[] = {
+	{ "from", NULL }, { "to", NULL }, { "from_port", "string|number" }, { "to_port", "string|number" },
+	{ "label", "string|number" }, { "dashed", "boolean" }, { NULL, NULL }
+};
+
+static void
+check_fields(lua_State *L, int t, const TesselOpt *keys, int npos, const char *what, int i)
+{
+	char call[64];
+
+	snprintf(call, sizeof call, i ? "viz.graph: %s %d" : "viz.graph%s", what, i);
+	t = lua_absindex(L, t);
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		if (!(lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= npos)
+		&& !tessel_isopt(L, call, keys)) {
+			const char *k = luaL_tolstring(L, -2, NULL);
+
+			luaL_error(L, "%s: unknown field %s (the fields are: %s%s)", call, k, npos ? "1, 2, " : "",
+			           tessel_pushoptnames(L, keys));
+		}
+		lua_pop(L, 1);
+	}
+}
+
 /*
 ** A node that is the picture of a drawable value (field draw, on the stack
 ** top, with optional opts): its one panel moves into the graph's scene and
@@ -591,9 +629,8 @@ picture_node(lua_State *L, int at, int i, Scene *s, int target)
 	Err e;
 	int gi, k;
 
+	check_fields(L, at, picture_node_keys, 0, "node", i);
 	lua_getfield(L, at, "opts");
-	if (!lua_isnil(L, -1) && !lua_istable(L, -1))
-		luaL_error(L, "viz.graph: node %d: opts must be a table, got %s", i, luaL_typename(L, -1));
 	sub = tessel_scene(L, -2, lua_istable(L, -1) ? -1 : 0, target, "viz.graph");
 	if (sub->ngrid != 1 || sub->nnode)
 		luaL_error(L, "viz.graph: node %d: draw must be a one-panel picture (a layout, a TV layout), "
@@ -642,6 +679,7 @@ graph_nodes(lua_State *L, int spec, int ids, Scene *s, int target)
 				lua_pushinteger(L, i);
 		} else if (t == LUA_TTABLE) {
 			lua_pop(L, 1);   /* draw */
+			check_fields(L, at, node_keys, 0, "node", (int)i);
 			if ((label = opt_string(L, at, "record")))
 				kind = VIZ_NODE_RECORD;
 			else if ((label = opt_string(L, at, "html")))
@@ -713,6 +751,7 @@ graph_edges(lua_State *L, int spec, int ids, Scene *s)
 		if (lua_geti(L, -1, i) != LUA_TTABLE)
 			luaL_error(L, "viz.graph: edge %d must be a table {from, to, label = ...}", (int)i);
 		at = lua_gettop(L);
+		check_fields(L, at, edge_keys, 2, "edge", (int)i);
 		lua_geti(L, at, 1);
 		lua_geti(L, at, 2);
 		if (lua_isnil(L, -2) || lua_isnil(L, -1)) {
@@ -739,6 +778,7 @@ graph_fill(lua_State *L, int spec, Scene *s, int target)
 	int ids;
 
 	spec = lua_absindex(L, spec);
+	check_fields(L, spec, graph_keys, 0, "", 0);
 	if ((t = opt_string(L, spec, "title")))
 		scene_note(&s->title, "%s", t);
 	if ((t = opt_string(L, spec, "caption")))
@@ -799,14 +839,19 @@ static const Fn funcs[] = {
 	  "returns the picture as a string. opts: scheme (\"value\", \"thread\", \"warp\", \"device\",\n"
 	  "\"bank\", \"none\", or a function(cell) -> \"#rrggbb\" | nil; cell has panel, row, col, empty,\n"
 	  "value or thread and v, label), title, labels (false, or a function(cell) -> text),\n"
-	  "elem_bytes or dtype (\"f16\", \"f32\", ...) for banks, tv = {M, N}, max_rows/max_cols\n"
-	  "(at most 256: larger grids are elided and the caption says so), compact." },
+	  "elem_bytes or dtype (\"f16\", \"f32\", ...) for banks, max_rows/max_cols (at most 256: larger\n"
+	  "grids are elided and the caption says so), compact, format. A type adds its own: tv = {M, N}\n"
+	  "(layouts), axis, labels = {...} and shape (Axe layouts), diff = true (a schedule: the loop\n"
+	  "trees before and after the last step); a viz.graph takes title, labels, scheme and format.\n"
+	  "An unknown option raises, naming it." },
 	{ "text", v_text,
 	  "the terminal picture of a drawable value, as a string\n"
-	  "viz.text(x [, opts]) -> the text show(x, opts) prints (same opts; colour only if opts.color)." },
+	  "viz.text(x [, opts]) -> the text show(x, opts) prints (same opts, color included; colour only\n"
+	  "if opts.color)." },
 	{ "dot", v_dot,
 	  "the Graphviz DOT text of a drawable value\n"
-	  "viz.dot(x [, opts]) -> the DOT text viz.render lays out (same opts); feed it to dot -Tsvg." },
+	  "viz.dot(x [, opts]) -> the DOT text viz.render lays out (same opts but format); feed it to\n"
+	  "dot -Tsvg." },
 	{ "graph", v_graph,
 	  "a DAG to draw: nodes with text, record or HTML labels, edges with ports and labels\n"
 	  "viz.graph{nodes = {...}, edges = {...}, title =, caption =, rankdir = \"TB\" | \"LR\"} -> a drawable\n"

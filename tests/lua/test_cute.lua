@@ -162,7 +162,7 @@ check("C++'s layout where it is not A o B", function()
   eq(cute.layout("Sw<0,3,3> o 0 o 8:1"), "Sw<0,3,3> o 0 o 8:1")
   eq(cute.composition(cute.swizzle(1, 3, 3), "4:1"), "Sw<1,3,3> o 0 o 4:1")
   raises(function() cute.blocked_product("2:3", "8:2", {cpp = false}) end, "CuTe C++ returns")
-  raises(function() cute.blocked_product("2:3", "8:2", {cxx = true}) end, "unknown option cxx")
+  raises(function() cute.blocked_product("2:3", "8:2", {cxx = true}) end, "cute.blocked_product: unknown option 'cxx' (the options are: cpp)")
   -- where C++'s layout is A o B although tessel's proof does not cover it, it is the answer
   eq(cute.composition("(5,3):(0,2)", "4:3"), "(2,2):(0,2)")
 end)

@@ -21,11 +21,11 @@ check("set, read back, restore", function()
 end)
 
 check("bad tables change nothing", function()
-  raises(function() tessel.limits{stepz = 5} end, "unknown limit stepz")
+  raises(function() tessel.limits{stepz = 5} end, "tessel.limits: unknown option 'stepz' (the options are: tensor_bytes, steps")
   raises(function() tessel.limits{steps = 0} end, "steps must be an integer >= 1")
   raises(function() tessel.limits{steps = 10, pixels = -1} end, "pixels must be")
   raises(function() tessel.limits{steps = 0 / 0} end, "steps must be")
-  raises(function() tessel.limits{[1] = 5} end, "unknown limit")
+  raises(function() tessel.limits{[1] = 5} end, "tessel.limits: unknown option [1]")
   eq(tessel.limits().steps, defaults.steps, "unchanged")
 end)
 

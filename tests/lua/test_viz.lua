@@ -173,7 +173,7 @@ check("graphs", function()
   -- nodes by index
   assert(viz.dot(viz.graph{nodes = {{label = "x"}, {label = "y"}}, edges = {{1, 2}}}):find("n0 -> n1;", 1, true))
   raises(function() viz.graph{nodes = {"a"}, edges = {{"a", "b"}}} end, "viz.graph: edge 1: to node b")
-  raises(function() viz.graph{nodes = 3} end, "nodes must be a list")
+  raises(function() viz.graph{nodes = 3} end, "viz.graph: option nodes is 3, not a table")
   raises(function() viz.graph{nodes = {{id = "a", color = "red"}}} end, "node 1", "#rrggbb")
   raises(function() viz.graph{nodes = {{id = "a", shape = "box\"; x"}}} end, "not a Graphviz shape")
   raises(function() viz.graph{nodes = {}, rankdir = "XY"} end, "rankdir")
