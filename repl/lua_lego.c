@@ -389,6 +389,8 @@ l_regp_num(lua_State *L)
 
 		if (lua_getfield(L, 1, "dims") == LUA_TNIL) {
 			tessel_checkseq(L, 1, "lego.RegP{dims, perm}");
+			if (lua_rawlen(L, 1) != 2)
+				return luaL_error(L, "lego.RegP{dims, perm}: 2 entries, not %d", (int)lua_rawlen(L, 1));
 			lua_pop(L, 1);
 			lua_geti(L, 1, 1);
 			lua_geti(L, 1, 2);

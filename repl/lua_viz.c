@@ -502,6 +502,9 @@ v_render(lua_State *L)
 	if (gv_format(where) >= 0 && !strchr(where, '.') && !strchr(where, '/')) {
 		format = gv_format(where);
 		to_string = 1;
+		if (lua_type(L, 3) == LUA_TTABLE && lua_getfield(L, 3, "format") != LUA_TNIL)
+			luaL_error(L, "viz.render: the format is \"%s\" already; opts.format goes with a path", where);
+		lua_settop(L, 3);
 	} else if (lua_type(L, 3) == LUA_TTABLE && lua_getfield(L, 3, "format") != LUA_TNIL) {
 		if ((format = gv_format(lua_tostring(L, -1))) < 0)
 			luaL_error(L, "viz.render: opts.format %s is not svg, png, pdf or dot",
