@@ -13,91 +13,9 @@
 ** loop is refused: TVM binds one to threads only through a cross-thread
 ** reduction (allreduce), which needs rfactor and a combine this schedule
 ** does not build. Stores left outside the bound loops would run on every
-** thread and race (replicated, below). Where the loop stands (block loops outermost, threads
+** thread and race (sched_replicated, which every commit runs too). Where the loop stands (block loops outermost, threads
 ** inside them, extents of one axis) is the verifier's to say at commit.
 */
-/*
-** Statements outside the loops bound to an axis run on every thread (every
-** block) of it: a store to memory the threads share (global; shared for
-** thread axes) that is not under a loop bound to each axis the stage uses
-** is made by many threads at once. A warp binding gives each warp 32 lanes,
-** so it needs a lane loop around such stores too. Registers are per thread.
-*/
-typedef struct Rep {
-	int used[HW_COUNT];
-	int in[HW_COUNT];
-	const UOp *bad;
-	HwAxis axis;
-} Rep;
-
-static void
-axes_used(Rep *r, const UOp *s, int depth)
-{
-	int i;
-
-	if (depth > 1000 || (s->op != OP_END && s->op != OP_IF))
-		return;
-	if (s->op == OP_END)
-		r->used[krange_hw(s->src[0])] = 1;
-	for (i = 1; i < s->nsrc; i++)
-		axes_used(r, s->src[i], depth + 1);
-}
-
-static void
-stores(Rep *r, const Kernel *k, const UOp *s, int depth)
-{
-	int i, h;
-
-	if (depth > 1000 || r->bad)
-		return;
-	if (s->op == OP_STORE) {
-		const UOp *d = s->src[0]->src[0];
-		UAddrSpace as = (UAddrSpace)d->arg[1];
-
-		if (as == AS_REG)
-			return;
-		for (h = HW_BLOCK_X; h < HW_COUNT && !r->bad; h++)
-			if (r->used[h] && !r->in[h] && (as == AS_GLOBAL || hwaxis_is_thread(h))) {
-				r->bad = s;
-				r->axis = (HwAxis)h;
-			}
-		return;
-	}
-	if (s->op != OP_END && s->op != OP_IF)
-		return;
-	h = s->op == OP_END ? krange_hw(s->src[0]) : HW_NONE;
-	r->in[h]++;
-	for (i = 1; i < s->nsrc; i++)
-		stores(r, k, s->src[i], depth + 1);
-	r->in[h]--;
-}
-
-static int
-replicated(const Kernel *k, int st, Err *e)
-{
-	Rep r;
-
-	memset(&r, 0, sizeof r);
-	axes_used(&r, k->stage[st].body, 0);
-	r.used[HW_NONE] = 0;
-	if (r.used[HW_WARP])
-		r.used[HW_LANE] = 1;
-	stores(&r, k, k->stage[st].body, 0);
-	if (r.bad) {
-		Buf b;
-
-		buf_init(&b);
-		kernel_print_store(&b, k, r.bad);
-		err_set(e, "stage %s: the store %s is not inside a loop bound to %s, so every %s runs it "
-		        "and they race%s", k->stage[st].name, b.s ? b.s : "?", hwaxis_name(r.axis),
-		        hwaxis_is_block(r.axis) ? "block" : "thread",
-		        r.axis == HW_LANE ? " (a warp binding runs 32 lanes)" : "");
-		buf_free(&b);
-		return -1;
-	}
-	return 0;
-}
-
 static int
 bind(Kernel *k, int st, const char *loop, HwAxis hw, Err *e)
 {
@@ -128,7 +46,7 @@ bind(Kernel *k, int st, const char *loop, HwAxis hw, Err *e)
 		return err_set(e, "out of memory");
 	if (sched_replace(k, st, l, nl, e) < 0)
 		return -1;
-	return replicated(k, st, e);
+	return sched_replicated(k, st, e);
 }
 
 int

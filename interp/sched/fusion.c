@@ -1131,13 +1131,6 @@ fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
 			buf_free(&ex);
 			return err_set(e, "%s: %s", what, ie.msg);
 		}
-	/* the fused nest may put a thread-bound loop of the target under the predecessors' loop */
-	if (sched_shared_write(s->k, NULL) == 0 && sched_shared_write(next, &ex) == 1) {
-		err_set(e, "%s: %s; bind the fused stage's loops after the fusion", what, ex.s ? ex.s : "?");
-		kernel_free(next);
-		buf_free(&ex);
-		return -1;
-	}
 	buf_init(&line);
 	emit(&line, "s:%s(", what);
 	sched_quote(&line, stage);

@@ -95,6 +95,101 @@ sched_begin(Schedule *s, Err *e)
 	return kernel_clone(s->k, e);
 }
 
+/*
+** Statements outside the loops bound to an axis run on every thread (every
+** block) of it: a store to memory the threads share (global; shared for
+** thread axes) that is not under a loop bound to each axis the stage uses
+** is made by many threads at once. A warp binding gives each warp 32 lanes,
+** so it needs a lane loop around such stores too. Registers are per thread.
+*/
+typedef struct Rep {
+	int used[HW_COUNT];
+	int in[HW_COUNT];
+	const UOp *bad;
+	HwAxis axis;
+} Rep;
+
+static void
+axes_used(Rep *r, const UOp *s, int depth)
+{
+	int i;
+
+	if (depth > 1000 || (s->op != OP_END && s->op != OP_IF))
+		return;
+	if (s->op == OP_END)
+		r->used[krange_hw(s->src[0])] = 1;
+	for (i = 1; i < s->nsrc; i++)
+		axes_used(r, s->src[i], depth + 1);
+}
+
+static void
+stores(Rep *r, const Kernel *k, const UOp *s, int depth)
+{
+	int i, h;
+
+	if (depth > 1000 || r->bad)
+		return;
+	if (s->op == OP_STORE) {
+		const UOp *d = s->src[0]->src[0];
+		UAddrSpace as = (UAddrSpace)d->arg[1];
+
+		if (as == AS_REG)
+			return;
+		for (h = HW_BLOCK_X; h < HW_COUNT && !r->bad; h++)
+			if (r->used[h] && !r->in[h] && (as == AS_GLOBAL || hwaxis_is_thread(h))) {
+				r->bad = s;
+				r->axis = (HwAxis)h;
+			}
+		return;
+	}
+	if (s->op != OP_END && s->op != OP_IF)
+		return;
+	h = s->op == OP_END ? krange_hw(s->src[0]) : HW_NONE;
+	r->in[h]++;
+	for (i = 1; i < s->nsrc; i++)
+		stores(r, k, s->src[i], depth + 1);
+	r->in[h]--;
+}
+
+int
+sched_replicated(const Kernel *k, int st, Err *e)
+{
+	Rep r;
+
+	memset(&r, 0, sizeof r);
+	axes_used(&r, k->stage[st].body, 0);
+	r.used[HW_NONE] = 0;
+	if (r.used[HW_WARP])
+		r.used[HW_LANE] = 1;
+	stores(&r, k, k->stage[st].body, 0);
+	if (r.bad) {
+		Buf b;
+
+		buf_init(&b);
+		kernel_print_store(&b, k, r.bad);
+		err_set(e, "stage %s: the store %s is not inside a loop bound to %s, so every %s runs it "
+		        "and they race%s", k->stage[st].name, b.s ? b.s : "?", hwaxis_name(r.axis),
+		        hwaxis_is_block(r.axis) ? "block" : "thread",
+		        r.axis == HW_LANE ? " (a warp binding runs 32 lanes)" : "");
+		buf_free(&b);
+		return -1;
+	}
+	return 0;
+}
+
+/* stage st of k has a name that stage of before has, with no replicated store there */
+static int
+was_clean(const Kernel *before, const Kernel *k, int st)
+{
+	int j;
+	Err ie;
+
+	for (j = 0; j < before->nstage; j++)
+		if (strcmp(before->stage[j].name, k->stage[st].name) == 0)
+			return sched_replicated(before, j, &ie) == 0;
+	return 1;   /* a new stage: it had none */
+}
+
 int
 sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, Err *e)
 {
@@ -106,6 +201,22 @@ sched_commit(Schedule *s, Kernel *next, const char *what, const char *line, Err 
 	if (kernel_check(next, NULL, &ce) < 0) {
 		kernel_free(next);
 		return err_set(e, "%s: the result fails the verifier: %s", what, ce.msg);
+	}
+	/*
+	** A step that moves a store out of a bound loop, or a bound loop away from a
+	** store (compute_at beside a thread loop, reverse_compute_at after a block
+	** loop, set_scope to memory more instances share, folding a local store into a
+	** global one), makes every instance of that axis run it: refused, whichever
+	** primitive it is. A stage that had such a store before the step keeps it.
+	*/
+	{
+		int st;
+
+		for (st = 0; st < next->nstage; st++)
+			if (sched_replicated(next, st, &ce) < 0 && was_clean(s->k, next, st)) {
+				kernel_free(next);
+				return err_set(e, "%s: the result would race: %s", what, ce.msg);
+			}
 	}
 	if (s->nstep == s->capstep) {
 		int cap = s->capstep ? 2 * s->capstep : 8;
@@ -1294,68 +1405,6 @@ sched_apply_stage(Schedule *s, const char *what, const char *stage, int (*fn)(Ke
 	return rc;
 }
 
-/* the thread-bound loops under s, and the stores outside them into memory threads share */
-static int
-has_thread_loop(const UOp *s, int depth)
-{
-	int i;
-
-	if (depth > 256 || (s->op == OP_END && hwaxis_is_thread(krange_hw(s->src[0]))))
-		return 1;
-	if (s->op != OP_END && s->op != OP_IF)
-		return 0;
-	for (i = 1; i < s->nsrc; i++)
-		if (has_thread_loop(s->src[i], depth + 1))
-			return 1;
-	return 0;
-}
-
-static const UOp *
-store_outside(const Kernel *k, const UOp *s, int depth)
-{
-	const UOp *w;
-	int i;
-
-	if (depth > 256)
-		return NULL;
-	if (s->op == OP_STORE) {
-		const UOp *def = s->src[0]->src[0];
-
-		return def->op == OP_DEFINE && k->buf[def->arg[0]].scope != AS_REG ? s : NULL;
-	}
-	if ((s->op != OP_END && s->op != OP_IF) || (s->op == OP_END && hwaxis_is_thread(krange_hw(s->src[0]))))
-		return NULL;
-	for (i = 1; i < s->nsrc; i++)
-		if ((w = store_outside(k, s->src[i], depth + 1)))
-			return w;
-	return NULL;
-}
-
-int
-sched_shared_write(const Kernel *k, Buf *why)
-{
-	int st;
-
-	for (st = 0; st < k->nstage; st++) {
-		const UOp *w;
-
-		if (!has_thread_loop(k->stage[st].body, 0) || !(w = store_outside(k, k->stage[st].body, 0)))
-			continue;
-		if (why) {
-			const KBuf *B = &k->buf[w->src[0]->src[0]->arg[0]];
-
-			why->len = 0;
-			if (why->s)
-				why->s[0] = 0;
-			emit(why, "stage %s would store to %s (%s memory) outside its thread-bound loops, where "
-			     "every thread of the block runs the store: ", k->stage[st].name, B->name,
-			     kscope_name(B->scope));
-			kernel_print_store(why, k, w);
-		}
-		return 1;
-	}
-	return 0;
-}
 
 int
 sched_unique_loops(Kernel *k, int st, Err *e)

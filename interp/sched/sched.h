@@ -96,10 +96,11 @@ UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
 ** body refuse. -1 with e naming two iterations that touch one element.
 */
 int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
-/* 1 when a stage with thread-bound loops stores to shared or global memory
-** outside all of them, where every thread of the block runs the store (why,
-** if not NULL, is replaced by which); else 0. */
-int sched_shared_write(const Kernel *k, Buf *why);
+/* -1 when stage st stores to memory an axis's instances share (global; shared
+** for thread axes) outside the loops bound to an axis the stage uses, so every
+** thread or block of it runs the store (a warp binding needs a lane loop too);
+** e names the store and the axis. sched_commit refuses a step that makes one. */
+int sched_replicated(const Kernel *k, int st, Err *e);
 /* The most points sched_independent enumerates. */
 enum { SCHED_ENUM_LIMIT = 1 << 18 };
 
