@@ -5,7 +5,8 @@
 #   make test       install dependencies, build, run every C, Lua and REPL test
 #   make test SANITIZE=1   the same under AddressSanitizer and UBSan (in build/san)
 #   make bench      run the benchmarks in bench/
-#   make fuzz SECONDS=N    build the libFuzzer harnesses of fuzz/ with clang and run each N seconds
+#   make fuzz SECONDS=N    build the libFuzzer harnesses of fuzz/ with clang and run each N seconds,
+#                          then the schedule tester fuzz/sched.lua N seconds (SCHED_SEED=S fixes its seed)
 #   make install PREFIX=/usr/local
 
 VERSION  = 0.1.0
@@ -73,7 +74,7 @@ LUATESTS = $(sort $(wildcard tests/lua/test_*.lua))
 # found the wgmma tile reads' uninitialized order fields
 SCRIPTS  = $(wildcard scripts/*.lua) $(wildcard scripts/gpu/*.lua)
 
-.PHONY: all deps run test check check-deps bench install clean fuzz fuzz-deps fuzz-build valgrind
+.PHONY: all deps run test check check-deps bench install clean fuzz fuzz-deps fuzz-build fuzz-sched valgrind
 all: $(TESSEL) $(MODULE) $(LIB)
 
 # Install what is missing, quietly when nothing is (run as root on a fresh machine).
@@ -210,8 +211,22 @@ $(FUZZ_B)/fuzz_%: fuzz/%.c fuzz/fuzz.h fuzz/fuzz_lua.h $(FUZZ_OBJ)
 fuzz-build: $(FUZZ_BIN)
 .SECONDARY: $(FUZZ_OBJ)
 
-fuzz: deps fuzz-deps
+fuzz: deps fuzz-deps all
 	@$(MAKE) --no-print-directory fuzz-build
-	@sh fuzz/run.sh $(SECONDS) $(FUZZERS)
+	@rc=0; sh fuzz/run.sh $(SECONDS) $(FUZZERS) || rc=1; { $(SCHED_RUN); } || rc=1; exit $$rc
+
+# The schedule tester (fuzz/sched.lua, docs/reliability.md) on the normal build: random programs
+# and schedule steps for SECONDS seconds. A crash kills tessel; the step that did it was written
+# to build/fuzz/sched/current-SEED.lua first, and is shown. A hang is stopped 10 minutes past the time.
+SCHED_SEED ?=
+SCHED_RUN = mkdir -p $(FUZZ_B)/sched; \
+  timeout $$(($(SECONDS) + 600)) $(TESSEL) fuzz/sched.lua $(SECONDS) $(SCHED_SEED); src=$$?; \
+  if [ $$src -gt 1 ]; then \
+    cur=$$(ls -t $(FUZZ_B)/sched/current-*.lua 2>/dev/null | head -n 1); \
+    echo "fuzz sched: tessel died or hung (exit $$src) at this step ($$cur):"; \
+    [ -z "$$cur" ] || cat "$$cur"; \
+  fi; [ $$src -eq 0 ]
+fuzz-sched: all
+	@$(SCHED_RUN)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
