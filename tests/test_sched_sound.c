@@ -246,9 +246,9 @@ test_reverse_compute_at_box(void **state)
 			if (o == 0) {
 				before = now();
 				assert_refused(sched_reverse_compute_at(S, "out", "y", "i1", &E), before,
-				               "reverse_compute_at: the stores under loop i1 do not cover the box they "
-				               "span: y[1, 0] is in the box but written in another iteration (the stores: "
-				               "y[i0*3 + i1, j])");
+				               "reverse_compute_at: the stores under loop i1 do not fill the box they "
+				               "span: at i1=0, y[1, 0] is in the box but written in another iteration (the "
+				               "stores: y[i0*3 + i1, j] = x[i0*3 + i1, j] * 2.0)");
 				free(before);
 			} else
 				OK(sched_reverse_compute_at(S, "out", "y", "j", &E));

@@ -879,139 +879,179 @@ out:
 	return rc;
 }
 
+/* v's value in bind (by name), bound first to its range's start if absent */
+static UBind *
+bound(UBind *bind, int *nb, const UOp *v)
+{
+	int m;
+
+	for (m = 0; m < *nb && strcmp(bind[m].name, v->name); m++)
+		;
+	if (m == *nb && *nb < 128)
+		bind[(*nb)++] = (UBind){ v->name, v->arg[0] };
+	return m < 128 ? &bind[m] : NULL;
+}
+
+static void
+bind_vars(UBind *bind, int *nb, const UOp *u)
+{
+	const UOp *vs[64];
+	int n = uop_vars(u, vs, 64), j;
+
+	for (j = 0; j < n && j < 64; j++)
+		bound(bind, nb, vs[j]);
+}
+
 /*
 ** reverse_compute_at reads, after each iteration of the loop, the box the
-** producer's stores span there. A box is what they write only when they cover
-** it: i0*3 + i1 over an inner i0 of 2 spans rows i1 .. i1+3 and writes two of
-** them (the rows between come in later iterations). Enumerated over the inner
-** loops with the outer ones at their first value (the box moves with them, its
-** shape does not), where that is at most SCHED_ENUM_LIMIT points; -1 with the
-** first element of the box left unwritten.
+** producer's stores span there (within the buffer). A box is what they write
+** only when they cover it: i0*3 + i1 over an inner i0 of 2 spans rows i1 ..
+** i1+3 and writes two of them (the rows between come in later iterations); a
+** store under a guard on the loop (i11 < 1 after two splits) writes nothing in
+** some iterations. Enumerated over the loop and the loops inside it, with the
+** loops around it at their first value, where that is at most SCHED_ENUM_LIMIT
+** points; -1 with the first element of a box left unwritten.
 */
 static int
-dense(Kernel *k, const Accs *A, const KBuf *B, const Region *rb, const char *loop, Err *e)
+dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, const Region *rb,
+      const char *loop, Err *e)
 {
-	int64_t vol = 1, pts = 0, start[T_MAXDIM], p, cnt = 0;
+	int64_t vol = 1, pts, start[T_MAXDIM], p, cnt, need, x[T_MAXDIM];
+	const UOp *lv = krange_var(l->src[0]);
 	unsigned char *seen;
-	int i, d, rc = 0;
+	int i, d, rc = 0, ok;
 
 	for (d = 0; d < B->ndim; d++)
 		if (uck_mul(vol, rb->ext[d], &vol) < 0 || vol > SCHED_ENUM_LIMIT)
 			return 0;
-	for (i = 0; i < A->n; i++) {
-		int64_t n = 1;
-		int j;
-
-		for (j = 0; j < A->a[i].ninner; j++)
-			if (uck_mul(n, A->a[i].inner[j]->arg[1] - A->a[i].inner[j]->arg[0] + 1, &n) < 0)
-				return 0;
-		if ((pts += n) > SCHED_ENUM_LIMIT)
-			return 0;
-	}
 	if (!(seen = calloc((size_t)vol, 1)))
 		return err_set(e, "out of memory");
-	for (i = 0; i < A->n && rc == 0; i++) {
-		const Acc *a = &A->a[i];
-		const UOp *vs[64];
-		UBind bind[64 + T_MAXDIM];
-		int nb = 0, j, nv;
-		int64_t x[T_MAXDIM];
+	for (pts = 0; lv->arg[0] + pts <= lv->arg[1] && rc == 0; pts++) {
+		int64_t lval = lv->arg[0] + pts, work = 0;
 
-		/* every variable at its first value: the inner ones then run over their ranges */
-		for (d = 0; d < B->ndim; d++) {
-			nv = uop_vars(a->ix->src[d + 1], vs, 64);
-			for (j = 0; j < nv && nb < 64; j++) {
-				int m;
+		memset(seen, 0, (size_t)vol);
+		cnt = 0;
+		for (i = 0; i < nsv && rc == 0; i++) {
+			UOp *path[256], *gate[64], *inner[64];
+			UBind bind[128];
+			int np = sched_path(k, sp, sv[i], path, 256), ng = 0, ni = 0, nb = 0, j, under = 0;
 
-				for (m = 0; m < nb && strcmp(bind[m].name, vs[j]->name); m++)
-					;
-				if (m == nb)
-					bind[nb++] = (UBind){ vs[j]->name, vs[j]->arg[0] };
-			}
-			nv = uop_vars(rb->start[d], vs, 64);
-			for (j = 0; j < nv && nb < 64; j++) {
-				int m;
-
-				for (m = 0; m < nb && strcmp(bind[m].name, vs[j]->name); m++)
-					;
-				if (m == nb)
-					bind[nb++] = (UBind){ vs[j]->name, vs[j]->arg[0] };
-			}
-		}
-		for (d = 0; d < B->ndim; d++)
-			if (uop_eval(rb->start[d], bind, nb, &start[d], e) < 0) {
-				free(seen);
-				return -1;
-			}
-		for (;;) {
-			int64_t off = 0;
-			int in = 1;
-
-			/* a point outside the box is past the buffer's end (the box is clamped to it):
-			** the producer's guard skips it, and the consumer's skips reading it */
-			for (d = 0; d < B->ndim && rc == 0; d++) {
-				if (uop_eval(a->ix->src[d + 1], bind, nb, &x[d], e) < 0)
-					rc = -1;
-				else if (x[d] - start[d] < 0 || x[d] - start[d] >= rb->ext[d])
-					in = 0;
-				else
-					off = off * rb->ext[d] + (x[d] - start[d]);
-			}
-			if (rc)
-				break;
-			if (in) {
-				cnt += !seen[off];
-				seen[off] = 1;
-			}
-			/* the next point of the inner loops */
-			for (j = a->ninner - 1; j >= 0; j--) {
-				int m;
-
-				for (m = 0; m < nb && strcmp(bind[m].name, a->inner[j]->name); m++)
-					;
-				if (m == nb)
+			for (j = 0; j < np - 1; j++) {
+				if (path[j] == l) {
+					under = 1;
 					continue;
-				if (++bind[m].value <= a->inner[j]->arg[1])
-					break;
-				bind[m].value = a->inner[j]->arg[0];
+				}
+				if (!under)
+					continue;
+				if (path[j]->op == OP_END && ni < 64)
+					inner[ni++] = (UOp *)krange_var(path[j]->src[0]);
+				else if (path[j]->op == OP_IF && ng < 64)
+					gate[ng++] = path[j]->src[0];
 			}
-			if (j < 0)
-				break;
-		}
-	}
-	if (rc < 0) {
-		free(seen);
-		return -1;
-	}
-	if (cnt == vol) {
-		free(seen);
-		return 0;
-	}
-	for (p = 0; p < vol && seen[p]; p++)
-		;
-	{
-		Buf el, st;
-		int64_t c[T_MAXDIM], q = p;
+			if (!under)
+				continue;
+			if (sv[i]->nsrc == 3 && ng < 64)
+				gate[ng++] = sv[i]->src[2];
+			for (j = 0; j < ni; j++) {
+				int64_t n = inner[j]->arg[1] - inner[j]->arg[0] + 1;
 
-		for (d = B->ndim - 1; d >= 0; d--) {
-			c[d] = start[d] + q % rb->ext[d];
-			q /= rb->ext[d];
+				if (uck_mul(n, vol, &n) < 0 || (work += n) > SCHED_ENUM_LIMIT) {
+					free(seen);
+					return 0;   /* too many points to enumerate: the box's construction stands */
+				}
+			}
+			bound(bind, &nb, lv)->value = lval;
+			for (d = 0; d < B->ndim; d++) {
+				bind_vars(bind, &nb, sv[i]->src[0]->src[d + 1]);
+				bind_vars(bind, &nb, rb->start[d]);
+			}
+			for (j = 0; j < ng; j++)
+				bind_vars(bind, &nb, gate[j]);
+			for (d = 0; d < B->ndim && rc == 0; d++)
+				if (uop_eval(rb->start[d], bind, nb, &start[d], e) < 0)
+					rc = -1;
+			for (;;) {
+				int64_t off = 0, g;
+				int in = 1;
+
+				for (j = 0, ok = 1; j < ng && ok && rc == 0; j++)
+					if (uop_eval(gate[j], bind, nb, &g, e) < 0)
+						rc = -1;
+					else
+						ok = g != 0;
+				for (d = 0; d < B->ndim && ok && rc == 0; d++) {
+					if (uop_eval(sv[i]->src[0]->src[d + 1], bind, nb, &x[d], e) < 0)
+						rc = -1;
+					else if (x[d] - start[d] < 0 || x[d] - start[d] >= rb->ext[d])
+						in = 0;
+					else
+						off = off * rb->ext[d] + (x[d] - start[d]);
+				}
+				if (rc)
+					break;
+				if (ok && in) {
+					cnt += !seen[off];
+					seen[off] = 1;
+				}
+				for (j = ni - 1; j >= 0; j--) {
+					UBind *v = bound(bind, &nb, inner[j]);
+
+					if (++v->value <= inner[j]->arg[1])
+						break;
+					v->value = inner[j]->arg[0];
+				}
+				if (j < 0)
+					break;
+			}
 		}
-		buf_init(&el);
-		buf_init(&st);
-		emit(&el, "%s[", B->name);
-		for (d = 0; d < B->ndim; d++)
-			emit(&el, "%s%lld", d ? ", " : "", (long long)c[d]);
-		emit(&el, "]");
-		expr_str(&st, k, A->a[0].ix);
-		err_set(e, "the stores under loop %s do not cover the box they span: %s is in the box but "
-		        "written in another iteration (the stores: %s); the consumer would read it before it "
-		        "is written", loop, el.s ? el.s : "?", st.s ? st.s : "?");
-		buf_free(&el);
-		buf_free(&st);
+		if (rc)
+			break;
+		/* the box's elements inside the buffer: the consumer's own guard skips the rest */
+		for (p = 0, need = 0; p < vol; p++) {
+			int64_t q = p;
+
+			for (d = B->ndim - 1, ok = 1; d >= 0; d--) {
+				int64_t c = start[d] + q % rb->ext[d];
+
+				ok &= c >= 0 && c < B->shape[d];
+				q /= rb->ext[d];
+			}
+			need += ok;
+			if (ok && !seen[p] && rc == 0)
+				rc = 1;
+		}
+		(void)need;
+		if (rc == 1) {
+			Buf el, st;
+			int64_t c[T_MAXDIM], q;
+
+			for (p = 0; p < vol; p++) {
+				for (q = p, d = B->ndim - 1, ok = 1; d >= 0; d--) {
+					c[d] = start[d] + q % rb->ext[d];
+					ok &= c[d] >= 0 && c[d] < B->shape[d];
+					q /= rb->ext[d];
+				}
+				if (ok && !seen[p])
+					break;
+			}
+			buf_init(&el);
+			buf_init(&st);
+			emit(&el, "%s[", B->name);
+			for (d = 0; d < B->ndim; d++)
+				emit(&el, "%s%lld", d ? ", " : "", (long long)c[d]);
+			emit(&el, "]");
+			kernel_print_store(&st, k, sv[0]);
+			err_set(e, "the stores under loop %s do not fill the box they span: at %s=%lld, %s is in "
+			        "the box but written in another iteration (the stores: %s); the consumer would "
+			        "read it before it is written", loop, lv->name, (long long)lval, el.s ? el.s : "?",
+			        st.s ? st.s : "?");
+			buf_free(&el);
+			buf_free(&st);
+			rc = -1;
+		}
 	}
 	free(seen);
-	return -1;
+	return rc < 0 ? -1 : 0;
 }
 
 static int
@@ -1103,7 +1143,7 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 		        "outside the loop", loop, pn, B->name);
 		goto out;
 	}
-	if (region_of(k, A, b, loop, &rb, e) < 0 || dense(k, A, B, &rb, loop, e) < 0)
+	if (region_of(k, A, b, loop, &rb, e) < 0 || dense(k, sp, l, sv, nsv, B, &rb, loop, e) < 0)
 		goto out;
 	/* the consumer's region: B's region on the loops that index B, whole extents elsewhere */
 	for (i = 0; i < n.nd; i++) {

@@ -109,6 +109,15 @@ decompose(Kernel *k, int st, const char *loop, char *name, size_t nname, Err *e)
 	if (!init)
 		return err_set(e, "stage %s has no reduction init (a store followed by updates x[I] = "
 		               "x[I] op v of the same buffer)", sn);
+	{
+		const KBuf *D = &k->buf[init->src[0]->src[0]->arg[0]];
+
+		/* an init stage of its own is another launch: shared and local memory do not outlive one */
+		if (D->scope != AS_GLOBAL)
+			return err_set(e, "stage %s: the accumulator %s is %s memory, which lives for one stage; "
+			               "its init stays in the stage (TVM puts it above the loop, which this "
+			               "decompose_reduction does not)", sn, D->name, kscope_name(D->scope));
+	}
 	if (!(l = sched_loop(k, st, loop, e)))
 		return -1;
 	np = sched_path(k, st, l, path, 256);
