@@ -404,6 +404,8 @@ separate(UCtx *c, UOp *gn, UOp *const *r, UOp *const *r2, int n, UOp *t, const c
 	return hk;
 }
 
+static void prev_denominators(const FRepair *rp, UOp *u, UOp **out, int *n, int max, int depth);
+
 /*
 ** h in doubles at t = tv, predecessor q's previous value at rq and every other
 ** value at 0.5 (a finite stand-in): what the fused update computes at the first
@@ -643,6 +645,34 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	show(ex, k, c, hn);
 	emit(ex, "\n");
 	/*
+	** h may divide by an expression of the previous values (g = c r inverts to
+	** c = y / r, so h = t r' / r). Where that expression is 0 (a max that has
+	** been 0) the terms summed so far are 0 whatever c was, and nothing recovers
+	** them for the new r': Eqs. 4 and 5 hold only where it is not 0. Refused,
+	** unless every factor that can be 0 is absent (exp2, recip and positive
+	** factors are never 0 in real arithmetic).
+	*/
+	{
+		UOp *den[8];
+		int nd = 0;
+
+		prev_denominators(rp, hn, den, &nd, 8, 0);
+		if (nd > 0) {
+			Buf hb, db;
+
+			buf_init(&hb);
+			buf_init(&db);
+			show(&hb, k, c, hn);
+			show(&db, k, c, den[0]);
+			err_set(e, "stage %s: no repair where %s is 0: h(t, r, r') = %s divides by it, and there "
+			        "the terms so far are 0 whatever they were (g loses c), so h cannot recover them",
+			        k->stage[t].name, db.s ? db.s : "?", hb.s ? hb.s : "?");
+			buf_free(&hb);
+			buf_free(&db);
+			return -1;
+		}
+	}
+	/*
 	** The cache of a predecessor starts at its init. An infinite init (-inf for
 	** a max, +inf for a min) can make h(X_t, init, r') an inf - inf or a 0 * inf
 	** at the first iteration (g = exp(c + r) gives h = t * exp(r' - r)), although
@@ -714,6 +744,64 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	return 0;
 }
 
+/* whether u mentions a previous value (rp->r), not only current ones */
+static int
+mentions_prev(const FRepair *rp, const UOp *u, int depth)
+{
+	int i, q;
+
+	if (depth > 400)
+		return 1;
+	for (q = 0; q < rp->nr; q++)
+		if (u == rp->r[q])
+			return 1;
+	for (i = 0; i < u->nsrc; i++)
+		if (mentions_prev(rp, u->src[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+static UOp *zero_part(UCtx *c, UOp *a, int depth);
+
+/* the factors that can be 0 of the denominators in u that read a previous value */
+static void
+prev_denominators(const FRepair *rp, UOp *u, UOp **out, int *n, int max, int depth)
+{
+	int i;
+
+	if (depth > 400 || *n == max)
+		return;
+	if (u->op == OP_RECIP && mentions_prev(rp, u->src[0], 0)) {
+		UOp *z = zero_part(NULL, u->src[0], 0);
+
+		for (i = 0; z && i < *n && out[i] != z; i++)
+			;
+		if (z && i == *n)
+			out[(*n)++] = z;
+		return;
+	}
+	for (i = 0; i < u->nsrc; i++)
+		prev_denominators(rp, u->src[i], out, n, max, depth + 1);
+}
+
+/* the factors of a that can be 0 (not exp2, recip or provably positive), or NULL; c NULL: the first */
+static UOp *
+zero_part(UCtx *c, UOp *a, int depth)
+{
+	UOp *l, *r;
+
+	if (depth > 400)
+		return a;
+	if (a->op == OP_MUL) {
+		l = zero_part(c, a->src[0], depth + 1);
+		r = zero_part(c, a->src[1], depth + 1);
+		return l && r && c ? b2(c, OP_MUL, l, r) : l ? l : r;
+	}
+	if (a->op == OP_EXP2 || a->op == OP_RECIP || alg_positive(a))
+		return NULL;
+	return a;
+}
+
 UOp *
 fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *const *cur)
 {
@@ -729,7 +817,8 @@ fusion_apply_h(Kernel *k, const FRepair *rp, UOp *tv, UOp *const *prev, UOp *con
 		new[n++] = cur[q];
 	}
 	h = kernel_substitute(k->c, alg_display(k->c, rp->h), old, new, n);
-	return retype(k->c, h, (DType)k->buf[rp->xt].dtype, 0);
+	h = retype(k->c, h, (DType)k->buf[rp->xt].dtype, 0);
+	return h;
 }
 
 /* ---- step 2: naive loop fusion ---- */
