@@ -1130,6 +1130,14 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 			buf_free(&s);
 			return -1;
 		}
+		/* the consumer's elements past B's end (a pad) have no producer iteration to go under */
+		if (krange_extent(n.loop[i]->src[0]) != B->shape[d])
+			return err_set(e, "stage %s's loop %s runs %lld times over dimension %d of %s, which has "
+			               "%lld (the consumer pads or crops it); the elements of %s past %s's end "
+			               "would be written by no iteration of the producer", cn,
+			               krange_var(n.loop[i]->src[0])->name,
+			               (long long)krange_extent(n.loop[i]->src[0]), d, B->name,
+			               (long long)B->shape[d], D->name, B->name);
 	}
 	if (!(A = calloc(1, sizeof *A)))
 		return err_set(e, "out of memory");

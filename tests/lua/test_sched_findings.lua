@@ -137,4 +137,11 @@ finding("S11", "reverse_compute_inline of a local cache under a warp loop: no ra
   if pcall(s.reverse_compute_inline, s, "out_local") then assert(s:verify{ trials = 1 }) end
 end)
 
+finding("S12", "reverse_compute_at of a consumer that pads its producer leaves no element unwritten", function()
+  local a = tensor.param("a", { 7 })
+  local t = ((a:exp() * a:exp() + 1):log():contiguous()):pad{ { 0, 1 } }   -- out has 8, xlog 7
+  local s = kernel.lower(t, "out"):schedule()
+  if pcall(s.reverse_compute_at, s, "out", "xlog", "i") then assert(s:verify{ trials = 1 }) end
+end)
+
 finish()
