@@ -234,6 +234,9 @@ coord(int cuda, HwAxis hw)
 ** tessel_launch opts the kernel in to that many bytes.
 */
 enum { SHARED_STATIC = 48 * 1024, SHARED_DYNAMIC = 227 * 1024 };
+/* The most local memory an OpenCL GPU gives a work-group (AMD's and Intel's; NVIDIA's is 48
+** KiB): an export past it runs nowhere but on a CPU. */
+enum { OPENCL_LOCAL = 64 * 1024 };
 
 int
 gpu_tmap(Emit *E, const UOp *s)
@@ -443,7 +446,7 @@ gpu_stage(Emit *E, EStage *S)
 	buf_free(&decl);
 	if (arrays(E, S, AS_LOCAL, &shared, &dynamic) < 0 || arrays(E, S, AS_REG, NULL, NULL) < 0)
 		return -1;
-	if (cuda && shared > SHARED_DYNAMIC) {
+	if ((cuda && shared > SHARED_DYNAMIC) || (!cuda && shared > OPENCL_LOCAL)) {
 		int b, big = -1;
 
 		for (b = 0; b < E->k->nbuf; b++)
@@ -451,6 +454,12 @@ gpu_stage(Emit *E, EStage *S)
 			&& (big < 0 || E->k->buf[b].size * dtype_bytes(E->k->buf[b].dtype)
 			               > E->k->buf[big].size * dtype_bytes(E->k->buf[big].dtype)))
 				big = b;
+		if (!cuda)
+			return err_set(E->e, "opencl: stage %s: %lld bytes of local buffers, the largest %s with %lld; "
+			               "an OpenCL GPU gives a work-group at most 64 KiB (NVIDIA's 48, AMD's and "
+			               "Intel's 64): compute_at the buffer under a loop to compact it to a tile", stn,
+			               (long long)shared, big >= 0 ? E->k->buf[big].name : "?",
+			               big >= 0 ? (long long)(E->k->buf[big].size * dtype_bytes(E->k->buf[big].dtype)) : 0LL);
 		return err_set(E->e, "cuda: stage %s: %lld bytes of shared buffers (at offsets of 16 bytes), the "
 		               "largest %s with %lld; a block's shared memory holds at most 227 KiB on sm_90 "
 		               "(dynamic, past the 48 KiB of static): compute_at the buffer under a loop to "

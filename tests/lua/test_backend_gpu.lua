@@ -95,4 +95,16 @@ check("k:export writes the source, the harness, the references and a Makefile", 
   raises(function() k:export("fortran", dir) end, "unknown dialect")
 end)
 
+check("a block past the target's shared memory: the source and the export name the buffer and the limit", function()
+  local x = tensor.param("x", {160, 128})
+  local s = kernel.lower(x * 2, "o"):schedule()
+  s:cache_read("o", "x", "shared")
+  raises(function() s:source("opencl") end,
+    "opencl: stage x_shared: 81920 bytes of local buffers, the largest x_shared with 81920; an OpenCL GPU gives a work-group at most 64 KiB")
+  local y = tensor.param("y", {512, 512})
+  local t = kernel.lower(y * 2, "o"):schedule()
+  t:cache_read("o", "y", "shared")
+  raises(function() t:source("cuda") end, "the largest y_shared with 1048576; a block's shared memory holds at most 227 KiB")
+end)
+
 finish()
