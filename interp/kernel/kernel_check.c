@@ -1187,6 +1187,35 @@ async_flow(Ck *c, const UOp *body)
 	return rc;
 }
 
+/*
+** Shared memory the interpreter gives a block without limit, a GPU does not:
+** a note where the stage's shared buffers pass the most a GPU block has (227
+** KiB on sm_90; the CUDA and OpenCL exports refuse past it and past 64 KiB).
+*/
+static void
+shared_note(Ck *c, const Kernel *k)
+{
+	unsigned char *w = calloc(k->nbuf ? k->nbuf : 1, 1);
+	int64_t total = 0;
+	int b, big = -1;
+
+	if (!w)
+		return;
+	stores(c->st->body, w, k->nbuf, 0);
+	for (b = 0; b < k->nbuf; b++)
+		if (w[b] && k->buf[b].scope == AS_LOCAL) {
+			total += k->buf[b].size * dtype_bytes(k->buf[b].dtype);
+			if (big < 0 || k->buf[b].size * dtype_bytes(k->buf[b].dtype)
+			               > k->buf[big].size * dtype_bytes(k->buf[big].dtype))
+				big = b;
+		}
+	free(w);
+	if (total > 227 * 1024)
+		note(c, "%lld bytes of shared memory a block (the largest, %s, %lld): more than a GPU block "
+		     "has (227 KiB on sm_90); the exports refuse it", (long long)total, k->buf[big].name,
+		     (long long)(k->buf[big].size * dtype_bytes(k->buf[big].dtype)));
+}
+
 int
 kernel_check(const Kernel *k, Buf *notes, Err *e)
 {
@@ -1208,6 +1237,8 @@ kernel_check(const Kernel *k, Buf *notes, Err *e)
 		rc = stmt(&c, c.st->body, 0);
 		if (rc == 0)
 			rc = async_flow(&c, c.st->body);
+		if (rc == 0)
+			shared_note(&c, k);
 	}
 	for (i = 0; i < k->nbuf && rc == 0; i++)
 		if (k->buf[i].role == KB_OUTPUT && !c.written[i])

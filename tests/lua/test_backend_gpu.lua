@@ -105,6 +105,9 @@ check("a block past the target's shared memory: the source and the export name t
   local t = kernel.lower(y * 2, "o"):schedule()
   t:cache_read("o", "y", "shared")
   raises(function() t:source("cuda") end, "the largest y_shared with 1048576; a block's shared memory holds at most 227 KiB")
+  -- the interpreter runs it (its blocks have no limit), and the verifier notes it
+  local ok, notes = t:kernel():check()
+  assert(ok and notes:find("stage y_shared: 1048576 bytes of shared memory a block", 1, true), notes)
 end)
 
 finish()
