@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fenv.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -396,6 +397,7 @@ lookup(BJitCache *c, const char *cc, const char *const *flags, int nflags, const
 	Entry *x;
 	uint64_t h;
 	char so[600];
+	fenv_t env;
 	int i;
 
 	buf_init(&key);
@@ -437,7 +439,14 @@ lookup(BJitCache *c, const char *cc, const char *const *flags, int nflags, const
 		return NULL;
 	}
 	snprintf(so, sizeof so, "%s/k%d.so", c->dir, x->seq);
-	if (!(x->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+	/* GCC 12 links a -ffast-math shared object with crtfastmath.o, whose constructor turns
+	** on flush-to-zero and denormals-are-zero for the whole process: the interpreter, the
+	** reference, then read every subnormal as 0 (and agreed with C, whose kernels ran in the
+	** same thread). The floating-point environment is the caller's again once it is loaded. */
+	fegetenv(&env);
+	x->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	fesetenv(&env);
+	if (!x->dl) {
 		const char *m = dlerror();
 
 		buf_free(&key);
