@@ -188,9 +188,23 @@ typedef struct EMismatch {
 	double got, want;      /* the first pair */
 	Buf where;             /* "out[2, 7]" (the caller frees it) */
 } EMismatch;
-/* 1 and m filled at the first output with elements that differ (bit for bit,
-** NaNs alike; within backend_tolerance when tolerant), 0 when all agree. */
-int emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, EMismatch *m);
+/* How outputs compare: bit for bit (NaNs alike), within backend_tolerance (fast
+** source), or within 8 units of the output's rounding error (emit_unit) for a
+** device's double exp2, log2, sin and pow, which are not the C library's. */
+enum { EM_EXACT, EM_FAST, EM_DEVICE };
+/* 1 and m filled at the first output with elements that differ (how: EM_*),
+** 0 when all agree. */
+int emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int how, EMismatch *m);
+/* What a device computes differently from the interpreter: MMAs (the tensor
+** cores' sums), exp2, log2, sin and pow (its double functions, within a few
+** units in the last place of the C library's, not correctly rounded). */
+typedef struct EKinds {
+	int mma, approx;
+} EKinds;
+void emit_kinds(const Kernel *k, EKinds *kd);
+/* The unit of t's rounding error relative to the value (2^-24 for float32,
+** 2^-53 float64, 2^-11 float16, 2^-8 bfloat16), 0 for integers and bool. */
+double emit_unit(DType t);
 
 /* emit.c */
 int emit_kernel(Buf *b, const Kernel *k, const EmitDialect *D, EmitInfo *info, Err *e);

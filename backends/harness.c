@@ -131,49 +131,7 @@ write_file(Out *o, const char *name, const void *data, size_t len)
 	return export_write(o->dir, o->files, name, data, len, o->e);
 }
 
-/* ---- what the device computes differently ---- */
-
-typedef struct Kinds {
-	int mma, approx;    /* MMAs; exp2, log2, sin, pow (the device's functions, not the C library's) */
-} Kinds;
-
-static void
-kinds(const Kernel *k, Kinds *kd)
-{
-	int i, j;
-
-	memset(kd, 0, sizeof *kd);
-	for (i = 0; i < k->nstage; i++) {
-		PMap seen = { 0 };
-		const UOp **st;
-		size_t sp = 0, cap = 256;
-
-		if (!(st = malloc(cap * sizeof *st)))
-			return;
-		st[sp++] = k->stage[i].body;
-		while (sp) {
-			const UOp *u = st[--sp];
-
-			if (pmap_get(&seen, u) || pmap_put(&seen, u, (void *)1) < 0)
-				continue;
-			kd->mma |= u->op == OP_MMA;
-			kd->approx |= u->op == OP_EXP2 || u->op == OP_LOG2 || u->op == OP_SIN || u->op == OP_POW;
-			for (j = 0; j < u->nsrc; j++) {
-				if (sp == cap) {
-					const UOp **n = realloc(st, 2 * cap * sizeof *n);
-
-					if (!n)
-						break;
-					st = n;
-					cap *= 2;
-				}
-				st[sp++] = u->src[j];
-			}
-		}
-		free(st);
-		pmap_free(&seen);
-	}
-}
+/* ---- what the device computes differently (emit_kinds, run_check.c) ---- */
 
 /*
 ** An output's tolerance, relative to max(|ref|, 1): 0 (bit for bit) where
@@ -185,10 +143,9 @@ kinds(const Kernel *k, Kinds *kd)
 ** few thousand), 1e-2 for 16-bit ones.
 */
 static double
-harness_tol(Dialect d, const Kinds *kd, DType t)
+harness_tol(Dialect d, const EKinds *kd, DType t)
 {
-	double u = t == DT_FLOAT32 ? 0x1p-24 : t == DT_FLOAT64 ? 0x1p-53 : t == DT_FLOAT16 ? 0x1p-11
-	         : t == DT_BFLOAT16 ? 0x1p-8 : 0;
+	double u = emit_unit(t);
 	double tol = 0;
 
 	if (d == D_C || u == 0)
@@ -996,7 +953,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	TBuf *bufs = NULL;
 	int *drawn = NULL, i, rc = -1;
 	double *tol = NULL;
-	Kinds kd;
+	EKinds kd;
 	Gen g;
 	Out out;
 	char name[K_NAME + 16];
@@ -1065,7 +1022,7 @@ backend_export(const Kernel *k, Dialect d, const char *dir, const BExportOpts *o
 	/* the interpreter's outputs */
 	if (kernel_run(k, NULL, bufs, NULL, e) < 0)
 		goto out;
-	kinds(k, &kd);
+	emit_kinds(k, &kd);
 	for (i = 0; i < k->nbuf; i++)
 		if (k->buf[i].role == KB_OUTPUT)
 			tol[i] = o->fast ? backend_tolerance(k->buf[i].dtype) : harness_tol(d, &kd, k->buf[i].dtype);

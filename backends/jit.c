@@ -476,7 +476,7 @@ compare(const Kernel *k, const TBuf *got, const TBuf *want, int fast, Err *e)
 {
 	EMismatch m;
 
-	if (!emit_mismatch(k, got, want, fast, &m))
+	if (!emit_mismatch(k, got, want, fast ? EM_FAST : EM_EXACT, &m))
 		return 0;
 	if (fast)
 		err_set(e, "jit: the fast kernel disagrees with the interpreter beyond %g (relative to max(|x|, 1)) "

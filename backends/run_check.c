@@ -1,5 +1,6 @@
 /* run_check.c - a run's inputs checked as kernel_run checks them, its outputs compared with the interpreter's (the C JIT, OpenCL, exports). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
@@ -12,6 +13,51 @@ backend_tolerance(DType t)
 	case DT_FLOAT64: return 1e-9;
 	case DT_FLOAT16: case DT_BFLOAT16: return 1e-2;
 	default: return 0;
+	}
+}
+
+double
+emit_unit(DType t)
+{
+	return t == DT_FLOAT32 ? 0x1p-24 : t == DT_FLOAT64 ? 0x1p-53 : t == DT_FLOAT16 ? 0x1p-11
+	       : t == DT_BFLOAT16 ? 0x1p-8 : 0;
+}
+
+void
+emit_kinds(const Kernel *k, EKinds *kd)
+{
+	int i, j;
+
+	memset(kd, 0, sizeof *kd);
+	for (i = 0; i < k->nstage; i++) {
+		PMap seen = { 0 };
+		const UOp **st;
+		size_t sp = 0, cap = 256;
+
+		if (!(st = malloc(cap * sizeof *st)))
+			return;
+		st[sp++] = k->stage[i].body;
+		while (sp) {
+			const UOp *u = st[--sp];
+
+			if (pmap_get(&seen, u) || pmap_put(&seen, u, (void *)1) < 0)
+				continue;
+			kd->mma |= u->op == OP_MMA;
+			kd->approx |= u->op == OP_EXP2 || u->op == OP_LOG2 || u->op == OP_SIN || u->op == OP_POW;
+			for (j = 0; j < u->nsrc; j++) {
+				if (sp == cap) {
+					const UOp **n = realloc(st, 2 * cap * sizeof *n);
+
+					if (!n)
+						break;
+					st = n;
+					cap *= 2;
+				}
+				st[sp++] = u->src[j];
+			}
+		}
+		free(st);
+		pmap_free(&seen);
 	}
 }
 
@@ -64,7 +110,7 @@ same_element(DType t, const unsigned char *a, const unsigned char *b, int bytes,
 }
 
 int
-emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, EMismatch *m)
+emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int how, EMismatch *m)
 {
 	int i;
 
@@ -79,7 +125,7 @@ emit_mismatch(const Kernel *k, const TBuf *got, const TBuf *want, int tolerant, 
 		m->n = n;
 		m->bad = 0;
 		m->first = -1;
-		m->tol = tolerant ? backend_tolerance(kb->dtype) : 0;
+		m->tol = how == EM_FAST ? backend_tolerance(kb->dtype) : how == EM_DEVICE ? 8 * emit_unit(kb->dtype) : 0;
 		for (j = 0; j < n; j++)
 			if (!same_element(kb->dtype, (const unsigned char *)got[i].data + j * bytes,
 			                  (const unsigned char *)want[i].data + j * bytes, bytes, m->tol)) {
