@@ -24,7 +24,7 @@
 ** bfloat16 values, and an index division whose divisor may be zero; for
 ** CUDA and OpenCL, a barrier under a thread guard (gpu.h), blocks past the
 ** device's limits, the index division; for OpenCL also shuffles, MMAs,
-** float16, bfloat16 and global bool buffers.
+** float16 and bfloat16 (bool is a uchar there).
 **
 ** The C source (docs/export.md) holds one `static void <stage>(...)` per
 ** stage, taking the global buffers it uses as restrict pointers, and the

@@ -50,10 +50,13 @@ static const char *const reserved[] = {
 	NULL
 };
 
+/* bool is uchar: OpenCL leaves the size of its bool to the device, and a kernel may not take a
+** pointer to it; tessel's bool is a byte holding 0 or 1, and every conversion to bool the emitter
+** writes (x != 0, comparisons) gives 0 or 1, so the byte is the value in memory and in registers */
 static const char *
 ctype(DType t)
 {
-	return gpu_ctype(t, NULL, NULL);
+	return t == DT_BOOL ? "uchar" : gpu_ctype(t, NULL, NULL);
 }
 
 /* ---- refusals ---- */
@@ -95,9 +98,6 @@ opencl_check(Emit *E)
 		if (!ctype(kb->dtype))
 			return err_set(E->e, "opencl: buffer %s is %s; the OpenCL backend has float32 and float64 only "
 			               "(cl_khr_fp16 is optional, bfloat16 absent)", kb->name, dtype_name(kb->dtype));
-		if (kb->dtype == DT_BOOL && kb->scope == AS_GLOBAL)
-			return err_set(E->e, "opencl: buffer %s is bool in global memory; OpenCL leaves the size of bool to "
-			               "the device, so a kernel cannot take it (cast it to uint8)", kb->name);
 	}
 	return gpu_check(E, node);
 }
