@@ -342,7 +342,12 @@ operand(Buf *b, const Tx *x, int prec)
 	emit(b, "%s%s%s", paren ? "(" : "", x->s.s ? x->s.s : "", paren ? ")" : "");
 }
 
-/* A float constant: the shortest decimal that reads back as the value. */
+/*
+** A float constant: the shortest decimal that reads back as the value. Triton
+** 3.1 makes a Python float a float32 constant whenever float32's range holds
+** it (x * 0.1 of a float64 x multiplies by 0.1f), so a float64 constant that
+** float32 cannot hold exactly is a float64 tensor of its own.
+*/
 static void
 flit(Buf *b, double v, DType t)
 {
@@ -362,7 +367,10 @@ flit(Buf *b, double v, DType t)
 		if (t == DT_FLOAT32 ? (float)strtod(s, NULL) == (float)v : strtod(s, NULL) == v)
 			break;
 	}
-	emit(b, "%s%s", s, strpbrk(s, ".en") ? "" : ".0");
+	if (t == DT_FLOAT64 && (double)(float)v != v)
+		emit(b, "tl.full((), %s, tl.float64)", s);
+	else
+		emit(b, "%s%s", s, strpbrk(s, ".en") ? "" : ".0");
 }
 
 /* The axes of the frame an expression mentions (bit f: axis f). */
@@ -491,10 +499,42 @@ binop(Tx *x, Tx *l, const char *op, Tx *r, int p)
 	x->prec = p;
 }
 
+/* Python chains comparisons (a != b != True is a != b and b != True, and Triton refuses a
+** chain): both operands of a comparison that are comparisons themselves are parenthesized */
+static void
+cmpop(Tx *x, Tx *l, const char *op, Tx *r)
+{
+	operand(&x->s, l, P_TCMP + 1);
+	emit(&x->s, " %s ", op);
+	operand(&x->s, r, P_TCMP + 1);
+	x->prec = P_TCMP;
+}
+
+/* A float operand of Triton's math functions: exp2, log2, sin, floor and ceil take float32 and
+** float64, sqrt_rn float32 alone; a float16 or bfloat16 operand is widened (exactly) */
+static void
+widen(Tx *x, DType t)
+{
+	Buf n;
+
+	if (t != DT_FLOAT16 && t != DT_BFLOAT16)
+		return;
+	buf_init(&n);
+	operand(&n, x, P_TATOM);
+	emit(&n, ".to(tl.float32)");
+	buf_free(&x->s);
+	x->s = n;
+	x->prec = P_TATOM;
+}
+
 static int
 alu(Emit *E, const UOp *u, Tx *s, Tx *x)
 {
-	int fl = isfloat((DType)(u->op == OP_WHERE ? u->src[1]->dtype : u->src[0]->dtype));
+	DType od = (DType)(u->op == OP_WHERE ? u->src[1]->dtype : u->src[0]->dtype);
+	int fl = isfloat(od);
+
+	if (u->op == OP_SQRT || u->op == OP_EXP2 || u->op == OP_LOG2 || u->op == OP_SIN || u->op == OP_TRUNC)
+		widen(&s[0], od);
 
 	switch (u->op) {
 	case OP_ADD: binop(x, &s[0], "+", &s[1], P_TADD); break;
@@ -512,7 +552,7 @@ alu(Emit *E, const UOp *u, Tx *s, Tx *x)
 		operand(&x->s, &s[0], P_TMUL + 1);
 		x->prec = P_TMUL;
 		break;
-	case OP_SQRT: call(x, "tl.sqrt_rn", s, 1); break;
+	case OP_SQRT: call(x, od == DT_FLOAT64 ? "tl.sqrt" : "tl.sqrt_rn", s, 1); break;   /* float64's is IEEE */
 	case OP_EXP2: call(x, "tl.exp2", s, 1); break;
 	case OP_LOG2: call(x, "tl.log2", s, 1); break;
 	case OP_SIN: call(x, "tl.sin", s, 1); break;
@@ -539,9 +579,9 @@ alu(Emit *E, const UOp *u, Tx *s, Tx *x)
 		buf_free(&p.s);
 		break;
 	}
-	case OP_CMPLT: binop(x, &s[0], "<", &s[1], P_TCMP); break;
-	case OP_CMPNE: binop(x, &s[0], "!=", &s[1], P_TCMP); break;
-	case OP_CMPEQ: binop(x, &s[0], "==", &s[1], P_TCMP); break;
+	case OP_CMPLT: cmpop(x, &s[0], "<", &s[1]); break;
+	case OP_CMPNE: cmpop(x, &s[0], "!=", &s[1]); break;
+	case OP_CMPEQ: cmpop(x, &s[0], "==", &s[1]); break;
 	case OP_AND: binop(x, &s[0], "&", &s[1], P_TAND); break;
 	case OP_OR: binop(x, &s[0], "|", &s[1], P_TOR); break;
 	case OP_XOR: binop(x, &s[0], "^", &s[1], P_TXOR); break;
@@ -602,6 +642,8 @@ value(Emit *E, const UOp *u, Tx *x, int depth)
 			flit(&x->s, uop_const_value(u), (DType)u->dtype);
 		else if (u->dtype == DT_BOOL)
 			emit(&x->s, "%s", u->arg[0] ? "True" : "False");
+		else if (u->dtype == DT_UINT64)
+			emit(&x->s, "%llu", (unsigned long long)u->arg[0]);
 		else
 			emit(&x->s, "%lld", (long long)u->arg[0]);
 		x->prec = x->s.s && x->s.s[0] == '-' ? P_TUNARY : P_TATOM;
@@ -623,6 +665,23 @@ value(Emit *E, const UOp *u, Tx *x, int depth)
 			x->prec = P_TCMP;
 		} else if (!ttype((DType)u->dtype)) {
 			rc = err_set(E->e, "triton: a %s value", dtype_name((DType)u->dtype));
+		} else if (isfloat((DType)u->src[0]->dtype) && !isfloat((DType)u->dtype)) {
+			/* the interpreter's float to integer (dtype_ftoi): truncated, NaN 0, saturated to
+			** int64, then wrapped to the dtype; Triton's own conversion gives NaN as INT64_MIN and
+			** clamps a negative value to an unsigned dtype at 0. uint64 takes [2^63, 2^64) as is */
+			Buf v;
+
+			buf_init(&v);
+			operand(&v, &s[0], P_TATOM);
+			if (u->dtype == DT_UINT64)
+				emit(&x->s, "tl.where(%s != %s, 0, tl.where(%s < 9223372036854775808.0, %s.to(tl.int64).to(tl.uint64), "
+				     "%s.to(tl.uint64)))", v.s, v.s, v.s, v.s, v.s);
+			else
+				emit(&x->s, "tl.where(%s != %s, 0, %s.to(tl.int64))%s%s%s", v.s, v.s, v.s,
+				     u->dtype == DT_INT64 ? "" : ".to(", u->dtype == DT_INT64 ? "" : ttype((DType)u->dtype),
+				     u->dtype == DT_INT64 ? "" : ")");
+			buf_free(&v);
+			x->prec = P_TATOM;
 		} else {
 			operand(&x->s, &s[0], P_TATOM);
 			emit(&x->s, ".to(%s)", ttype((DType)u->dtype));
@@ -922,8 +981,11 @@ identity(Op op, DType t)
 	switch (op) {
 	case OP_ADD: return fl ? "0.0" : "0";
 	case OP_MUL: return fl ? "1.0" : "1";
-	case OP_MAX: return fl ? "-float(\"inf\")" : t == DT_INT32 ? "-2147483648" : "-9223372036854775808";
-	default: return fl ? "float(\"inf\")" : t == DT_INT32 ? "2147483647" : "9223372036854775807";
+	/* an unsigned operand promotes the int64 identity to uint64 (-2^63 is 2^63): its own are 0 and 2^64 - 1 */
+	case OP_MAX: return fl ? "-float(\"inf\")" : t == DT_INT32 ? "-2147483648" : t == DT_UINT64 ? "0"
+	                    : "-9223372036854775808";
+	default: return fl ? "float(\"inf\")" : t == DT_INT32 ? "2147483647" : t == DT_UINT64 ? "18446744073709551615"
+	                : "9223372036854775807";
 	}
 }
 
