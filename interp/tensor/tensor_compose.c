@@ -17,18 +17,6 @@
 
 /* ---- helpers ---- */
 
-static const char *
-shape_s(char *out, size_t n, const int64_t *s, int nd)
-{
-	Buf b;
-
-	buf_init(&b);
-	uop_shape_str(&b, s, nd);
-	snprintf(out, n, "%s", b.s ? b.s : "?");
-	buf_free(&b);
-	return out;
-}
-
 /* A float constant of a's float dtype (float32 next to an integer or bool tensor). */
 static UOp *
 fk(UCtx *c, const UOp *like, double v)
@@ -360,8 +348,8 @@ tensor_matmul(UCtx *c, UOp *a, UOp *b, Err *e)
 		return NULL;
 	if (a->ndim < 1 || b->ndim < 1)
 		return err_set(e, "matmul: both operands need at least one axis, got shapes %s and %s",
-		               shape_s(b1, sizeof b1, a->shape, a->ndim),
-		               shape_s(b2, sizeof b2, b->shape, b->ndim)), NULL;
+		               uop_shape_fmt(b1, sizeof b1, a->shape, a->ndim),
+		               uop_shape_fmt(b2, sizeof b2, b->shape, b->ndim)), NULL;
 	va = a->ndim == 1;
 	vb = b->ndim == 1;
 	na = va ? 0 : a->ndim - 2;   /* batch axes */
@@ -376,16 +364,16 @@ tensor_matmul(UCtx *c, UOp *a, UOp *b, Err *e)
 	N = vb ? 1 : b->shape[b->ndim - 1];
 	if (K != Kb)
 		return err_set(e, "matmul: %s @ %s: the inner sizes differ: %lld (the last axis of a) and "
-		               "%lld (%s of b)", shape_s(b1, sizeof b1, a->shape, a->ndim),
-		               shape_s(b2, sizeof b2, b->shape, b->ndim), (long long)K, (long long)Kb,
+		               "%lld (%s of b)", uop_shape_fmt(b1, sizeof b1, a->shape, a->ndim),
+		               uop_shape_fmt(b2, sizeof b2, b->shape, b->ndim), (long long)K, (long long)Kb,
 		               vb ? "the axis" : "axis -2"), NULL;
 	for (i = 1; i <= na && i <= nb; i++) {
 		int64_t x = a->shape[na - i], y = b->shape[nb - i];
 
 		if (x != y && x != 1 && y != 1)
 			return err_set(e, "matmul: %s @ %s: the batch axes do not broadcast: sizes %lld and "
-			               "%lld at batch axis -%d", shape_s(b1, sizeof b1, a->shape, a->ndim),
-			               shape_s(b2, sizeof b2, b->shape, b->ndim), (long long)x, (long long)y,
+			               "%lld at batch axis -%d", uop_shape_fmt(b1, sizeof b1, a->shape, a->ndim),
+			               uop_shape_fmt(b2, sizeof b2, b->shape, b->ndim), (long long)x, (long long)y,
 			               i), NULL;
 	}
 	for (i = 0; i < na; i++)
@@ -609,8 +597,8 @@ tensor_gather(UCtx *c, UOp *a, int dim, UOp *index, Err *e)
 	for (k = 0; k < a->ndim; k++) {
 		if (k != ax && index->shape[k] > a->shape[k])
 			return err_set(e, "gather: the index %s is larger than the tensor %s at axis %d",
-			               shape_s(b1, sizeof b1, index->shape, index->ndim),
-			               shape_s(b2, sizeof b2, a->shape, a->ndim), k), NULL;
+			               uop_shape_fmt(b1, sizeof b1, index->shape, index->ndim),
+			               uop_shape_fmt(b2, sizeof b2, a->shape, a->ndim), k), NULL;
 		b[k] = 0;
 		en[k] = k == ax ? a->shape[k] : index->shape[k];
 	}
@@ -656,9 +644,9 @@ tensor_scatter_add(UCtx *c, UOp *a, int dim, UOp *index, UOp *src, Err *e)
 	for (k = 0; k < nd; k++)
 		if (index->shape[k] > src->shape[k] || (k != ax && index->shape[k] > a->shape[k]))
 			return err_set(e, "scatter_add: the index %s does not fit at axis %d: src is %s and the "
-			               "tensor %s", shape_s(b1, sizeof b1, index->shape, nd), k,
-			               shape_s(b2, sizeof b2, src->shape, nd),
-			               shape_s(b3, sizeof b3, a->shape, nd)), NULL;
+			               "tensor %s", uop_shape_fmt(b1, sizeof b1, index->shape, nd), k,
+			               uop_shape_fmt(b2, sizeof b2, src->shape, nd),
+			               uop_shape_fmt(b3, sizeof b3, a->shape, nd)), NULL;
 	n = a->shape[ax];
 	for (k = 0; k < nd; k++) {
 		b[k] = 0;
