@@ -916,7 +916,7 @@ static int
 dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, const Region *rb,
       const char *loop, Err *e)
 {
-	int64_t vol = 1, pts, start[T_MAXDIM], p, cnt, need, x[T_MAXDIM];
+	int64_t vol = 1, pts, start[T_MAXDIM], p, x[T_MAXDIM];
 	const UOp *lv = krange_var(l->src[0]);
 	unsigned char *seen;
 	int i, d, rc = 0, ok;
@@ -930,7 +930,6 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 		int64_t lval = lv->arg[0] + pts, work = 0;
 
 		memset(seen, 0, (size_t)vol);
-		cnt = 0;
 		for (i = 0; i < nsv && rc == 0; i++) {
 			UOp *path[256], *gate[64], *inner[64];
 			UBind bind[128];
@@ -989,10 +988,8 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 				}
 				if (rc)
 					break;
-				if (ok && in) {
-					cnt += !seen[off];
+				if (ok && in)
 					seen[off] = 1;
-				}
 				for (j = ni - 1; j >= 0; j--) {
 					UBind *v = bound(bind, &nb, inner[j]);
 
@@ -1007,7 +1004,7 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 		if (rc)
 			break;
 		/* the box's elements inside the buffer: the consumer's own guard skips the rest */
-		for (p = 0, need = 0; p < vol; p++) {
+		for (p = 0; p < vol; p++) {
 			int64_t q = p;
 
 			for (d = B->ndim - 1, ok = 1; d >= 0; d--) {
@@ -1016,11 +1013,9 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 				ok &= c >= 0 && c < B->shape[d];
 				q /= rb->ext[d];
 			}
-			need += ok;
 			if (ok && !seen[p] && rc == 0)
 				rc = 1;
 		}
-		(void)need;
 		if (rc == 1) {
 			Buf el, st;
 			int64_t c[T_MAXDIM], q;
