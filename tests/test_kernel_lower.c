@@ -770,6 +770,78 @@ test_elementwise(void **state)
 	}
 }
 
+/* the printed store of the kernel's one stage (its last line) */
+static void
+assert_store(const Kernel *k, const char *want)
+{
+	Buf b;
+	char *last;
+
+	buf_init(&b);
+	kernel_print(&b, k, 0);
+	assert_non_null(b.s);
+	while (b.len && b.s[b.len - 1] == '\n')
+		b.s[--b.len] = 0;
+	last = strrchr(b.s, '\n');
+	last = last ? last + 1 : b.s;
+	while (*last == ' ')
+		last++;
+	if (strcmp(last, want) != 0)
+		fail_msg("store `%s`, want `%s` in\n%s", last, want, b.s);
+	buf_free(&b);
+}
+
+/* Integer arithmetic on indices lowers to index arithmetic: arange is the
+** loop variable (tinygrad gives `i`), a causal mask is i >= j, and values
+** stay right where the dtype wraps or rounds. */
+static void
+test_index_exact(void **state)
+{
+	Err e = { "" };
+	int64_t col[2] = { 6, 1 }, row[2] = { 1, 6 };
+	UOp *x, *y, *m;
+	Kernel *k;
+
+	k = lowered(ok(tensor_arange(C, 24, DT_INT32, &e), &e), NULL);
+	assert_store(k, "out[i] = int32(i)");
+	kernel_free(k);
+	k = lowered(ok(tensor_arange(C, 3000, DT_INT32, &e), &e), NULL);   /* two digits of 1024 */
+	assert_store(k, "out[i] = int32(i)");
+	kernel_free(k);
+	k = lowered(ok(tensor_arange_int(C, 2, 40, 3, DT_INT32, &e), &e), NULL);
+	assert_store(k, "out[i] = int32(i*3 + 2)");
+	kernel_free(k);
+	x = ok(tensor_reshape(C, ok(tensor_arange(C, 6, DT_INT32, &e), &e), col, 2, &e), &e);
+	y = ok(tensor_reshape(C, ok(tensor_arange(C, 6, DT_INT32, &e), &e), row, 2, &e), &e);
+	m = ok(tensor_ge(C, x, y, &e), &e);
+	k = lowered(ok(tensor_where(C, m, uop_constf(C, DT_FLOAT32, 1), uop_constf(C, DT_FLOAT32, 0), &e), &e),
+	            NULL);
+	assert_store(k, "out[i, j] = where(i >= j, 1.0, 0.0)");
+	kernel_free(k);
+	k = lowered(ok(tensor_alu(C, OP_SUB, x, y, &e), &e), NULL);
+	assert_store(k, "out[i, j] = int32(i - j)");
+	kernel_free(k);
+	/* wraps: 70000 does not fit int16, so the cast stays */
+	k = lowered(ok(tensor_cast(C, DT_INT16, ok(tensor_arange(C, 70000, DT_INT32, &e), &e), &e), &e), NULL);
+	assert_store(k, "out[i] = int16(int32(i))");
+	kernel_free(k);
+	/* float16 holds integers exactly to 2048: past that the sums stay float16 ones */
+	CHECK(ok(tensor_arange(C, 3000, DT_FLOAT16, &e), &e), NULL);
+	CHECK(ok(tensor_alu(C, OP_MUL, ok(tensor_arange(C, 1000, DT_FLOAT16, &e), &e),
+	                    uop_constf(C, DT_FLOAT16, 3), &e), &e), NULL);
+	k = lowered(ok(tensor_arange(C, 1000, DT_FLOAT16, &e), &e), NULL);
+	assert_store(k, "out[i] = float16(i)");
+	kernel_free(k);
+	/* division and modulo of non-negative values */
+	x = ok(tensor_alu(C, OP_IDIV, ok(tensor_arange(C, 12, DT_INT32, &e), &e), uop_constf(C, DT_INT32, 4), &e), &e);
+	k = lowered(x, NULL);
+	assert_store(k, "out[i] = int32(i//4)");
+	kernel_free(k);
+	x = ok(tensor_alu(C, OP_SUB, ok(tensor_arange(C, 12, DT_INT32, &e), &e), uop_constf(C, DT_INT32, 6), &e), &e);
+	CHECK(ok(tensor_alu(C, OP_IDIV, x, uop_constf(C, DT_INT32, 4), &e), &e), NULL);
+	CHECK(ok(tensor_alu(C, OP_MOD, x, uop_constf(C, DT_INT32, 4), &e), &e), NULL);
+}
+
 static void
 test_movement(void **state)
 {
@@ -1555,6 +1627,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gather, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep, setup, teardown),

@@ -800,6 +800,117 @@ gather_index(Lower *L, UOp *v, int64_t n)
 }
 
 /*
+** Integer arithmetic on indices stays index arithmetic. A value that is an
+** integer constant, or a cast of an index expression, is *exact*: as an
+** index (int64, no wrap) it has the same value. An op over exact operands
+** computes in index arithmetic, where the simplifier folds it, and is cast
+** back when the result's range fits the dtype, so it never wraps or rounds:
+** for floats, when every value is an integer that the dtype holds exactly.
+** So arange (a stack of constants, shifted and added) lowers to the loop
+** variable, and a causal mask arange(n)[:, None] >= arange(n) to i >= j, as
+** in tinygrad. Division and modulo need operands >= 0, where truncation and
+** floor agree. NULL when the op or an operand is not exact.
+*/
+static UOp *
+exact(UCtx *c, UOp *v)
+{
+	if (v->dtype == DT_INDEX || (v->dtype == DT_BOOL && v->op != OP_LOAD && uop_info[v->op].flags & U_CMP))
+		return v;
+	if (v->op == OP_CAST && v->src[0]->dtype == DT_INDEX)
+		return v->src[0];
+	if (v->op == OP_CONST && v->dtype != DT_BOOL) {
+		double x = uop_const_value(v);
+
+		if (x == floor(x) && fabs(x) <= 9007199254740992.0)
+			return uop_int(c, (int64_t)x);
+	}
+	return NULL;
+}
+
+static int
+exact_fits(DType t, const UOp *r)
+{
+	int64_t lo, hi;
+
+	if (r->dtype == DT_BOOL)
+		return 1;
+	switch (t) {
+	case DT_FLOAT16:  lo = -2048; hi = 2048; break;
+	case DT_BFLOAT16: lo = -256; hi = 256; break;
+	case DT_FLOAT32:  lo = -16777216; hi = 16777216; break;
+	case DT_FLOAT64:  lo = -9007199254740992LL; hi = 9007199254740992LL; break;
+	default:          dtype_range(t, &lo, &hi); break;
+	}
+	return r->vmin >= lo && r->vmax <= hi;
+}
+
+static UOp *
+exact_alu(Lower *L, Op op, DType t, UOp *const *v, int n)
+{
+	UCtx *c = L->k->c;
+	UOp *x[3], *r;
+	int i, isfloat = dtype_is_float(t);
+
+	if (t == DT_BOOL && op != OP_CMPLT && op != OP_CMPNE && op != OP_CMPEQ)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!(x[i] = exact(c, v[i])) || ((i != 0 || op != OP_WHERE) && x[i]->dtype == DT_BOOL))
+			return NULL;
+	switch (op) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAX: case OP_MIN:
+	case OP_CMPLT: case OP_CMPNE: case OP_CMPEQ:
+		if (n != 2)
+			return NULL;
+		r = uop_alu(c, op, x[0], x[1]);
+		break;
+	case OP_IDIV: case OP_MOD:
+		if (n != 2 || isfloat || x[0]->vmin < 0 || x[1]->vmin <= 0)
+			return NULL;
+		r = uop_alu(c, op, x[0], x[1]);
+		break;
+	case OP_NEG:
+		r = n == 1 ? uop_neg(c, x[0]) : NULL;
+		break;
+	case OP_WHERE:
+		/* a float where of two constants stays one: no cast to pay */
+		if (n != 3 || x[0]->dtype != DT_BOOL || (isfloat && x[1]->op == OP_CONST && x[2]->op == OP_CONST))
+			return NULL;
+		r = uop_where(c, x[0], x[1], x[2]);
+		break;
+	default:
+		return NULL;
+	}
+	if (!r || !(r = simp(L, r)) || !exact_fits(t, r))
+		return NULL;
+	return r->dtype == DT_BOOL ? r : kernel_cast(L->k, t, r);
+}
+
+/* Stacked integer constants v[0..n) in arithmetic progression, selected by
+** i0 in [lo, lo + n): v[0] + step*(i0 - lo) as an exact value (arange's
+** digits); NULL otherwise. */
+static UOp *
+stack_progression(Lower *L, DType t, UOp *i0, int64_t lo, UOp *const *v, int64_t n)
+{
+	UCtx *c = L->k->c;
+	UOp *x0, *x1, *r;
+	int64_t step, j;
+
+	if (n < 2 || !(x0 = exact(c, v[0])) || !(x1 = exact(c, v[1])) || x0->op != OP_CONST
+	|| x1->op != OP_CONST || uck_sub(x1->arg[0], x0->arg[0], &step) < 0)
+		return NULL;
+	for (j = 2; j < n; j++) {
+		UOp *xj = exact(c, v[j]);
+
+		if (!xj || xj->op != OP_CONST || xj->arg[0] - x0->arg[0] != step * j)
+			return NULL;
+	}
+	r = uop_add(c, x0, uop_mul(c, uop_int(c, step), uop_sub(c, i0, uop_int(c, lo))));
+	if (!(r = simp(L, r)) || !exact_fits(t, r))
+		return NULL;
+	return kernel_cast(L->k, t, r);
+}
+
+/*
 ** One step of the walk: the value of f when its sources' values are
 ** memoized (returns 1 with *out), else pushes the missing ones (returns 0).
 */
@@ -929,7 +1040,9 @@ step(Lower *L, const Key *f, UOp **out)
 			ck = key(u->src[j], f->idx + 1, nd - 1, f->gate);
 			vs[j - lo] = need(L, &ck, &pushed);
 		}
-		if (!pushed) {
+		if (!pushed && (r = stack_progression(L, (DType)u->dtype, i0, lo, vs, hi - lo + 1))) {
+			/* constants in arithmetic progression: v_lo + step*(i0 - lo) */
+		} else if (!pushed) {
 			/* where(i0 == lo, v_lo, where(i0 == lo + 1, ..., v_hi)) */
 			r = kernel_cast(k, (DType)u->dtype, vs[hi - lo]);
 			for (j = hi - 1; j >= lo && r; j--) {
@@ -982,6 +1095,8 @@ step(Lower *L, const Key *f, UOp **out)
 			v[i] = need(L, &ck, &pushed);
 		}
 		if (pushed)
+			break;
+		if ((r = exact_alu(L, (Op)u->op, (DType)u->dtype, v, u->nsrc)))
 			break;
 		if (u->op == OP_CAST)
 			r = kernel_cast(k, (DType)u->dtype, v[0]);
