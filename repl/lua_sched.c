@@ -589,6 +589,16 @@ s_rolling_update(lua_State *L)
 }
 
 static int
+s_fission(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	Err e = { "" };
+
+	return done(L, sched_fission(s, b, l, &e), &e);
+}
+
+static int
 s_split_k_update(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
@@ -1238,7 +1248,13 @@ static const HelpReg smeths[] = {
 	  "s:fuse(block, i, j, ...): perfectly nested loops into one, i_j_fused (TVM's fuse)\n"
 	  "Refused: loops that are not adjacent, bound loops, a reduction loop with a spatial one." },
 	{ "reorder", s_reorder,
-	  "s:reorder(block, j, i, ...): loops of one perfect nest in the given order (TVM's reorder)" },
+	  "s:reorder(block, j, i, ...): loops of one perfect nest in the given order (TVM's reorder)\n"
+	  "Refused when the order of the iterations matters, unless every dependence runs along the\n"
+	  "nest's innermost loop alone (the loops outside it touch their own elements)." },
+	{ "fission", s_fission,
+	  "s:fission(block, loop): the loop distributed over the statements of its body\n"
+	  "for i: {s1; s2} becomes for i: s1; for i0: s2 (fresh names, in s:explain()). Refused for a\n"
+	  "bound loop, or when one iteration touches an element another writes." },
 	{ "bind", s_bind,
 	  "s:bind(block, loop, \"threadIdx.x\"): the loop runs on a hardware axis\n"
 	  "blockIdx.x/y/z, threadIdx.x/y/z (or block.x, thread.y), warp, lane." },

@@ -16,7 +16,11 @@ enum { MAXNEST = 64 };
 ** their positions in the order given. The iterations change order, so the
 ** nest must be free of dependences between iterations (sched_independent):
 ** updates by one commutative op (reductions) may be reordered, at the cost
-** of rounding when two reduction loops trade places.
+** of rounding when two reduction loops trade places. Or the dependences run
+** along the innermost loop of the nest alone: each loop outside it is free
+** of them (checked outermost first), so the nest may take any order, as
+** when the rows of a tile go inside the loop over key tiles of a rolling
+** update (Neptune's attention).
 */
 int
 sched_reorder_in(Kernel *k, int st, const char *const *names, int n, Err *e)
@@ -80,9 +84,18 @@ sched_reorder_in(Kernel *k, int st, const char *const *names, int n, Err *e)
 		nest[i] = chain[a + i];
 		rng[i] = nest[i]->src[0];
 	}
-	if (sched_independent(k, st, nest, cnt, 1, &ie) < 0)
-		return err_set(e, "stage %s: the order of the iterations of loops %s to %s matters: %s", sn,
-		               krange_var(rng[0])->name, krange_var(rng[cnt - 1])->name, ie.msg);
+	if (sched_independent(k, st, nest, cnt, 1, &ie) < 0) {
+		/* the dependences may all run along the innermost loop: then every
+		** loop outside it, checked outermost first with the ones above fixed,
+		** carries none, and any order keeps them (an interchange) */
+		Err ie2;
+
+		for (i = 0; i + 1 < cnt; i++)
+			if (sched_independent(k, st, &nest[i], 1, 1, &ie2) < 0)
+				return err_set(e, "stage %s: the order of the iterations of loops %s to %s matters: "
+				               "%s", sn, krange_var(rng[0])->name, krange_var(rng[cnt - 1])->name,
+				               ie.msg);
+	}
 	/* the positions of the given loops, in nest order, take them in the given order */
 	for (i = 0; i < n; i++)
 		sorted[i] = pos[i];

@@ -136,6 +136,14 @@ const char *sched_not_elementwise(const UOp *s, const UOp **loop);
 ** shape), or NULL when out of memory. */
 UOp *sched_copy_nest(Kernel *k, int dst, int src);
 
+/* fission.c */
+/* Loop `loop` of the stage distributed over the statements of its body: each
+** statement under a loop of its own (the first keeps the name, the others take
+** fresh ones, named in the step's note). Refused when the loop is bound or its
+** iterations are not independent (sched_independent, exactly). */
+int sched_fission(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_fission_in(Kernel *k, int st, const char *loop, Buf *names, Err *e);
+
 /* split.c */
 /* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
 ** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
