@@ -96,6 +96,7 @@ typedef struct TLaunch {
 /* Emit.aux while the Triton dialect walks a kernel. */
 typedef struct TState {
 	const char **pname;    /* per buffer: its pointer argument (x_ptr) */
+	const char **rname;    /* per buffer: the variable of a register buffer's tile */
 	TLaunch *l;
 	int nl, capl;
 	int mul;               /* tessel_mul is used (a product reduction) */
@@ -246,10 +247,10 @@ check_fn(Emit *E, int st, const UOp *u)
 		if (u->arg[0] < 0 || u->arg[0] >= E->k->nbuf)
 			return 0;
 		kb = &E->k->buf[u->arg[0]];
-		if (kb->scope != AS_GLOBAL)
-			return err_set(E->e, "triton: stage %s: buffer %s is %s; Triton keeps tiles in registers and "
-			               "shared memory itself, so tessel takes global buffers only (drop the "
-			               "cache_read/cache_write, or export to cuda)", stname(E, st), kb->name,
+		if (kb->scope == AS_LOCAL)
+			return err_set(E->e, "triton: stage %s: buffer %s is %s; Triton places tiles in shared "
+			               "memory itself, so tessel takes global and register (local) buffers only "
+			               "(set_scope it local, or export to cuda)", stname(E, st), kb->name,
 			               kscope_name(kb->scope));
 		if (kb->size > 2147483647)
 			return err_set(E->e, "triton: stage %s: buffer %s holds %lld elements; offsets are 32-bit "
@@ -407,6 +408,150 @@ mask_text(TState *T, Buf *b, unsigned m)
 }
 
 static int value(Emit *E, const UOp *u, Tx *x, int depth);
+static const Ar *arange(Emit *E, const UOp *v, int64_t pad);
+
+/*
+** Register buffers. A buffer in registers (set_scope "local", compacted to
+** what one program uses) is one tile, a variable of the program: each access
+** must cover it whole, its dimensions of one element at 0 and each other one
+** a frame axis of the same extent, in its own order. reg_axes gives the frame
+** position of each dimension (-1 for the unit ones), or -1 with e set.
+*/
+static int
+reg_axes(Emit *E, const UOp *ix, int *at)
+{
+	TState *T = E->aux;
+	const KBuf *B = &E->k->buf[ix->src[0]->arg[0]];
+	int d, f;
+
+	for (d = 0; d < B->ndim; d++) {
+		const UOp *x = ix->src[d + 1];
+
+		at[d] = -1;
+		if (B->shape[d] == 1 && x->vmin == 0 && x->vmax == 0)
+			continue;
+		for (f = 0; f < T->nfr && T->fr[f].as != x; f++)
+			;
+		if (f == T->nfr || T->fr[f].n != B->shape[d])
+			return err_set(E->e, "triton: stage %s: buffer %s is in registers, one tile of the program, "
+			               "but an access reads or writes part of it (dimension %d); split and fission "
+			               "so that each statement covers it whole, or give it global scope",
+			               stname(E, T->S->st), B->name, d);
+		at[d] = f;
+	}
+	return 0;
+}
+
+/* the register tile of buffer bi in the frame: None where it lacks an axis, permuted where its
+** order differs */
+static int
+reg_load(Emit *E, const UOp *ix, Tx *x)
+{
+	TState *T = E->aux;
+	const KBuf *B = &E->k->buf[ix->src[0]->arg[0]];
+	int at[T_MAXDIM], ord[T_MAXDIM], pos[TILE_MAXLOOPS], n = 0, d, f, perm = 0;
+
+	if (reg_axes(E, ix, at) < 0)
+		return -1;
+	for (d = 0; d < B->ndim; d++)
+		if (at[d] >= 0)
+			ord[n++] = at[d];
+	for (d = 1; d < n; d++)
+		perm |= ord[d] < ord[d - 1];
+	if (perm) {
+		/* tl.permute into frame order: result dimension q is the tile's dimension of the q-th
+		** smallest frame position */
+		int q, r, by[T_MAXDIM];
+
+		for (q = 0; q < n; q++)
+			by[q] = q;
+		for (q = 1; q < n; q++)
+			for (r = q; r > 0 && ord[by[r - 1]] > ord[by[r]]; r--) {
+				int t = by[r];
+
+				by[r] = by[r - 1];
+				by[r - 1] = t;
+			}
+		emit(&x->s, "tl.permute(%s, (", T->rname[ix->src[0]->arg[0]]);
+		for (q = 0; q < n; q++)
+			emit(&x->s, "%s%d", q ? ", " : "", by[q]);
+		emit(&x->s, n == 1 ? ",))" : "))");
+		for (q = 0; q < n; q++)
+			ord[q] = ord[by[q]];
+	} else
+		emit(&x->s, "%s", T->rname[ix->src[0]->arg[0]]);
+	x->prec = P_TATOM;
+	if (n == 0 || n == T->nfr)
+		return 0;
+	for (f = 0; f < T->nfr; f++)
+		pos[f] = 0;
+	for (d = 0; d < n; d++)
+		pos[ord[d]] = 1;
+	emit(&x->s, "[");
+	for (f = 0; f < T->nfr; f++)
+		emit(&x->s, "%s%s", f ? ", " : "", pos[f] ? ":" : "None");
+	emit(&x->s, "]");
+	return 0;
+}
+
+/* name = value over the whole register tile of the store's buffer (a where keeps the old
+** elements under a gate) */
+static int
+reg_put(Emit *E, const UOp *s, const Tx *v, const Tx *gate, int ind)
+{
+	TState *T = E->aux;
+	int bi = (int)s->src[0]->src[0]->arg[0], at[T_MAXDIM], d, n = 0, ok = 1;
+	const KBuf *B = &E->k->buf[bi];
+	Buf shape;
+
+	if (reg_axes(E, s->src[0], at) < 0)
+		return -1;
+	buf_init(&shape);
+	for (d = 0; d < B->ndim; d++) {
+		const Ar *a;
+
+		if (at[d] < 0)
+			continue;
+		ok &= at[d] == n;
+		a = arange(E, T->fr[at[d]].var, T->fr[at[d]].pad);
+		if (!a)
+			return oom(E);
+		emit(&shape, "%s%s", n++ ? ", " : "", a->block);
+	}
+	if (!ok || n != T->nfr) {
+		buf_free(&shape);
+		return err_set(E->e, "triton: stage %s: a store to register buffer %s that does not cover it in "
+		               "its own order", stname(E, T->S->st), B->name);
+	}
+	emit_indent(E->out, 2 * ind);
+	emit(E->out, "%s = ", T->rname[bi]);
+	if (gate)
+		emit(E->out, "tl.where(%s, ", gate->s.s ? gate->s.s : "True");
+	/* the value over the whole tile, in the buffer's dtype: a constant fills it; a value over
+	** every axis of the frame is already whole; another is broadcast */
+	if (s->src[1]->op == OP_CONST && n)
+		emit(E->out, "tl.full((%s,), %s, %s)", shape.s, v->s.s ? v->s.s : "", ttype(B->dtype));
+	else if (s->src[1]->op == OP_CONST)
+		emit(E->out, "tl.full((), %s, %s)", v->s.s ? v->s.s : "", ttype(B->dtype));
+	else if (axes_of(T, s->src[1]) == (1u << n) - 1 && s->src[1]->dtype == B->dtype)
+		emit(E->out, "%s", v->s.s ? v->s.s : "");
+	else if (n == 0)
+		emit(E->out, "(%s).to(%s)", v->s.s ? v->s.s : "", ttype(B->dtype));
+	else
+		emit(E->out, "tl.broadcast_to((%s).to(%s), (%s,))", v->s.s ? v->s.s : "", ttype(B->dtype), shape.s);
+	if (gate)
+		emit(E->out, ", %s)", T->rname[bi]);
+	emit(E->out, "\n");
+	buf_free(&shape);
+	return 0;
+}
+
+static int
+is_reg(Emit *E, const UOp *ix)
+{
+	return ix->op == OP_INDEX && ix->nsrc >= 1 && ix->src[0]->op == OP_DEFINE && ix->src[0]->arg[0] >= 0
+	    && ix->src[0]->arg[0] < E->k->nbuf && E->k->buf[ix->src[0]->arg[0]].scope == AS_REG;
+}
 
 /* x_ptr + off, off the buffer's layout at the access's indices */
 static int
@@ -450,6 +595,12 @@ load(Emit *E, const UOp *u, Tx *x, int depth)
 
 	if (u->nsrc < 1 || u->nsrc > 2)
 		return err_set(E->e, "triton: a load of something that is not an index");
+	if (is_reg(E, u->src[0])) {
+		if (u->nsrc == 2)
+			return err_set(E->e, "triton: stage %s: a gated read of register buffer %s",
+			               stname(E, T->S->st), u->src[0]->src[0]->name);
+		return reg_load(E, u->src[0], x);
+	}
 	emit(&x->s, "tl.load(");
 	if (pointer(E, u->src[0], &x->s, &axes, depth) < 0)
 		return -1;
@@ -916,6 +1067,8 @@ put(Emit *E, const UOp *s, const Tx *v, const Tx *gate, int ind)
 	Buf p, m;
 	int rc, nm;
 
+	if (is_reg(E, s->src[0]))
+		return reg_put(E, s, v, gate, ind);
 	buf_init(&p);
 	buf_init(&m);
 	if ((rc = pointer(E, s->src[0], &p, &axes, 0)) == 0) {
@@ -1106,9 +1259,9 @@ out:
 	return rc;
 }
 
-/* Whether u loads a buffer the stage writes. */
+/* Whether u loads a buffer in memory that the stage writes (a register tile is the program's own). */
 static int
-reads_written(EStage *S, const UOp *u, PMap *seen, int depth)
+reads_written(const Kernel *k, EStage *S, const UOp *u, PMap *seen, int depth)
 {
 	int i;
 
@@ -1116,10 +1269,11 @@ reads_written(EStage *S, const UOp *u, PMap *seen, int depth)
 		return 0;
 	pmap_put(seen, u, (void *)1);
 	if (u->op == OP_LOAD && u->nsrc > 0 && u->src[0]->op == OP_INDEX && u->src[0]->nsrc > 0
-	&& u->src[0]->src[0]->op == OP_DEFINE && (S->use[u->src[0]->src[0]->arg[0]] & 2))
+	&& u->src[0]->src[0]->op == OP_DEFINE && (S->use[u->src[0]->src[0]->arg[0]] & 2)
+	&& k->buf[u->src[0]->src[0]->arg[0]].scope != AS_REG)
 		return 1;
 	for (i = 0; i < u->nsrc; i++)
-		if (reads_written(S, u->src[i], seen, depth + 1))
+		if (reads_written(k, S, u->src[i], seen, depth + 1))
 			return 1;
 	return 0;
 }
@@ -1137,9 +1291,9 @@ store(Emit *E, EStage *S, const UOp *s, int ind)
 	if ((n = tile_ir_stmt(E->k, S->st, s, &ts, E->e)) < 0)
 		return -1;
 	for (i = 1; i < s->nsrc && !rd; i++)
-		rd = reads_written(S, s->src[i], &seen, 0);
+		rd = reads_written(E->k, S, s->src[i], &seen, 0);
 	for (i = 1; i < s->src[0]->nsrc && !rd; i++)
-		rd = reads_written(S, s->src[0]->src[i], &seen, 0);
+		rd = reads_written(E->k, S, s->src[0]->src[i], &seen, 0);
 	pmap_free(&seen);
 	/*
 	** A statement reading what the program stored (before it, or in an earlier
@@ -1149,7 +1303,7 @@ store(Emit *E, EStage *S, const UOp *s, int ind)
 	*/
 	if (rd && (T->stored || T->loops))
 		line(E, ind, "tl.debug_barrier()");
-	T->stored++;
+	T->stored += !is_reg(E, s->src[0]);
 	return n ? tile_store(E, S, s, &ts, ind) : scalar_store(E, S, s, ind);
 }
 
@@ -1413,7 +1567,7 @@ add_launch(Emit *E, EStage *S)
 	if (!(L->arg = malloc((E->k->nbuf ? E->k->nbuf : 1) * sizeof *L->arg)))
 		return oom(E);
 	for (b = 0; b < E->k->nbuf; b++)
-		if (S->use[b])
+		if (S->use[b] && E->k->buf[b].scope != AS_REG)
 			L->arg[L->narg++] = b;
 	T->nl++;
 	if (T->nar && !(L->cx = malloc(T->nar * sizeof *L->cx)))
@@ -1456,7 +1610,7 @@ stage(Emit *E, EStage *S)
 	rc = -1;
 	emit(out, "\n\n@triton.jit\ndef %s_kernel(", E->sname[S->st]);
 	for (i = 0; i < k->nbuf; i++)
-		if (S->use[i])
+		if (S->use[i] && k->buf[i].scope != AS_REG)
 			emit(out, "%s%s", n++ ? ", " : "", T->pname[i]);
 	for (i = 0; i < T->nar; i++)
 		emit(out, "%s%s: tl.constexpr", n++ ? ", " : "", T->ar[i].block);
@@ -1577,9 +1731,13 @@ triton_check(Emit *E)
 		return -1;
 	if (!(T->pname = calloc(E->k->nbuf ? E->k->nbuf : 1, sizeof *T->pname)))
 		return oom(E);
+	if (!(T->rname = calloc(E->k->nbuf ? E->k->nbuf : 1, sizeof *T->rname)))
+		return oom(E);
 	for (i = 0; i < E->k->nbuf; i++) {
 		snprintf(nm, sizeof nm, "%s_ptr", E->bname[i]);
 		if (!(T->pname[i] = emit_fresh(E, nm)))
+			return oom(E);
+		if (E->k->buf[i].scope == AS_REG && !(T->rname[i] = emit_fresh(E, E->bname[i])))
 			return oom(E);
 	}
 	for (i = 0; i < E->k->nstage; i++) {
@@ -1613,6 +1771,7 @@ triton_source(Buf *b, const Kernel *k, Err *e)
 	free(T.l);
 	free(T.ar);
 	free(T.pname);
+	free(T.rname);
 	pmap_free(&T.inner);
 	pmap_free(&T.grid);
 	pmap_free(&T.hoist);

@@ -588,14 +588,37 @@ s_rolling_update(lua_State *L)
 	return done(L, sched_rolling_update(s, b, l, &e), &e);
 }
 
+/* s:fission(block, loop [, {deep = true}]): returns s and the new loops' names */
+static const TesselOpt fission_keys[] = { { "deep", "boolean" }, { NULL, NULL } };
+
 static int
 s_fission(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
-	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3), *p, *q;
+	int deep = 0, n = 0, rc;
+	Buf made;
 	Err e = { "" };
 
-	return done(L, sched_fission(s, b, l, &e), &e);
+	if (tessel_checkopts(L, 4, "s:fission", fission_keys)) {
+		deep = lua_getfield(L, 4, "deep") != LUA_TNIL && lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+	buf_init(&made);
+	rc = sched_fission(s, b, l, deep, &made, &e);
+	if (rc < 0) {
+		buf_free(&made);
+		return err(L, &e);
+	}
+	lua_settop(L, 1);
+	lua_newtable(L);
+	for (p = made.s; p && *p; p = q ? q + 2 : NULL) {
+		q = strstr(p, ", ");
+		lua_pushlstring(L, p, q ? (size_t)(q - p) : strlen(p));
+		lua_rawseti(L, -2, ++n);
+	}
+	buf_free(&made);
+	return 2;
 }
 
 static int
@@ -1252,9 +1275,11 @@ static const HelpReg smeths[] = {
 	  "Refused when the order of the iterations matters, unless every dependence runs along the\n"
 	  "nest's innermost loop alone (the loops outside it touch their own elements)." },
 	{ "fission", s_fission,
-	  "s:fission(block, loop): the loop distributed over the statements of its body\n"
-	  "for i: {s1; s2} becomes for i: s1; for i0: s2 (fresh names, in s:explain()). Refused for a\n"
-	  "bound loop, or when one iteration touches an element another writes." },
+	  "s:fission(block, loop [, {deep = true}]): the loop distributed over the statements of its body\n"
+	  "for i: {s1; s2} becomes for i: s1; for i0: s2. Returns s and the new loops' names (also in\n"
+	  "s:explain()). deep: then every loop inside that holds several statements, where allowed\n"
+	  "(each statement its own perfect nest: the tile view's form). Refused for a bound loop, or\n"
+	  "when one iteration touches an element another writes." },
 	{ "bind", s_bind,
 	  "s:bind(block, loop, \"threadIdx.x\"): the loop runs on a hardware axis\n"
 	  "blockIdx.x/y/z, threadIdx.x/y/z (or block.x, thread.y), warp, lane." },

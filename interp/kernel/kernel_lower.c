@@ -430,6 +430,15 @@ classify(Lower *L, const UOp *root)
 				s->realized = 1;
 			if (u->name && !s->cname)
 				s->cname = u->name;
+		} else if (u->name && u->op != OP_PARAM) {
+			/* a name on a view of a reduce (matmul's reshape, a permute) names the reduce's stage */
+			const UOp *r = u;
+			Node *s;
+
+			while (r->op == OP_RESHAPE || r->op == OP_PERMUTE || r->op == OP_EXPAND || r->op == OP_CONTIGUOUS)
+				r = r->src[0];
+			if (r != u && r->op == OP_REDUCE && (s = info(L, r)) && !s->cname && !r->name)
+				s->cname = u->name;
 		}
 	}
 	rc = 0;

@@ -37,7 +37,9 @@ bind(Kernel *k, int st, const char *loop, HwAxis hw, Err *e)
 		return err_set(e, "stage %s: loop %s is %s; blocks would race on its accumulator", sn, loop,
 		               axistype_name(krange_type(r)));
 	}
-	if (sched_independent(k, st, &l, 1, 0, &ie) < 0)
+	/* registers are each thread's, shared memory each block's: instances do not share them */
+	if (sched_independent_private(k, st, &l, 1, 0, 1u << AS_REG | (hwaxis_is_block(hw) ? 1u << AS_LOCAL : 0),
+	                              &ie) < 0)
 		return err_set(e, "stage %s: loop %s bound to %s runs its iterations at once, and they "
 		               "depend on one another: %s", sn, loop, hwaxis_name(hw), ie.msg);
 	t = hwaxis_is_block(hw) ? AX_GLOBAL : hw == HW_WARP ? AX_WARP : AX_LOCAL;

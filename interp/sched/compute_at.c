@@ -383,6 +383,11 @@ rebuild(Kernel *k, int st, const Nest *n, const Region *r, const int64_t *lim, c
 			for (m = dd + 1; m < n->nd; m++)
 				stride *= r->ext[m];
 			c = uop_mod(k->c, uop_idiv(k->c, lin, uop_int(k->c, stride)), uop_int(k->c, r->ext[dd]));
+		} else if (r->ext[dd] == 1) {
+			/* a region one element wide: no loop of one iteration, its start instead (as TVM
+			** simplifies unit loops away) */
+			nv[i] = NULL;
+			c = uop_int(k->c, 0);
 		} else {
 			if (!(nv[i] = sched_fresh_var(k, st, krange_var(n->loop[i]->src[0])->name, r->ext[dd])))
 				return err_set(e, "out of memory"), NULL;
@@ -489,6 +494,8 @@ rebuild(Kernel *k, int st, const Nest *n, const Region *r, const int64_t *lim, c
 				goto oom;
 		} else {
 			for (i = n->nd - 1; i >= 0; i--) {
+				if (!nv[i])
+					continue;
 				cur = kernel_loop(k, kernel_range(k, nv[i], krange_type(n->loop[i]->src[0]), HW_NONE),
 				                  body, nb);
 				if (!cur)
@@ -796,6 +803,172 @@ alone_around(const Kernel *k, int st, const UOp *l, UAddrSpace sc)
 	return 1;
 }
 
+/*
+** The regions of one iteration of loop l (its start: r's, an expression in
+** the loops from the stage's body down to l) do not overlap for any two
+** iterations of those loops: each writes and reads storage of its own, and
+** the storage may be reused. Checked by enumeration (SCHED_ENUM_LIMIT points,
+** a buffer of at most 2^22 elements); 0 when not proved.
+*/
+static int
+disjoint(Kernel *k, int st, const UOp *l, int b, const Region *r)
+{
+	const KBuf *B = &k->buf[b];
+	UOp *p[256];
+	const UOp *var[64];
+	UBind bind[64];
+	unsigned char *mark;
+	int64_t total = 1, pts = 1, numel = 1, x[T_MAXDIM], at;
+	int np = sched_path(k, st, l, p, 256), nv = 0, i, d, ok = 1;
+	Err ie;
+
+	for (i = 0; i < np && nv < 64; i++)
+		if (p[i]->op == OP_END) {
+			var[nv] = krange_var(p[i]->src[0]);
+			bind[nv].name = var[nv]->name;
+			bind[nv].value = 0;
+			pts *= krange_extent(p[i]->src[0]);
+			if (pts > SCHED_ENUM_LIMIT)
+				return 0;
+			nv++;
+		}
+	for (d = 0; d < B->ndim; d++)
+		if ((numel *= B->shape[d]) > (1 << 22))
+			return 0;
+	if (!(mark = calloc(numel, 1)))
+		return 0;
+	for (; total <= pts && ok; total++) {
+		int64_t off[T_MAXDIM];
+
+		for (d = 0; d < B->ndim && ok; d++)
+			ok = uop_eval(r->start[d], bind, nv, &x[d], &ie) == 0;
+		/* mark the box, element by element */
+		for (d = 0; d < B->ndim; d++)
+			off[d] = 0;
+		while (ok) {
+			for (at = 0, d = 0; d < B->ndim; d++) {
+				int64_t c = x[d] + off[d];
+
+				if (c < 0 || c >= B->shape[d])
+					break;
+				at = at * B->shape[d] + c;
+			}
+			if (d == B->ndim) {
+				if (mark[at])
+					ok = 0;
+				mark[at] = 1;
+			}
+			for (d = B->ndim - 1; d >= 0 && ++off[d] == r->ext[d]; d--)
+				off[d] = 0;
+			if (d < 0)
+				break;
+		}
+		for (i = nv - 1; i >= 0 && ++bind[i].value > var[i]->arg[1]; i--)
+			bind[i].value = var[i]->arg[0];
+		if (i < 0)
+			break;
+	}
+	free(mark);
+	return ok;
+}
+
+int
+sched_compact(Kernel *k, int b, Err *e)
+{
+	const KBuf *B = &k->buf[b];
+	UOp *l[256], *best = NULL;
+	const UOp *inner[64];
+	Accs *A, *all;
+	Region r;
+	Err ie;
+	int st, user = -1, nl, i, rc = 0;
+
+	for (st = 0; st < k->nstage; st++)
+		if (sched_reads(k, k->stage[st].body, b) || sched_writes(k, k->stage[st].body, b)) {
+			if (user >= 0)
+				return 0;   /* a buffer between stages keeps its shape */
+			user = st;
+		}
+	if (user < 0 || B->role != KB_TEMP)
+		return 0;
+	if (!(A = calloc(2, sizeof *A)))
+		return err_set(e, "out of memory");
+	all = A + 1;
+	/* every access of the stage, then the innermost loop whose body holds them all */
+	if (collect(k, k->stage[user].body, B->def, 0, inner, 0, all, 0) < 0
+	|| collect(k, k->stage[user].body, B->def, 1, inner, 0, all, 0) < 0)
+		goto out;
+	nl = sched_loops(k, user, l, 256);
+	for (i = 0; i < nl; i++) {
+		int j;
+
+		A->n = 0;
+		for (j = 1; j < l[i]->nsrc; j++)
+			if (collect(k, l[i]->src[j], B->def, 0, inner, 0, A, 0) < 0
+			|| collect(k, l[i]->src[j], B->def, 1, inner, 0, A, 0) < 0)
+				goto out;
+		if (A->n == all->n && (!best || sched_path(k, user, l[i], (UOp *[256]){ 0 }, 256)
+		                                > sched_path(k, user, best, (UOp *[256]){ 0 }, 256)))
+			best = l[i];
+	}
+	if (!best)
+		goto out;
+	A->n = 0;
+	for (i = 1; i < best->nsrc; i++)
+		if (collect(k, best->src[i], B->def, 0, inner, 0, A, 0) < 0
+		|| collect(k, best->src[i], B->def, 1, inner, 0, A, 0) < 0)
+			goto out;
+	if (region_of(k, A, b, krange_var(best->src[0])->name, &r, &ie) < 0
+	|| !disjoint(k, user, best, b, &r))
+		goto out;
+	{
+		int64_t before = 1, after = 1;
+
+		for (i = 0; i < B->ndim; i++)
+			before *= B->shape[i];
+		if (compact(k, user, b, &r, alone_around(k, user, best, B->scope), e) < 0) {
+			rc = -1;
+			goto out;
+		}
+		for (i = 0; i < k->buf[b].ndim; i++)
+			after *= k->buf[b].shape[i];
+		rc = after < before;
+	}
+out:
+	free(A);
+	return rc;
+}
+
+/* whether statement s reads load ld anywhere but under loop l */
+static int
+read_outside(const UOp *s, const UOp *l, const UOp *ld, int depth)
+{
+	UOp *x[MAXACC];
+	int i, n;
+
+	if (s == l || depth > 1000)
+		return 0;
+	if (s->op == OP_STORE) {
+		n = sched_loads(s, ld->src[0]->src[0], x, MAXACC);
+		for (i = 0; i < n; i++)
+			if (x[i] == ld)
+				return 1;
+		return 0;
+	}
+	if (s->op != OP_END && s->op != OP_IF)
+		return 0;
+	if (s->op == OP_IF) {
+		n = sched_loads(s->src[0], ld->src[0]->src[0], x, MAXACC);
+		for (i = 0; i < n; i++)
+			if (x[i] == ld)
+				return 1;
+	}
+	for (i = 1; i < s->nsrc; i++)
+		if (read_outside(s->src[i], l, ld, depth + 1))
+			return 1;
+	return 0;
+}
+
 static int
 compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 {
@@ -850,20 +1023,19 @@ compute_at(Kernel *k, int sp, int sc, const char *loop, Err *e)
 			err_set(e, "stage %s: too many accesses to %s under loop %s", cn, B->name, loop);
 			goto out;
 		}
-	/* every load of B in the consumer must be under the loop */
+	/* every load of B in the consumer must be under the loop (by place: one index may be read
+	** both inside and outside it) */
 	for (i = 0; i < nall; i++) {
-		for (j = 0; j < A->n && A->a[j].ix != all[i]->src[0]; j++)
-			;
-		if (j == A->n) {
-			Buf s;
+		Buf s;
 
-			buf_init(&s);
-			expr_str(&s, k, all[i]->src[0]);
-			err_set(e, "compute_at into a loop that does not cover the consumer's region: stage %s "
-			        "reads %s outside loop %s", cn, s.s ? s.s : "?", loop);
-			buf_free(&s);
-			goto out;
-		}
+		if (!read_outside(k->stage[sc].body, l, all[i], 0))
+			continue;
+		buf_init(&s);
+		expr_str(&s, k, all[i]->src[0]);
+		err_set(e, "compute_at into a loop that does not cover the consumer's region: stage %s "
+		        "reads %s outside loop %s", cn, s.s ? s.s : "?", loop);
+		buf_free(&s);
+		goto out;
 	}
 	if (region_of(k, A, n.buf, loop, &r, e) < 0)
 		goto out;
@@ -1049,6 +1221,85 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 	return rc < 0 ? -1 : 0;
 }
 
+/*
+** Every buffer C other than B that the producer writes and the consumer reads
+** must hold final values, after each iteration of the loop, wherever the
+** consumer's box reads it: the producer alone writes C, its stores under the
+** loop fill their box (dense), the consumer reads C by its own loop variables
+** (each a loop over a dimension of B, or a whole extent), and C's box starts
+** where the consumer's does and is as long, in every dimension so read.
+*/
+static int
+also_final(Kernel *k, int sc, int sp, const UOp *l, const KBuf *B, const Nest *n, const Region *r,
+           const char *loop, Err *e)
+{
+	UOp *sv[MAXSTMT], *cs[MAXSTMT], *ld[MAXACC];
+	const UOp *inner[64];
+	int nsv = sched_stores(k, sp, sv, MAXSTMT), c, i, j, d, m, ncs, nl, rc = 0;
+	Accs *A;
+	Region rc_;
+
+	if (!(A = calloc(1, sizeof *A)))
+		return err_set(e, "out of memory");
+	for (c = 0; c < k->nbuf && rc == 0; c++) {
+		const KBuf *C = &k->buf[c];
+
+		if (C == B || !sched_writes(k, k->stage[sp].body, c) || !sched_reads(k, k->stage[sc].body, c))
+			continue;
+		for (j = 0; j < k->nstage; j++)
+			if (j != sp && sched_writes(k, k->stage[j].body, c)) {
+				rc = err_set(e, "stage %s also writes %s; its values are not stage %s's after loop %s",
+				             k->stage[j].name, C->name, k->stage[sp].name, loop);
+				goto out;
+			}
+		for (i = ncs = 0; i < nsv; i++)
+			if (sv[i]->src[0]->src[0] == C->def)
+				cs[ncs++] = sv[i];
+		A->n = 0;
+		for (i = 1; i < l->nsrc; i++)
+			if (collect(k, l->src[i], C->def, 1, inner, 0, A, 0) < 0) {
+				rc = err_set(e, "stage %s: too many stores to %s under loop %s", k->stage[sp].name, C->name, loop);
+				goto out;
+			}
+		if (A->n < ncs) {
+			rc = err_set(e, "loop %s of stage %s does not cover the stores to %s, which stage %s reads",
+			             loop, k->stage[sp].name, C->name, k->stage[sc].name);
+			goto out;
+		}
+		if (region_of(k, A, c, loop, &rc_, e) < 0 || dense(k, sp, l, cs, ncs, C, &rc_, loop, e) < 0) {
+			rc = -1;
+			goto out;
+		}
+		nl = sched_loads(k->stage[sc].body, C->def, ld, MAXACC);
+		for (i = 0; i < nl && rc == 0; i++)
+			for (d = 0; d < C->ndim && rc == 0; d++) {
+				const UOp *x = ld[i]->src[0]->src[d + 1];
+				UOp *delta;
+				int dd = -1;
+
+				for (m = 0; m < n->nd; m++)
+					if (krange_var(n->loop[m]->src[0]) == x)
+						dd = n->dim[m];
+				if (x->op == OP_CONST && x->arg[0] == 0 && C->shape[d] == 1)
+					continue;
+				if (dd < 0) {
+					rc = err_set(e, "stage %s reads %s at an index that is not one of its loop "
+					             "variables (dimension %d)", k->stage[sc].name, C->name, d);
+					break;
+				}
+				if (!(delta = simp(k, uop_sub(k->c, rc_.start[d], r->start[dd]), e)))
+					rc = -1;
+				else if (delta->op != OP_CONST || delta->arg[0] != 0 || rc_.ext[d] < r->ext[dd])
+					rc = err_set(e, "after an iteration of loop %s, stage %s has written a box of %s "
+					             "that does not cover what stage %s reads there (dimension %d)", loop,
+					             k->stage[sp].name, C->name, k->stage[sc].name, d);
+			}
+	}
+out:
+	free(A);
+	return rc;
+}
+
 static int
 reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 {
@@ -1073,16 +1324,25 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 	if (nest_of(k, sc, &n, "reverse_compute_at", e) < 0)
 		return -1;
 	D = &k->buf[n.buf];
-	/* the producer writes one buffer, B, which the consumer reads */
+	/* B: of the buffers the producer writes, the one of most dimensions the consumer reads
+	** (a fused stage writes several: attention's pv beside s_sum); the consumer's box comes
+	** from B, and every other one it reads must be final in that box too (also_final) */
 	nsv = sched_stores(k, sp, sv, MAXSTMT);
 	if (nsv == 0)
 		return err_set(e, "stage %s stores nothing", pn);
-	b = (int)sv[0]->src[0]->src[0]->arg[0];
+	for (b = -1, i = 0; i < nsv; i++) {
+		int c = (int)sv[i]->src[0]->src[0]->arg[0];
+
+		if (sched_reads(k, k->stage[sc].body, c) && (b < 0 || k->buf[c].ndim > k->buf[b].ndim))
+			b = c;
+	}
+	if (b < 0)
+		return err_set(e, "stage %s does not read what stage %s writes", cn, pn);
 	B = &k->buf[b];
-	for (i = 1; i < nsv; i++)
-		if (sv[i]->src[0]->src[0] != B->def)
-			return err_set(e, "stage %s writes %s and %s; reverse_compute_at follows a producer of "
-			               "one buffer", pn, B->name, sv[i]->src[0]->src[0]->name);
+	for (i = j = 0; i < nsv; i++)
+		if (sv[i]->src[0]->src[0] == B->def)
+			sv[j++] = sv[i];
+	nsv = j;
 	if (!(nl = sched_loads(k->stage[sc].body, B->def, ld, MAXACC)))
 		return err_set(e, "stage %s does not read %s", cn, B->name);
 	np = sched_path(k, sp, l, p, 256);
@@ -1114,6 +1374,9 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 			;
 		for (j = 1; j < nl && ld[j]->src[0] == ld[0]->src[0]; j++)
 			;
+		/* a dimension of one element, read at 0 (the lowering's broadcast of size-1 axes) */
+		if (j == nl && B->shape[d] == 1 && x->op == OP_CONST && x->arg[0] == 0)
+			continue;
 		if (i == n.nd || j < nl) {
 			Buf s;
 
@@ -1162,7 +1425,7 @@ reverse_compute_at(Kernel *k, int sc, int sp, const char *loop, Err *e)
 				r.ext[dd] = rb.ext[d] < r.ext[dd] ? rb.ext[d] : r.ext[dd];
 			}
 	}
-	if (place(k, sp, l, &n, &r, lim, D, 1, e) < 0)
+	if (also_final(k, sc, sp, l, B, &n, &r, loop, e) < 0 || place(k, sp, l, &n, &r, lim, D, 1, e) < 0)
 		goto out;
 	sched_remove_stage(k, sc);
 	rc = 0;

@@ -139,8 +139,74 @@ out:
 	return rc;
 }
 
+/* the loops directly in the statements s[0..n) (through ifs): their names pushed on todo */
+static int
+children(UOp *const *s, int n, char (*todo)[K_NAME], int *nt, int max)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i]->op == OP_END) {
+			if (*nt == max)
+				return -1;
+			snprintf(todo[(*nt)++], K_NAME, "%s", krange_var(s[i]->src[0])->name);
+		} else if (s[i]->op == OP_IF && children(s[i]->src + 1, s[i]->nsrc - 1, todo, nt, max) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+** Deep fission: loop distributed, then every loop inside the copies whose
+** body holds several statements, as far as each is allowed (a refusal leaves
+** that loop whole and the walk goes on inside it): each statement under a
+** perfect nest of its own where the dependences allow, the form the tile
+** view turns into tile statements.
+*/
+static int
+fission_deep(Kernel *k, int st, const char *loop, Buf *names, Err *e)
+{
+	enum { MAXTODO = 1024 };
+	char (*todo)[K_NAME] = malloc(MAXTODO * sizeof *todo);
+	int nt = 0, rc = -1;
+
+	if (!todo)
+		return err_set(e, "out of memory");
+	/* to a fixpoint: a loop distributed inside another may leave that one several statements */
+again:
+	nt = 0;
+	snprintf(todo[nt++], K_NAME, "%s", loop);
+	while (nt > 0) {
+		char name[K_NAME];
+		UOp *l, *stmts[MAXSTMT];
+		Buf made;
+		Err ie;
+		int n;
+
+		snprintf(name, sizeof name, "%s", todo[--nt]);
+		if (!(l = sched_loop(k, st, name, e)))
+			goto out;
+		n = flat(l->src + 1, l->nsrc - 1, stmts, 0, MAXSTMT);
+		buf_init(&made);
+		if (n >= 2 && krange_hw(l->src[0]) == HW_NONE && sched_fission_in(k, st, name, &made, &ie) == 0) {
+			emit(names, "%s%s", names->len ? ", " : "", made.s ? made.s : "");
+			buf_free(&made);
+			goto again;
+		}
+		buf_free(&made);
+		if (n < 0 || children(stmts, n, todo, &nt, MAXTODO) < 0) {
+			err_set(e, "stage %s: too many loops under %s", k->stage[st].name, name);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(todo);
+	return rc;
+}
+
 int
-sched_fission(Schedule *s, const char *stage, const char *loop, Err *e)
+sched_fission(Schedule *s, const char *stage, const char *loop, int deep, Buf *made, Err *e)
 {
 	Kernel *next;
 	Buf line, names;
@@ -152,7 +218,7 @@ sched_fission(Schedule *s, const char *stage, const char *loop, Err *e)
 	if (!(next = sched_begin(s, e)))
 		return -1;
 	buf_init(&names);
-	if (sched_fission_in(next, st, loop, &names, &ie) < 0) {
+	if ((deep ? fission_deep(next, st, loop, &names, &ie) : sched_fission_in(next, st, loop, &names, &ie)) < 0) {
 		kernel_free(next);
 		buf_free(&names);
 		return err_set(e, "fission: %s", ie.msg);
@@ -162,17 +228,19 @@ sched_fission(Schedule *s, const char *stage, const char *loop, Err *e)
 	sched_quote(&line, stage);
 	emit(&line, ", ");
 	sched_quote(&line, loop);
-	emit(&line, ")");
+	emit(&line, deep ? ", {deep = true})" : ")");
 	rc = line.oom ? (kernel_free(next), err_set(e, "fission: out of memory"))
 	   : sched_commit(s, next, "fission", line.s, e);
 	if (rc == 0 && names.s) {
 		Buf note;
 
 		buf_init(&note);
-		emit(&note, "fission(%s, %s): the statements after the first run under %s", stage, loop, names.s);
+		emit(&note, "fission(%s, %s): the new loops %s", stage, loop, names.s);
 		sched_note(s, note.s);
 		buf_free(&note);
 	}
+	if (rc == 0 && made && names.s)
+		emit(made, "%s", names.s);
 	buf_free(&line);
 	buf_free(&names);
 	return rc;

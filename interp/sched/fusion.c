@@ -913,6 +913,34 @@ append(Kernel *k, UOp *l, UOp *const *stmts, int n)
 	return kernel_loop(k, l->src[0], b, nb);
 }
 
+/*
+** The extent of the reduce loop the target's split leaves inside, to match
+** S's loops under l: a key tile of S (l0 over l1 of extent w, a tail guarded
+** when w does not divide the reduction) is matched by the same w, so both
+** tile alike (the tail guarded in both). With no single reduce loop of S
+** under l that fits, the target's extent divided by S's outer ones, when it
+** divides. 0: no split matches.
+*/
+static int64_t
+inner_width(const Kernel *k, int S, const UOp *l, const UOp *upd, int64_t ext, int64_t prod)
+{
+	UOp *p[256];
+	int np = sched_path(k, S, upd, p, 256), i, at = -1, n = 0;
+	int64_t w = 0;
+
+	for (i = 0; i < np; i++) {
+		if (p[i] == l)
+			at = i;
+		else if (at >= 0 && p[i]->op == OP_END && !indexes(upd->src[0], krange_var(p[i]->src[0]))) {
+			w = krange_extent(p[i]->src[0]);
+			n++;
+		}
+	}
+	if (n == 1 && w > 0 && (ext + w - 1) / w == prod)
+		return w;
+	return ext % prod == 0 ? ext / prod : 0;
+}
+
 int
 fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, Buf *ex, Err *e)
 {
@@ -1064,9 +1092,9 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 
 			for (i = 0; i < nrs; i++)
 				prod *= f[i] = krange_extent(rs[i]->src[0]);
-			if (krange_extent(rt[0]->src[0]) % prod != 0)
+			f[nrs] = inner_width(k, S, l, Xr_upd, krange_extent(rt[0]->src[0]), prod);
+			if (!f[nrs])
 				break;
-			f[nrs] = krange_extent(rt[0]->src[0]) / prod;
 			snprintf(vn, sizeof vn, "%s", krange_var(rt[0]->src[0])->name);
 			if (sched_split_in(k, t, vn, f, nrs + (f[nrs] > 1), NULL, e) < 0)
 				return -1;

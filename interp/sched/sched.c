@@ -901,6 +901,13 @@ same_index(const Kernel *k, const Walk *w, const UOp *a, const UOp *b)
 int
 sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e)
 {
+	return sched_independent_private(k, st, loops, n, commute, 0, e);
+}
+
+int
+sched_independent_private(const Kernel *k, int st, UOp *const *loops, int n, int commute,
+                          unsigned scopes, Err *e)
+{
 	Walk w = { 0 };
 	UOp *p[256];
 	const UOp *nv[64], *outer[256];
@@ -930,7 +937,7 @@ sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute
 		/* each written buffer once: at its first access */
 		for (j = 0; j < i && first; j++)
 			first = w.a[j].ix->src[0] != def;
-		if (!first)
+		if (!first || (scopes >> def->arg[1] & 1))
 			continue;
 		for (j = i; j < w.n; j++)
 			if (w.a[j].ix->src[0] == def && w.a[j].store)

@@ -96,6 +96,10 @@ UOp *sched_simplify_stmt(Kernel *k, UOp *s, Err *e);
 ** body refuse. -1 with e naming two iterations that touch one element.
 */
 int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int commute, Err *e);
+/* The same, with the buffers of the scopes in the mask (1 << AS_REG, ...)
+** left out: each instance of a bound loop has its own copy of them. */
+int sched_independent_private(const Kernel *k, int st, UOp *const *loops, int n, int commute,
+                              unsigned scopes, Err *e);
 /* -1 when stage st stores to memory an axis's instances share (global; shared
 ** for thread axes) outside the loops bound to an axis the stage uses, so every
 ** thread or block of it runs the store (a warp binding needs a lane loop too);
@@ -139,9 +143,12 @@ UOp *sched_copy_nest(Kernel *k, int dst, int src);
 /* fission.c */
 /* Loop `loop` of the stage distributed over the statements of its body: each
 ** statement under a loop of its own (the first keeps the name, the others take
-** fresh ones, named in the step's note). Refused when the loop is bound or its
-** iterations are not independent (sched_independent, exactly). */
-int sched_fission(Schedule *s, const char *stage, const char *loop, Err *e);
+** fresh ones). Refused when the loop is bound or its iterations are not
+** independent (sched_independent, exactly). deep: then every loop inside the
+** copies that holds several statements, as far as each is allowed. The new
+** loops' names, ", "-separated, are appended to made (may be NULL) and named
+** in the step's note. */
+int sched_fission(Schedule *s, const char *stage, const char *loop, int deep, Buf *made, Err *e);
 int sched_fission_in(Kernel *k, int st, const char *loop, Buf *names, Err *e);
 
 /* split.c */
@@ -229,6 +236,13 @@ int sched_compute_inline_in(Kernel *k, int st, Err *e);
 ** over the region of B the consumer reads in one iteration of the loop. With
 ** threads bound inside the loop (and B not local) the region is spread over
 ** them between barriers. */
+/* Buffer b, a temporary that one stage alone accesses, compacted to the
+** region one iteration of the innermost loop around all its accesses touches
+** (TVM's CompactBufferAllocation), when those regions do not overlap for any
+** two iterations of the loops down to it (enumerated) and no loop around runs
+** at once with another onto the storage: 1 when it shrank, 0 when it keeps
+** its shape, -1 with e set. */
+int sched_compact(Kernel *k, int b, Err *e);
 int sched_compute_at(Schedule *s, const char *stage, const char *consumer, const char *loop, Err *e);
 /* Stage `stage` (such a nest over the buffer it writes, reading the
 ** producer's buffer by its loop variables) moved to the end of loop `loop`

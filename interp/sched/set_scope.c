@@ -92,7 +92,9 @@ set_scope(Kernel *k, int b, UAddrSpace as, Err *e)
 	B = &k->buf[b];
 	B->def = new;
 	B->scope = as;
-	return 0;
+	/* registers and shared memory hold what one thread or block uses: the
+	** region under the innermost loop around every access */
+	return as == AS_GLOBAL ? 0 : sched_compact(k, b, e) < 0 ? -1 : 0;
 }
 
 int

@@ -284,7 +284,10 @@ scan(Tr *t, const UOp *u, Plan *pl, int ctx)
 				return -1;
 		return 0;
 	case OP_VAR:
-		return !ctx && (mentions(t, u) & inner(t)) ? -1 : 0;
+		/* in a value, an inner variable is an index tile (a mask's i >= j, ALiBi's j - i) */
+		if (!ctx)
+			pl->used |= mentions(t, u) & inner(t);
+		return 0;
 	case OP_SHUFFLE:
 	case OP_INDEX:
 		return -1;   /* a warp exchange, a bare access: no tile form */
@@ -534,6 +537,23 @@ rebuild(Tr *t, const UOp *u, const int *frame, int nf)
 			tx = o.oom ? (buf_free(&o), NULL) : buf_take(&o);
 		}
 		r = ph(t, (DType)u->dtype, tx);
+	} else if (u->op == OP_VAR && (mentions(t, u) & inner(t))) {
+		/* an index tile: arange(0, n) in its frame position, None in the others */
+		Buf o;
+		int c = 0, f, at;
+
+		while (krange_var(t->ch->range[c]) != u)
+			c++;
+		at = fpos(frame, nf, c);
+		buf_init(&o);
+		emit(&o, "arange(0, %lld)", (long long)krange_extent(t->ch->range[c]));
+		if (nf > 1) {
+			emit(&o, "[");
+			for (f = 0; f < nf; f++)
+				emit(&o, "%s%s", f ? ", " : "", f == at ? ":" : "None");
+			emit(&o, "]");
+		}
+		r = o.oom ? (buf_free(&o), NULL) : ph(t, (DType)u->dtype, buf_take(&o));
 	} else {
 		if (u->nsrc > 16 && !(ss = malloc(u->nsrc * sizeof *ss))) {
 			t->oom = 1;
