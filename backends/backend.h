@@ -58,6 +58,7 @@ int backend_source(Buf *b, const Kernel *k, Dialect d, Err *e);
 */
 typedef struct BSourceOpts {
 	int fast;
+	int num_warps, num_stages;   /* Triton: every launch's (0: Triton's defaults, 4 and 3) */
 } BSourceOpts;
 int backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Err *e);
 /* run_check.c: how far a fast (or approximate) float result of dtype t may
@@ -77,6 +78,7 @@ double backend_tolerance(DType t);
 ** of values, tiles over 2^20 elements.
 */
 int triton_source(Buf *b, const Kernel *k, Err *e);
+int triton_source_opts(Buf *b, const Kernel *k, const BSourceOpts *o, Err *e);
 /*
 ** The CUDA source (docs/export.md) holds one `__global__ void <stage>(...)`
 ** per stage, taking the global buffers it uses, and the host entry

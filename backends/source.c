@@ -22,7 +22,7 @@ backend_source_opts(Buf *b, const Kernel *k, Dialect d, const BSourceOpts *o, Er
 	case D_CUDA: case D_OPENCL:
 		return gpu_source(b, k, d, info.fast, NULL, e);
 	case D_TRITON:
-		return triton_source(b, k, e);
+		return triton_source_opts(b, k, o, e);
 	default:
 		return err_set(e, "source: %s is not a device dialect (c, cuda, opencl, triton)",
 		               dialect_name(d));

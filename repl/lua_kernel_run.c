@@ -457,7 +457,9 @@ k_counts(lua_State *L)
 }
 
 /* k:source([dialect] [, {fast = true}]): the kernel as source text */
-static const TesselOpt source_keys[] = { { "fast", "boolean" }, { NULL, NULL } };
+static const TesselOpt source_keys[] = {
+	{ "fast", "boolean" }, { "num_warps", "integer" }, { "num_stages", "integer" }, { NULL, NULL }
+};
 
 static int
 k_source(lua_State *L)
@@ -475,6 +477,15 @@ k_source(lua_State *L)
 		lua_getfield(L, 3, "fast");
 		o.fast = lua_toboolean(L, -1);
 		lua_pop(L, 1);
+		if (lua_getfield(L, 3, "num_warps") != LUA_TNIL
+		&& ((o.num_warps = (int)lua_tointeger(L, -1)) < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1))))
+			return luaL_error(L, "k:source: num_warps = %I is not a power of two in [1, 32]", lua_tointeger(L, -1));
+		if (lua_getfield(L, 3, "num_stages") != LUA_TNIL
+		&& ((o.num_stages = (int)lua_tointeger(L, -1)) < 1 || o.num_stages > 8))
+			return luaL_error(L, "k:source: num_stages = %I is not in [1, 8]", lua_tointeger(L, -1));
+		lua_pop(L, 2);
+		if ((o.num_warps || o.num_stages) && dl != D_TRITON)
+			return luaL_error(L, "k:source: num_warps and num_stages are Triton's launch options, not %s's", d);
 	}
 	buf_init(&b);
 	if (backend_source_opts(&b, x->k, dl, &o, &e) < 0) {
@@ -608,9 +619,10 @@ static const HelpReg kmeths[] = {
 	  "tmas, tma_bytes, atomics, fences, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },
 	{ "source", k_source,
-	  "k:source([dialect] [, {fast = true}]): the kernel as source code, a string (dialect \"c\", the\n"
-	  "default). fast: float32 functions (exp2f) and max/min without NaN rules, for -ffast-math\n"
-	  "builds; values then agree with k:run within a tolerance, not bit for bit.\n"
+	  "k:source([dialect] [, {fast = true, num_warps =, num_stages =}]): the kernel as source code, a\n"
+	  "string (dialect \"c\", the default). fast: float32 functions (exp2f) and max/min without NaN\n"
+	  "rules, for -ffast-math builds; values then agree with k:run within a tolerance, not bit for bit.\n"
+	  "num_warps, num_stages: Triton's launch options, on every launch (Triton's defaults: 4, 3).\n"
 	  "C: one function per stage and tessel_kernel(void **bufs), which runs them in order;\n"
 	  "parallel loops get OpenMP, values agree with k:run bit for bit (docs/export.md).\n"
 	  "Refused, with the statement: barriers, shuffles, MMAs (C runs a block's threads one\n"

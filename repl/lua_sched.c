@@ -578,14 +578,28 @@ s_reverse_compute_inline(lua_State *L)
 	return done(L, sched_reverse_compute_inline(s, luaL_checkstring(L, 2), &e), &e);
 }
 
+static const TesselOpt fusion_keys[] = { { "relax_casts", "boolean" }, { NULL, NULL } };
+
+static void
+fusion_opts(lua_State *L, int at, const char *what, FusionOpts *o)
+{
+	memset(o, 0, sizeof *o);
+	if (tessel_checkopts(L, at, what, fusion_keys)) {
+		o->relax_casts = lua_getfield(L, at, "relax_casts") != LUA_TNIL && lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+}
+
 static int
 s_rolling_update(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
 	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	FusionOpts o;
 	Err e = { "" };
 
-	return done(L, sched_rolling_update(s, b, l, &e), &e);
+	fusion_opts(L, 4, "s:rolling_update", &o);
+	return done(L, sched_rolling_update_opts(s, b, l, &o, &e), &e);
 }
 
 /* s:fission(block, loop [, {deep = true}]): returns s and the new loops' names */
@@ -622,13 +636,25 @@ s_fission(lua_State *L)
 }
 
 static int
-s_split_k_update(lua_State *L)
+s_skip_masked(lua_State *L)
 {
 	Schedule *s = checks(L, 1);
 	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
 	Err e = { "" };
 
-	return done(L, sched_split_k_update(s, b, l, &e), &e);
+	return done(L, sched_skip_masked(s, b, l, &e), &e);
+}
+
+static int
+s_split_k_update(lua_State *L)
+{
+	Schedule *s = checks(L, 1);
+	const char *b = luaL_checkstring(L, 2), *l = luaL_checkstring(L, 3);
+	FusionOpts o;
+	Err e = { "" };
+
+	fusion_opts(L, 4, "s:split_k_update", &o);
+	return done(L, sched_split_k_update_opts(s, b, l, &o, &e), &e);
 }
 
 static int
@@ -1221,15 +1247,18 @@ static const HelpReg smeths[] = {
 	{ "reverse_compute_inline", s_reverse_compute_inline,
 	  "s:reverse_compute_inline(block): an element-wise consumer folded into its producer's stores" },
 	{ "rolling_update", s_rolling_update,
-	  "s:rolling_update(block, loop): Neptune's rolling update (Algorithm 1)\n"
+	  "s:rolling_update(block, loop [, {relax_casts = true}]): Neptune's rolling update (Algorithm 1)\n"
 	  "The reduction block fused under loop (\"stage.loop\", or a loop name of an earlier stage) of\n"
 	  "its reduce predecessor, with a repair h derived from its update and proved (Eq. 4, 5);\n"
-	  "s:explain() shows the derivation. Refused when no h exists or the proof fails." },
+	  "s:explain() shows the derivation. Refused when no h exists or the proof fails.\n"
+	  "relax_casts: g may round to a narrower float and back (float32(float16(p))); h is derived\n"
+	  "without the rounding and holds up to it (FlashAttention's order)." },
 	{ "split_k_update", s_split_k_update,
 	  "s:split_k_update(block, loop): Neptune's split-k update (Algorithm 2, FlashDecoding)\n"
 	  "The reduce predecessors privatized on loop (split first: s:split(pred, j, {nil, 64})): a\n"
 	  "local stage reducing each slice in parallel and a global one; block privatized alike, its\n"
-	  "local fused into the local stage, its global repaired by h (Eq. 8)." },
+	  "local fused into the local stage, its global repaired by h (Eq. 8). {relax_casts = true} as\n"
+	  "for rolling_update." },
 	{ "fuse_and_privatize", s_fuse_and_privatize,
 	  "s:fuse_and_privatize(block, loop): both reductions privatized on loop, block's local fused\n"
 	  "under it; for reductions that need no repair (split_k_update for those that do)" },
@@ -1274,6 +1303,12 @@ static const HelpReg smeths[] = {
 	  "s:reorder(block, j, i, ...): loops of one perfect nest in the given order (TVM's reorder)\n"
 	  "Refused when the order of the iterations matters, unless every dependence runs along the\n"
 	  "nest's innermost loop alone (the loops outside it touch their own elements)." },
+	{ "skip_masked", s_skip_masked,
+	  "s:skip_masked(block, loop): the iterations of loop whose tile every mask leaves out are skipped\n"
+	  "(FlexAttention's block sparsity): a mask is where(c, x, -inf) with c on indices (causal, a\n"
+	  "window). Proved first, with every mask false: each store becomes an identity (inputs finite);\n"
+	  "the body then runs under \"some mask holds in the tile\" (s:explain() names it), which the\n"
+	  "Triton emitter turns into the loop's bounds." },
 	{ "fission", s_fission,
 	  "s:fission(block, loop [, {deep = true}]): the loop distributed over the statements of its body\n"
 	  "for i: {s1; s2} becomes for i: s1; for i0: s2. Returns s and the new loops' names (also in\n"

@@ -691,7 +691,7 @@ test_fast(void **state)
 {
 	Kernel *k = softmax_kernel(33, 1000);
 	TBuf *in = inputs(k), *jb = copy_inputs(k, in), *ib = copy_inputs(k, in);
-	BSourceOpts so = { 1 };
+	BSourceOpts so = { .fast = 1 };
 	BJitOpts o = { 0 };
 	int out_b = kernel_find_buffer(k, "out"), diff = 0;
 	double worst = 0;

@@ -827,7 +827,9 @@ exact(UCtx *c, UOp *v)
 		return v;
 	if (v->op == OP_CAST && v->src[0]->dtype == DT_INDEX)
 		return v->src[0];
-	if (v->op == OP_CONST && v->dtype != DT_BOOL) {
+	if (v->op == OP_CONST && v->dtype == DT_BOOL)
+		return uop_const(c, DT_BOOL, v->arg[0] != 0);
+	if (v->op == OP_CONST) {
 		double x = uop_const_value(v);
 
 		if (x == floor(x) && fabs(x) <= 9007199254740992.0)
@@ -863,7 +865,8 @@ exact_alu(Lower *L, Op op, DType t, UOp *const *v, int n)
 	if (t == DT_BOOL && op != OP_CMPLT && op != OP_CMPNE && op != OP_CMPEQ)
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (!(x[i] = exact(c, v[i])) || ((i != 0 || op != OP_WHERE) && x[i]->dtype == DT_BOOL))
+		if (!(x[i] = exact(c, v[i])) || ((i != 0 || op != OP_WHERE) && x[i]->dtype == DT_BOOL
+		                                 && op != OP_CMPNE && op != OP_CMPEQ))
 			return NULL;
 	switch (op) {
 	case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAX: case OP_MIN:
@@ -1107,6 +1110,10 @@ step(Lower *L, const Key *f, UOp **out)
 			break;
 		if ((r = exact_alu(L, (Op)u->op, (DType)u->dtype, v, u->nsrc)))
 			break;
+		if (u->op == OP_WHERE && v[0]->op == OP_CONST) {   /* a mask that always (or never) holds */
+			r = kernel_cast(k, (DType)u->dtype, v[0]->arg[0] ? v[1] : v[2]);
+			break;
+		}
 		if (u->op == OP_CAST)
 			r = kernel_cast(k, (DType)u->dtype, v[0]);
 		else if (uop_info[u->op].flags & U_CMP)

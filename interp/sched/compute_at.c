@@ -804,6 +804,45 @@ alone_around(const Kernel *k, int st, const UOp *l, UAddrSpace sc)
 }
 
 /*
+** Without enumeration: every loop variable v (of more than one iteration) on
+** the path owns a dimension d of the region's start, c*v + k (k a constant)
+** with |c| >= the region's extent there: iterations that differ in v place
+** their boxes apart in dimension d.
+*/
+static int
+owns_dims(Kernel *k, const Region *r, int nd, const UOp *const *var, int nv)
+{
+	int i, d;
+
+	for (i = 0; i < nv; i++) {
+		UOp *v = (UOp *)var[i];
+		int ok = var[i]->arg[1] == var[i]->arg[0];
+
+		for (d = 0; d < nd && !ok; d++) {
+			const UOp *vs[64];
+			UOp *zero = uop_int(k->c, 0), *one = uop_int(k->c, 1), *lo, *hi, *c, *rest;
+			int n = uop_vars(r->start[d], vs, 64), j, only = 1;
+			Err ie;
+
+			for (j = 0; j < n; j++)
+				only &= vs[j] == v;
+			if (!only || n != 1 || n > 64)
+				continue;
+			if (!(lo = simp(k, kernel_substitute(k->c, r->start[d], &v, &zero, 1), &ie))
+			|| !(hi = simp(k, kernel_substitute(k->c, r->start[d], &v, &one, 1), &ie))
+			|| !(c = simp(k, uop_sub(k->c, hi, lo), &ie)) || c->op != OP_CONST
+			|| !(rest = simp(k, uop_sub(k->c, uop_sub(k->c, r->start[d], lo), uop_mul(k->c, c, v)), &ie))
+			|| rest->op != OP_CONST || rest->arg[0] != 0 || lo->op != OP_CONST)
+				continue;
+			ok = (c->arg[0] < 0 ? -c->arg[0] : c->arg[0]) >= r->ext[d];
+		}
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+/*
 ** The regions of one iteration of loop l (its start: r's, an expression in
 ** the loops from the stage's body down to l) do not overlap for any two
 ** iterations of those loops: each writes and reads storage of its own, and
@@ -828,10 +867,12 @@ disjoint(Kernel *k, int st, const UOp *l, int b, const Region *r)
 			bind[nv].name = var[nv]->name;
 			bind[nv].value = 0;
 			pts *= krange_extent(p[i]->src[0]);
-			if (pts > SCHED_ENUM_LIMIT)
-				return 0;
 			nv++;
 		}
+	if (owns_dims(k, r, B->ndim, var, nv))
+		return 1;
+	if (pts > SCHED_ENUM_LIMIT)
+		return 0;
 	for (d = 0; d < B->ndim; d++)
 		if ((numel *= B->shape[d]) > (1 << 22))
 			return 0;
@@ -1088,7 +1129,7 @@ static int
 dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, const Region *rb,
       const char *loop, Err *e)
 {
-	int64_t vol = 1, pts, start[T_MAXDIM], p, x[T_MAXDIM];
+	int64_t vol = 1, pts, start[T_MAXDIM], p, x[T_MAXDIM], total = 0;
 	const UOp *lv = krange_var(l->src[0]);
 	unsigned char *seen;
 	int i, d, rc = 0, ok;
@@ -1099,7 +1140,7 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 	if (!(seen = calloc((size_t)vol, 1)))
 		return err_set(e, "out of memory");
 	for (pts = 0; lv->arg[0] + pts <= lv->arg[1] && rc == 0; pts++) {
-		int64_t lval = lv->arg[0] + pts, work = 0;
+		int64_t lval = lv->arg[0] + pts;
 
 		memset(seen, 0, (size_t)vol);
 		for (i = 0; i < nsv && rc == 0; i++) {
@@ -1123,10 +1164,14 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 				continue;
 			if (sv[i]->nsrc == 3 && ng < 64)
 				gate[ng++] = sv[i]->src[2];
-			for (j = 0; j < ni; j++) {
-				int64_t n = inner[j]->arg[1] - inner[j]->arg[0] + 1;
+			{
+				int64_t n = 1;
 
-				if (uck_mul(n, vol, &n) < 0 || (work += n) > SCHED_ENUM_LIMIT) {
+				/* the store's points in this iteration: the product of the loops inside */
+				for (j = 0; j < ni; j++)
+					if (uck_mul(n, inner[j]->arg[1] - inner[j]->arg[0] + 1, &n) < 0)
+						n = INT64_MAX;
+				if (n == INT64_MAX || uck_add(total, n, &total) < 0 || total > SCHED_ENUM_LIMIT) {
 					free(seen);
 					return 0;   /* too many points to enumerate: the box's construction stands */
 				}

@@ -451,6 +451,28 @@ h_at(const FRepair *rp, int q, double tv, double rq, int depth)
 	return h_at_node(rp->h, rp, q, tv, rq, depth);
 }
 
+/* u with every rounding to a narrower float and back (float32(float16(x))) taken out */
+static UOp *
+unround(UCtx *c, UOp *u, int depth)
+{
+	UOp *s[16];
+	int i, changed = 0;
+
+	if (depth > 500 || u->nsrc > 16)
+		return u;
+	if (u->op == OP_CAST && dtype_is_float((DType)u->dtype) && u->src[0]->op == OP_CAST
+	&& u->src[0]->src[0]->dtype == u->dtype && dtype_is_float((DType)u->src[0]->dtype)
+	&& dtype_bytes((DType)u->src[0]->dtype) < dtype_bytes((DType)u->dtype))
+		return unround(c, u->src[0]->src[0], depth + 1);
+	for (i = 0; i < u->nsrc; i++) {
+		if (!(s[i] = unround(c, u->src[i], depth + 1)))
+			return NULL;
+		changed |= s[i] != u->src[i];
+	}
+	return changed ? uop_new(c, (Op)u->op, (DType)u->dtype, s, u->nsrc, u->arg[0], u->arg[1], u->name,
+	                         u->data, u->ndata) : u;
+}
+
 int
 fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 {
@@ -546,6 +568,27 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	}
 	if (!(g = kernel_substitute(c, other, rp->rload, rp->r, rp->nr)))
 		return err_set(e, "out of memory");
+	{
+		UOp *g2 = unround(c, g, 0);
+		Buf gb;
+
+		if (!g2)
+			return err_set(e, "out of memory");
+		if (g2 != g && !rp->relax_casts) {
+			buf_init(&gb);
+			show(&gb, k, c, g);
+			err_set(e, "stage %s: g = %s rounds to a narrower float and back; the repair holds for g "
+			        "without the rounding, up to it (FlashAttention rounds p before the rescale): "
+			        "give {relax_casts = true} to derive it so", k->stage[t].name, gb.s ? gb.s : "?");
+			buf_free(&gb);
+			return -1;
+		}
+		if (g2 != g) {
+			emit(ex, "  3. relax   g rounds to a narrower float and back: h is derived for g without it, "
+			     "and holds up to that rounding\n");
+			g = g2;
+		}
+	}
 	rp->g = g;
 	emit(ex, "  3. match   X_t = %s, f = %s", k->buf[rp->xt].name, opname(rp->f));
 	for (q = 0; q < rp->nr; q++) {
@@ -1222,9 +1265,10 @@ fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *aux, 
 }
 
 int
-fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
-            int (*fn)(Kernel *, int, const char *, Buf *, Err *), Err *e)
+fusion_step(Schedule *s, const char *what, const char *stage, const char *loop, const FusionOpts *o,
+            int (*fn)(Kernel *, int, const char *, const FusionOpts *, Buf *, Err *), Err *e)
 {
+	static const FusionOpts none;
 	Kernel *next;
 	Buf line, ex;
 	Err ie;
@@ -1236,7 +1280,9 @@ fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
 	if (!(next = sched_begin(s, e)))
 		return -1;
 	buf_init(&ex);
-	if (fn(next, t, loop, &ex, &ie) < 0) {
+	if (!o)
+		o = &none;
+	if (fn(next, t, loop, o, &ex, &ie) < 0) {
 		kernel_free(next);
 		buf_free(&ex);
 		return err_set(e, "%s: %s", what, ie.msg);
@@ -1253,7 +1299,7 @@ fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
 	sched_quote(&line, stage);
 	emit(&line, ", ");
 	sched_quote(&line, loop);
-	emit(&line, ")");
+	emit(&line, o->relax_casts ? ", {relax_casts = true})" : ")");
 	rc = line.oom || ex.oom ? (kernel_free(next), err_set(e, "%s: out of memory", what))
 	   : sched_commit(s, next, what, line.s, e);
 	if (rc == 0 && ex.s)

@@ -167,7 +167,7 @@ repair(Kernel *k, void *aux, UOp *U, UOp **stmts, int *n, Err *e)
 }
 
 static int
-rolling(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
+rolling(Kernel *k, int t, const char *spec, const FusionOpts *o, Buf *ex, Err *e)
 {
 	FRepair rp;
 	Roll R;
@@ -179,6 +179,7 @@ rolling(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 	int ncopy = 0;
 
 	memset(&rp, 0, sizeof rp);
+	rp.relax_casts = o->relax_casts;
 	memset(&R, 0, sizeof R);
 	buf_init(&rp.explain);
 	buf_init(&names);
@@ -307,5 +308,11 @@ out:
 int
 sched_rolling_update(Schedule *s, const char *stage, const char *loop, Err *e)
 {
-	return fusion_step(s, "rolling_update", stage, loop, rolling, e);
+	return fusion_step(s, "rolling_update", stage, loop, NULL, rolling, e);
+}
+
+int
+sched_rolling_update_opts(Schedule *s, const char *stage, const char *loop, const FusionOpts *o, Err *e)
+{
+	return fusion_step(s, "rolling_update", stage, loop, o, rolling, e);
 }

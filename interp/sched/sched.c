@@ -726,6 +726,88 @@ point_str(Buf *b, const UBind *bind, int n)
 ** the nest vars nv[0..n-1] to one element? Outer variables (not nest vars,
 ** bound outside the nest: outer[0..nout-1]) are part of the element.
 */
+/* u with each of vars[0..n) at value 0 (val NULL) or at val[i], simplified; NULL when it fails */
+static UOp *
+at(const Kernel *k, const UOp *u, UOp *const *vars, int n, int64_t v)
+{
+	UOp *val[64], *r, *o;
+	Err ie;
+	int i;
+
+	for (i = 0; i < n && i < 64; i++)
+		val[i] = uop_int(k->c, v);
+	if (!(r = kernel_substitute(k->c, (UOp *)u, vars, val, n)) || uop_simplify(k->c, r, &o, &ie) < 0)
+		return NULL;
+	return o;
+}
+
+/*
+** Injectivity without enumeration: nest variable v owns dimension d when
+** index d is c*v + lo, lo free of the nest variables, the part of lo that
+** moves with the loops inside the nest spanning less than |c|: two
+** iterations that differ in v then differ in dimension d, whatever the inner
+** loops do. When every nest variable owns a dimension, the nest's
+** iterations touch different elements.
+*/
+static int
+owned(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *const *outer, int nout)
+{
+	int i, d, j, nd = ix->nsrc - 1;
+
+	for (i = 0; i < n; i++) {
+		int ok = 0;
+
+		for (d = 0; d < nd && !ok; d++) {
+			const UOp *x = ix->src[d + 1], *vs[64];
+			UOp *v = (UOp *)nv[i], *lo, *hi1, *c, *rest, *in[64];
+			int nvs = uop_vars(x, vs, 64), mine = 0, other = 0, nin = 0;
+
+			if (nvs > 64 || has_load(x, 0))
+				continue;
+			for (j = 0; j < nvs; j++) {
+				int q, isnest = 0, isout = 0;
+
+				for (q = 0; q < n; q++)
+					isnest |= vs[j] == nv[q];
+				for (q = 0; q < nout; q++)
+					isout |= vs[j] == outer[q];
+				mine |= vs[j] == v;
+				other |= isnest && vs[j] != v;
+				if (!isnest && !isout)
+					in[nin++] = (UOp *)vs[j];
+			}
+			if (!mine || other)
+				continue;
+			/* x = c*v + lo: lo at v = 0, c = x(v = 1) - lo, and x - lo - c*v is 0 */
+			if (!(lo = at(k, x, &v, 1, 0)) || !(hi1 = at(k, x, &v, 1, 1))
+			|| !(c = at(k, uop_sub(k->c, hi1, lo), NULL, 0, 0)) || c->op != OP_CONST || c->arg[0] == 0)
+				continue;
+			if (!(rest = at(k, uop_sub(k->c, uop_sub(k->c, (UOp *)x, lo), uop_mul(k->c, c, v)), NULL, 0, 0))
+			|| rest->op != OP_CONST || rest->arg[0] != 0)
+				continue;
+			/* lo's inner part: lo - lo(inner = 0) must not depend on the outer loops */
+			if (nin) {
+				UOp *lo0 = at(k, lo, in, nin, 0), *g;
+				const UOp *gv[64];
+				int ng, q, bad = 0;
+
+				if (!lo0 || !(g = at(k, uop_sub(k->c, lo, lo0), NULL, 0, 0)))
+					continue;
+				ng = uop_vars(g, gv, 64);
+				for (j = 0; j < ng && !bad; j++)
+					for (q = 0; q < nout; q++)
+						bad |= gv[j] == outer[q];
+				if (bad || g->vmax - g->vmin >= (c->arg[0] < 0 ? -c->arg[0] : c->arg[0]))
+					continue;
+			}
+			ok = 1;
+		}
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
 static int
 injective(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *const *outer,
           int nout, Err *e)
@@ -746,7 +828,7 @@ injective(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp
 		if (d == nd)
 			break;
 	}
-	if (i == n)
+	if (i == n || owned(k, ix, nv, n, outer, nout))
 		return 0;
 	for (i = 0; i < n; i++)
 		vars[nvar++] = nv[i];
@@ -874,18 +956,27 @@ canonical(const Kernel *k, const Walk *w, const UOp *a)
 	const UOp *v[64];
 	UOp *old[64], *val[64];
 	char name[32];
-	int nv = uop_vars(a, v, 64), i, j, n = 0;
+	int nv, i, j, q, d, n = 0, seen;
 
-	for (i = 0; i < nv && i < 64; i++)
-		for (j = 0; j < w->nlocal; j++)
-			if (v[i] == w->local[j] && v[i]->arg[0] == 0) {
-				snprintf(name, sizeof name, "__local%d", n);
-				old[n] = (UOp *)v[i];
-				if (!(val[n] = kernel_var((Kernel *)k, name, v[i]->arg[1] + 1)))
-					return a;
-				n++;
-				break;
-			}
+	/* in the order they appear, index by index (an INDEX's dimensions; else the whole value) */
+	for (d = a->op == OP_INDEX ? 1 : 0; d < (a->op == OP_INDEX ? a->nsrc : 1); d++) {
+		nv = uop_vars(a->op == OP_INDEX ? a->src[d] : a, v, 64);
+		for (i = 0; i < nv && i < 64 && n < 64; i++) {
+			for (seen = 0, q = 0; q < n && !seen; q++)
+				seen = old[q] == v[i];
+			if (seen)
+				continue;
+			for (j = 0; j < w->nlocal; j++)
+				if (v[i] == w->local[j] && v[i]->arg[0] == 0) {
+					snprintf(name, sizeof name, "__local%d", n);
+					old[n] = (UOp *)v[i];
+					if (!(val[n] = kernel_var((Kernel *)k, name, v[i]->arg[1] + 1)))
+						return a;
+					n++;
+					break;
+				}
+		}
+	}
 	return n ? kernel_substitute(k->c, (UOp *)a, old, val, n) : a;
 }
 

@@ -151,6 +151,15 @@ UOp *sched_copy_nest(Kernel *k, int dst, int src);
 int sched_fission(Schedule *s, const char *stage, const char *loop, int deep, Buf *made, Err *e);
 int sched_fission_in(Kernel *k, int st, const char *loop, Buf *names, Err *e);
 
+/* skip_masked.c */
+/* The iterations of loop `loop` of the stage in which every mask of its body
+** (where(c, x, -inf), c on indices) is false everywhere in the tile are
+** skipped: the body goes under "some mask holds in the tile", once every
+** store is proved to change nothing there (inputs finite); refused with the
+** store that would still change a buffer. The note names the guard. */
+int sched_skip_masked(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_skip_masked_in(Kernel *k, int st, const char *loop, Buf *why, Err *e);
+
 /* split.c */
 /* Loop `loop` into n nested loops (loop0, loop1, ...) of extents
 ** factors[0..n-1]; one factor may be 0 or -1 (Lua's nil): the extent divided
@@ -306,8 +315,17 @@ typedef struct FRepair {
 	int safe[FMAXR];     /* g sees masked (-inf) inputs: predecessor q is read safely */
 	int prev_safe[FMAXR];/* its init is infinite: h reads the previous value safely (not g) */
 	double init[FMAXR];  /* its value while no (unmasked) input has reached it */
+	int relax_casts;     /* in: derive h for g without its float roundings (FusionOpts) */
 	Buf explain;         /* the derivation, as Figure 10 shows it */
 } FRepair;
+/* Options of the fusion steps. relax_casts: g may round a value to a narrower
+** float and widen it back (float32(float16(exp(c - r))), Figure 8's
+** softmax_exp_f16); h is derived and proved for g without those roundings, and
+** holds up to them (the fused kernel rounds before the rescale, as
+** FlashAttention does); the derivation says so. Without it such a g is refused. */
+typedef struct FusionOpts {
+	int relax_casts;
+} FusionOpts;
 /* upd (the target's update, its variables those of the fused loops) among
 ** the fused statements stmts[0..*n-1]: rewrite them (repair). */
 typedef int (*FRepairFn)(Kernel *k, void *aux, UOp *upd, UOp **stmts, int *n, Err *e);
@@ -346,8 +364,8 @@ int fusion_fuse(Kernel *k, int t, int S, const char *loop, FRepairFn fn, void *a
 /* A fusion step: fn on a copy of the kernel (stage t, the loop spec, the
 ** derivation into ex), committed as s:what(stage, loop) with the
 ** derivation as its note. */
-int fusion_step(Schedule *s, const char *what, const char *stage, const char *loop,
-                int (*fn)(Kernel *, int, const char *, Buf *, Err *), Err *e);
+int fusion_step(Schedule *s, const char *what, const char *stage, const char *loop, const FusionOpts *o,
+                int (*fn)(Kernel *, int, const char *, const FusionOpts *, Buf *, Err *), Err *e);
 /* The stage of the loop named by spec before stage t: "stage.loop", or
 ** "loop" for the nearest earlier stage with a loop of that name; var gets
 ** the loop's name. */
@@ -360,6 +378,7 @@ int fusion_loop_stage(const Kernel *k, int t, const char *spec, char *var, size_
 ** rewritten X_t = h(X_t, X_r_prev, X_r) f g(X_r, C) (Eq. 7). The derivation
 ** is the step's note (sched_explain). */
 int sched_rolling_update(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_rolling_update_opts(Schedule *s, const char *stage, const char *loop, const FusionOpts *o, Err *e);
 
 /* privatize.c */
 /* Stage st's reduction privatized on its reduce loop `loop` (rfactor with
@@ -387,6 +406,7 @@ int sched_fuse_and_privatize(Schedule *s, const char *stage, const char *loop, E
 ** reading theirs and fused into the local stage, and its global repaired:
 ** X_t = X_t f h(X_t_local, X_r_local, X_r) (Eq. 8). */
 int sched_split_k_update(Schedule *s, const char *stage, const char *loop, Err *e);
+int sched_split_k_update_opts(Schedule *s, const char *stage, const char *loop, const FusionOpts *o, Err *e);
 
 /* verify.c */
 typedef struct SVerifyOpts {

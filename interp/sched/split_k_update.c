@@ -61,7 +61,7 @@ local_of(const Kernel *k, int X, int S)
 }
 
 static int
-split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
+split_k(Kernel *k, int t, const char *spec, const FusionOpts *o, Buf *ex, Err *e)
 {
 	FRepair rp;
 	Buf names;
@@ -70,6 +70,7 @@ split_k(Kernel *k, int t, const char *spec, Buf *ex, Err *e)
 	UOp *l;
 
 	memset(&rp, 0, sizeof rp);
+	rp.relax_casts = o->relax_casts;
 	buf_init(&rp.explain);
 	buf_init(&names);
 	if ((S = fusion_loop_stage(k, t, spec, var, sizeof var, e)) < 0)
@@ -184,5 +185,11 @@ out:
 int
 sched_split_k_update(Schedule *s, const char *stage, const char *loop, Err *e)
 {
-	return fusion_step(s, "split_k_update", stage, loop, split_k, e);
+	return fusion_step(s, "split_k_update", stage, loop, NULL, split_k, e);
+}
+
+int
+sched_split_k_update_opts(Schedule *s, const char *stage, const char *loop, const FusionOpts *o, Err *e)
+{
+	return fusion_step(s, "split_k_update", stage, loop, o, split_k, e);
 }

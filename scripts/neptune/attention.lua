@@ -92,7 +92,8 @@ function M.attention(a)
   local mx = s:max(3, {keepdim = true}):named("s_max")
   local e = (s - mx):exp()
   local sum = e:sum(3, {keepdim = true}):named("s_sum")
-  local pv = e:matmul(vx:cast("float32")):named("pv")
+  -- p rounded to the inputs' dtype before p v, as Figure 8's softmax_exp_f16 (tensor cores take it)
+  local pv = e:cast(dtype):cast("float32"):matmul(vx:cast("float32")):named("pv")
   local o = (pv / sum):cast(dtype)
   return o, {q = q, k = k, v = v}
 end

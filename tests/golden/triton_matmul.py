@@ -21,18 +21,18 @@ def c_init_kernel(c_ptr, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
 
 
 @triton.jit
-def c_kernel(a_ptr, b_ptr, c_ptr, BLOCK_I1: tl.constexpr, BLOCK_J1: tl.constexpr, BLOCK_K: tl.constexpr):
+def c_kernel(a_ptr, b_ptr, c_ptr, BLOCK_I1: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_J1: tl.constexpr):
     # block-bound loops are program ids
     offs_i1 = tl.arange(0, BLOCK_I1)
-    offs_j1 = tl.arange(0, BLOCK_J1)
     offs_k = tl.arange(0, BLOCK_K)
+    offs_j1 = tl.arange(0, BLOCK_J1)
     i0 = tl.program_id(1)
     j0 = tl.program_id(0)
-    tl.store(c_ptr + (i0 * 1024 + j0 * 16 + offs_i1[:, None] * 64 + offs_j1[None, :]), tl.load(c_ptr + (i0 * 1024 + j0 * 16 + offs_i1[:, None] * 64 + offs_j1[None, :])) + tl.sum(tl.load(a_ptr + (i0 * 1024 + offs_i1[:, None, None] * 64 + offs_k[None, None, :])) * tl.load(b_ptr + (j0 * 16 + offs_j1[None, :, None] + offs_k[None, None, :] * 64)), axis=2))
+    tl.store(c_ptr + (i0 * 1024 + j0 * 16 + offs_i1[:, None] * 64 + offs_j1[None, :]), tl.load(c_ptr + (i0 * 1024 + j0 * 16 + offs_i1[:, None] * 64 + offs_j1[None, :])) + tl.dot(tl.load(a_ptr + (i0 * 1024 + offs_i1[:, None] * 64 + offs_k[None, :])), tl.load(b_ptr + (j0 * 16 + offs_j1[None, :] + offs_k[:, None] * 64)), input_precision="ieee"))
 
 
 def tessel_launch(bufs):
     """The stages in order, each on its grid; bufs in kernel order."""
     a, b, c = bufs
     c_init_kernel[(1,)](c, BLOCK_I=64, BLOCK_J=64)
-    c_kernel[(4, 4)](a, b, c, BLOCK_I1=16, BLOCK_J1=16, BLOCK_K=64)
+    c_kernel[(4, 4)](a, b, c, BLOCK_I1=16, BLOCK_K=64, BLOCK_J1=16)

@@ -17,7 +17,7 @@ check("a lowered softmax: program ids from the rows, masked reductions, a launch
   has(src, "    xmax_kernel[(4,)](x, xmax, BLOCK_J=8)\n")
 end)
 
-check("a scheduled matmul: block-bound loops are program ids, the decomposed nest one 3-D tile", function()
+check("a scheduled matmul: block-bound loops are program ids, the contraction one tl.dot", function()
   local a, b = tensor.param("a", {64, 64}), tensor.param("b", {64, 64})
   local s = kernel.lower(a:matmul(b), "c"):schedule()
   s:decompose_reduction("c", "k")
@@ -26,9 +26,10 @@ check("a scheduled matmul: block-bound loops are program ids, the decomposed nes
   local src = s:source("triton")
   eq(src, s:kernel():source("triton"), "s:source")
   has(src, "    i0 = tl.program_id(1)\n    j0 = tl.program_id(0)\n")
-  has(src, "tl.sum(tl.load(a_ptr + (i0 * 1024 + offs_i1[:, None, None] * 64 + offs_k[None, None, :])) * "
-    .. "tl.load(b_ptr + (j0 * 16 + offs_j1[None, :, None] + offs_k[None, None, :] * 64)), axis=2)")
-  has(src, "    c_kernel[(4, 4)](a, b, c, BLOCK_I1=16, BLOCK_J1=16, BLOCK_K=64)\n")
+  -- a [16, 64] tile of a and a [64, 16] tile of b (transposed offsets), in IEEE float32
+  has(src, "tl.dot(tl.load(a_ptr + (i0 * 1024 + offs_i1[:, None] * 64 + offs_k[None, :])), "
+    .. "tl.load(b_ptr + (j0 * 16 + offs_j1[None, :] + offs_k[:, None] * 64)), input_precision=\"ieee\")")
+  has(src, "    c_kernel[(4, 4)](a, b, c, BLOCK_I1=16, BLOCK_K=64, BLOCK_J1=16)\n")
 end)
 
 check("a hand-written kernel: block.x is program id 0, names avoid Python's", function()
