@@ -1391,7 +1391,9 @@ static const HelpReg meths[] = {
 	{ "split", l_split, "cut along an axis\nt:split(size | {sizes} [, dim = 0]) -> a table of shrinks; sizes sum to the axis" },
 	{ "chunk", l_chunk, "cut into k pieces\nt:chunk(k [, dim = 0]) = t:split(ceil(n / k), dim) (fewer when they run out)" },
 	{ "meshgrid", l_meshgrid, "coordinate grids\na:meshgrid(b, ... [, {indexing = \"ij\" | \"xy\"}]) -> a table of expanded tensors" },
-	{ "repeat", l_repeat, "tile the tensor\nt:repeat(r0, r1, ...) or t:repeat{...} = reshape{1, s}:expand{r, s}:reshape{r s} per axis" },
+	{ "tile", l_repeat, "tile the tensor (tinygrad's repeat: `repeat` is a Lua keyword)\n"
+	  "t:tile(r0, r1, ...) or t:tile{...} = reshape{1, s}:expand{r, s}:reshape{r s} per axis; t[\"repeat\"](t, ...) too" },
+	{ "repeat", l_repeat, "tile the tensor (t:tile: `repeat` is a Lua keyword)\nt[\"repeat\"](t, r0, r1, ...) = t:tile(r0, r1, ...)" },
 	{ "repeat_interleave", l_repeat_interleave, "repeat each element\nt:repeat_interleave(repeats [, dim]) (no dim: flattened)" },
 	{ "roll", l_roll, "rotate along axes\nt:roll(shifts [, dims]) = t:repeat(2 on dims):shrink(...); no dims: flattened" },
 	{ "tril", l_tril, "lower triangle\nt:tril([diagonal = 0]) = tri:where(0, x) over the last two axes" },
