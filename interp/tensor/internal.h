@@ -2,6 +2,7 @@
 #ifndef TESSEL_TENSOR_INTERNAL_H
 #define TESSEL_TENSOR_INTERNAL_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "tensor.h"
@@ -116,6 +117,22 @@ unsq(UCtx *c, UOp *a, int at, Err *e)
 	for (k = j = 0; k <= a->ndim; k++)
 		s[k] = k == at ? 1 : a->shape[j++];
 	return tensor_reshape(c, a, s, a->ndim + 1, e);
+}
+
+/* r, or on failure e's message prefixed with the method's name when it names an inner op
+** ("lerp: sub: shapes (4,) and (8,) do not broadcast ..."), so that the user sees the call */
+static inline UOp *
+named_err(UOp *r, Err *e, const char *what)
+{
+	size_t n = strlen(what);
+
+	if (!r && e && (strncmp(e->msg, what, n) != 0 || e->msg[n] != ':')) {
+		char m[sizeof e->msg];
+
+		snprintf(m, sizeof m, "%s: %.*s", what, (int)(sizeof m - n - 3), e->msg);
+		memcpy(e->msg, m, sizeof m);
+	}
+	return r;
 }
 
 #endif

@@ -142,6 +142,7 @@ UOp *tensor_silu(UCtx *c, UOp *a, Err *e);          /* x sigmoid(x) (swish) */
 UOp *tensor_quick_gelu(UCtx *c, UOp *a, Err *e);    /* x sigmoid(1.702 x) */
 UOp *tensor_gelu(UCtx *c, UOp *a, int exact, Err *e);   /* .5x(1 + tanh(sqrt(2/pi)(x + .044715x^3))); exact: .5x(1 + erf(x/sqrt2)) */
 UOp *tensor_pow(UCtx *c, UOp *a, UOp *b, Err *e);   /* Pow(a, b) */
+UOp *tensor_div_mode(UCtx *c, UOp *a, UOp *b, int mode, Err *e);   /* 0: a/b; 1 trunc, 2 floor (ints: IDiv, fixed) */
 UOp *tensor_fmod(UCtx *c, UOp *a, UOp *b, Err *e);  /* a - trunc(a/b) b; integers: a % b moved to a's sign */
 UOp *tensor_copysign(UCtx *c, UOp *a, UOp *b, Err *e);   /* ((b < 0) | (recip(b) < 0)):where(-|a|, |a|) */
 UOp *tensor_lerp(UCtx *c, UOp *a, UOp *end, UOp *w, Err *e);   /* a + (end - a) w */

@@ -338,7 +338,7 @@ tensor_clamp(UCtx *c, UOp *a, UOp *lo, UOp *hi, Err *e)
 		a = sel(c, lt(c, a, lo, e), lo, a, e);
 	if (hi)
 		a = sel(c, tensor_gt(c, a, hi, e), hi, a, e);
-	return a;
+	return named_err(a, e, "clamp");
 }
 
 /* hardtanh(x, lo, hi) = clamp(x, lo, hi) */
@@ -401,8 +401,8 @@ tensor_logaddexp(UCtx *c, UOp *a, UOp *b, Err *e)
 	a = flt(c, a, e);
 	b = flt(c, b, e);
 	m = tensor_alu(c, OP_MAX, a, b, e);
-	return add(c, tensor_log(c, add(c, tensor_exp(c, sub(c, a, m, e), e), tensor_exp(c, sub(c, b, m, e), e), e), e),
-	           m, e);
+	return named_err(add(c, tensor_log(c, add(c, tensor_exp(c, sub(c, a, m, e), e), tensor_exp(c, sub(c, b, m, e), e), e), e),
+	           m, e), e, "logaddexp");
 }
 
 /* softplus(x, beta) = logaddexp(beta x, 0) / beta */
@@ -482,7 +482,7 @@ tensor_gelu(UCtx *c, UOp *a, int exact, Err *e)
 UOp *
 tensor_pow(UCtx *c, UOp *a, UOp *b, Err *e)
 {
-	return tensor_alu(c, OP_POW, a, b, e);
+	return named_err(tensor_alu(c, OP_POW, a, b, e), e, "pow");
 }
 
 /*
@@ -502,12 +502,41 @@ tensor_fmod(UCtx *c, UOp *a, UOp *b, Err *e)
 	if (t == DT_BOOL)
 		return err_set(e, "fmod: needs integer or float operands, got bool and bool"), NULL;
 	if (dtype_is_float(t))
-		return sub(c, a, mul(c, tensor_unary(c, OP_TRUNC, tensor_div(c, a, b, e), e), b, e), e);
+		return named_err(sub(c, a, mul(c, tensor_unary(c, OP_TRUNC, tensor_div(c, a, b, e), e), b, e), e), e, "fmod");
 	r = tensor_alu(c, OP_MOD, a, b, e);
 	if (!r)
 		return NULL;
 	fix = band(c, ne(c, r, kd(c, t, 0), e), ne(c, lt(c, r, kd(c, t, 0), e), lt(c, a, kd(c, t, 0), e), e), e);
-	return sel(c, fix, sub(c, r, b, e), r, e);
+	return named_err(sel(c, fix, sub(c, r, b, e), r, e), e, "fmod");
+}
+
+/*
+** div(a, b, mode) with tinygrad's rounding_mode: 0 true division (Mul(a,
+** Recip(b)) in float), 1 "trunc", 2 "floor". Integers: floor is IDiv (Python's
+** //), trunc is a // b plus 1 where the remainder is nonzero and the signs of a
+** and b differ; floats: trunc(a / b) and floor(a / b).
+*/
+UOp *
+tensor_div_mode(UCtx *c, UOp *a, UOp *b, int mode, Err *e)
+{
+	DType t;
+	UOp *q, *fix;
+
+	if (!a || !b)
+		return NULL;
+	if (mode < 0 || mode > 2)
+		return err_set(e, "div: rounding mode %d is not 0 (none), 1 (trunc) or 2 (floor)", mode), NULL;
+	t = dtype_promote(a->dtype, b->dtype);
+	if (mode == 0 || !is_intdt(t)) {
+		q = tensor_div(c, a, b, e);
+		return named_err(mode == 0 ? q : mode == 1 ? tensor_unary(c, OP_TRUNC, q, e) : tensor_floor(c, q, e), e, "div");
+	}
+	q = tensor_alu(c, OP_IDIV, a, b, e);
+	if (mode == 2 || !q)
+		return named_err(q, e, "div");
+	fix = band(c, ne(c, tensor_alu(c, OP_MOD, a, b, e), kd(c, t, 0), e),
+	           ne(c, lt(c, a, kd(c, t, 0), e), lt(c, b, kd(c, t, 0), e), e), e);
+	return named_err(sel(c, fix, addk(c, q, 1, e), q, e), e, "div");
 }
 
 /* copysign(a, b) = ((b < 0) | (recip(b) < 0)):where(-|a|, |a|) (the recip tells -0.0) */
@@ -526,14 +555,14 @@ tensor_copysign(UCtx *c, UOp *a, UOp *b, Err *e)
 	neg = b ? lt(c, b, kd(c, t, 0), e) : NULL;
 	if (b && dtype_is_float(t))
 		neg = bor(c, neg, lt(c, tensor_unary(c, OP_RECIP, b, e), kd(c, t, 0), e), e);
-	return sel(c, neg, tensor_neg(c, m, e), m, e);
+	return named_err(sel(c, neg, tensor_neg(c, m, e), m, e), e, "copysign");
 }
 
 /* lerp(a, end, w) = a + (end - a) w */
 UOp *
 tensor_lerp(UCtx *c, UOp *a, UOp *end, UOp *w, Err *e)
 {
-	return add(c, a, mul(c, sub(c, end, a, e), w, e), e);
+	return named_err(add(c, a, mul(c, sub(c, end, a, e), w, e), e), e, "lerp");
 }
 
 /* masked_fill(x, mask, v) = mask:where(v, x) */
@@ -542,7 +571,7 @@ tensor_masked_fill(UCtx *c, UOp *a, UOp *mask, UOp *v, Err *e)
 {
 	if (mask && mask->dtype != DT_BOOL)
 		return err_set(e, "masked_fill: the mask is %s, not bool", dtype_name(mask->dtype)), NULL;
-	return sel(c, mask, v, a, e);
+	return named_err(sel(c, mask, v, a, e), e, "masked_fill");
 }
 
 /*
@@ -564,7 +593,7 @@ tensor_isclose(UCtx *c, UOp *a, UOp *b, double rtol, double atol, int equal_nan,
 	r = bor(c, fin, inf, e);
 	if (equal_nan)
 		r = bor(c, r, band(c, tensor_isnan(c, a, e), tensor_isnan(c, b, e), e), e);
-	return r;
+	return named_err(r, e, "isclose");
 }
 
 /* ---- random tensors (from tensor_rand's Threefry bits) ---- */

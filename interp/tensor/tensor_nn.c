@@ -470,7 +470,7 @@ tensor_batchnorm(UCtx *c, UOp *x, UOp *w, UOp *b, UOp *mean, UOp *invstd, const 
 		x = mul(c, x, invstd->ndim == k ? chan(c, invstd, s, x->ndim, b1, "invstd", e) : invstd, e);
 	if (x && b)
 		x = add(c, x, chan(c, b, s, x->ndim, b1, "bias", e), e);
-	return x;
+	return named_err(x, e, "batchnorm");
 }
 
 /* linear(x, w, b) = x * w (w 1-D) or x:matmul(w), then + b */
@@ -480,7 +480,7 @@ tensor_linear(UCtx *c, UOp *x, UOp *w, UOp *b, Err *e)
 	if (!x || !w)
 		return NULL;
 	x = w->ndim == 1 ? mul(c, x, w, e) : tensor_matmul(c, x, w, e);
-	return b ? add(c, x, b, e) : x;
+	return named_err(b ? add(c, x, b, e) : x, e, "linear");
 }
 
 /*
@@ -531,7 +531,7 @@ tensor_sdpa(UCtx *c, UOp *q, UOp *k, UOp *v, UOp *mask, int is_causal, int enabl
 		qk = add(c, qk, mask, e);
 	}
 	qk = tensor_cast(c, (DType)q->dtype, qk, e);
-	return tensor_matmul(c, tensor_softmax(c, qk, -1, e), v, e);
+	return named_err(tensor_matmul(c, tensor_softmax(c, qk, -1, e), v, e), e, "scaled_dot_product_attention");
 }
 
 /* ---- einsum ---- */
@@ -744,7 +744,7 @@ tensor_einsum(UCtx *c, const char *formula, UOp *const *xs, int n, Err *e)
 			k += rhs[j] < rhs[i];
 		o[i] = k;
 	}
-	return tensor_permute(c, r, o, len, e);
+	return named_err(tensor_permute(c, r, o, len, e), e, "einsum");
 }
 
 /* ---- losses ---- */
@@ -792,7 +792,7 @@ tensor_binary_crossentropy(UCtx *c, UOp *x, UOp *y, TReduction red, Err *e)
 	one = kf(c, x, 1);
 	a = mul(c, tensor_unary(c, OP_NEG, y, e), tensor_log(c, x, e), e);
 	b = mul(c, sub(c, one, y, e), tensor_log(c, sub(c, one, x, e), e), e);
-	return reduce_as(c, sub(c, a, b, e), red, e);
+	return named_err(reduce_as(c, sub(c, a, b, e), red, e), e, "binary_crossentropy");
 }
 
 /* binary_crossentropy_logits(x, y, pos_weight) = -(pw y logsigmoid(x) + (1 - y) logsigmoid(-x)):reduction */
@@ -810,7 +810,7 @@ tensor_binary_crossentropy_logits(UCtx *c, UOp *x, UOp *y, TReduction red, UOp *
 	if (pos_weight)
 		a = mul(c, pos_weight, a, e);
 	a = add(c, a, mul(c, x ? sub(c, kf(c, x, 1), y, e) : NULL, lq, e), e);
-	return reduce_as(c, tensor_unary(c, OP_NEG, a, e), red, e);
+	return named_err(reduce_as(c, tensor_unary(c, OP_NEG, a, e), red, e), e, "binary_crossentropy_logits");
 }
 
 /* one-hot of integer labels y along axis d of the result: y:unsqueeze(d) == arange(n) along d (bool) */
@@ -865,7 +865,7 @@ tensor_cross_entropy(UCtx *c, UOp *x, UOp *y, TReduction red, double ls, Err *e)
 	y = flt(c, y, e);
 	y = addk(c, mulk(c, y, 1 - ls, e), ls / (double)x->shape[d], e);
 	r = tensor_sum(c, mul(c, tensor_log_softmax(c, x, (int)d, e), y, e), &d, 1, 0, e);
-	return reduce_as(c, tensor_unary(c, OP_NEG, r, e), red, e);
+	return named_err(reduce_as(c, tensor_unary(c, OP_NEG, r, e), red, e), e, "cross_entropy");
 }
 
 /*
@@ -902,9 +902,9 @@ tensor_sparse_categorical_crossentropy(UCtx *c, UOp *x, UOp *y, int64_t ignore_i
 	sm = mulk(c, mul(c, tensor_mean(c, lp, &last, 1, 0, e), m, e), ls, e);
 	u = add(c, mulk(c, tensor_sum(c, mul(c, lp, h, e), &last, 1, 0, e), 1 - ls, e), sm, e);
 	if (red == TRED_MEAN)
-		return tensor_div(c, tensor_unary(c, OP_NEG, tensor_sum(c, u, NULL, -1, 0, e), e),
-		                  tensor_sum(c, m, NULL, -1, 0, e), e);
-	return tensor_unary(c, OP_NEG, reduce_as(c, u, red, e), e);
+		return named_err(tensor_div(c, tensor_unary(c, OP_NEG, tensor_sum(c, u, NULL, -1, 0, e), e),
+		                  tensor_sum(c, m, NULL, -1, 0, e), e), e, "sparse_categorical_crossentropy");
+	return named_err(tensor_unary(c, OP_NEG, reduce_as(c, u, red, e), e), e, "sparse_categorical_crossentropy");
 }
 
 /*
@@ -944,6 +944,6 @@ tensor_nll_loss(UCtx *c, UOp *x, UOp *y, UOp *weight, const int64_t *ignore_inde
 	nll = tensor_squeeze(c, nll, &one, e);
 	nll = mul(c, tensor_unary(c, OP_NEG, nll, e), w, e);
 	if (red == TRED_MEAN)
-		return tensor_div(c, tensor_sum(c, nll, NULL, -1, 0, e), tensor_sum(c, w, NULL, -1, 0, e), e);
-	return reduce_as(c, nll, red, e);
+		return named_err(tensor_div(c, tensor_sum(c, nll, NULL, -1, 0, e), tensor_sum(c, w, NULL, -1, 0, e), e), e, "nll_loss");
+	return named_err(reduce_as(c, nll, red, e), e, "nll_loss");
 }
