@@ -132,7 +132,7 @@ test_math_values(void **state)
 	FN(tensor_asin(C, x, &e), asin(a), 1e-6);
 	FN(tensor_acos(C, x, &e), acos(a), 1e-6);
 	FN(tensor_atan(C, x, &e), atan(a), 1e-6);
-	FN(tensor_erf(C, x, &e), erf(a), 3e-7);
+	FN(tensor_erf(C, x, &e), erf(a), 1e-6);   /* A&S 1.5e-7, plus float32 cancellation near 0 */
 	FN(tensor_log10(C, tensor_abs(C, x, &e), &e), log10(fabs(a)), 1e-6);
 	FN(tensor_rsqrt(C, tensor_abs(C, x, &e), &e), 1 / sqrt(fabs(a)), 1e-6);
 	FN(tensor_relu6(C, tensor_alu(C, OP_MUL, x, uop_constf(C, DT_FLOAT32, 8), &e), &e), fmin(fmax((float)(a * 8), 0), 6), 1e-7);

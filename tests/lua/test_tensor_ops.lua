@@ -493,7 +493,7 @@ local function lowered(build, shapes, tol)
   end
   local t = build(params)
   local k = kernel.lower(t, "out")
-  near(k:run(binds), t:realize(binds):tolist(), tol or 1e-6)
+  near(k:run(binds), t:realize(binds):tolist(), tol or 1e-5)   -- kernels accumulate in float32, the reference in float64
 end
 
 check("lowered to kernels, run as the reference evaluator computes them", function()
