@@ -1517,7 +1517,7 @@ l_param(lua_State *L)
 	return 1;
 }
 
-/* tensor.stack{t0, t1, ...} */
+/* tensor.stack{t0, t1, ...}: Stack of the tensors promoted to one dtype (tinygrad's least_upper_dtype) */
 static int
 l_stack(lua_State *L)
 {
@@ -1536,7 +1536,7 @@ l_stack(lua_State *L)
 		s[k] = lt_in_ctx(L, lua_gettop(L), x->c);
 		lua_pop(L, 1);
 	}
-	lt_push(L, tensor_new(x->c, OP_STACK, (DType)s[0]->dtype, s, n, 0, 0, NULL, NULL, 0, &e), ci, &e);
+	lt_push(L, tensor_stack_dim(x->c, s, n, 0, &e), ci, &e);   /* dtypes promoted, shapes checked */
 	return 1;
 }
 

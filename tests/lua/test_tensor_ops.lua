@@ -209,6 +209,8 @@ check("cat, stack, split, chunk, meshgrid", function()
   raises(function() a:cat(5) end, "cat", "not a tensor")
   near(a:stack(a, {dim = 1}), {1, 2, 1, 2, 3, 4, 3, 4}); eq(shape(a:stack(a, {dim = 2})), "2,2,2")
   raises(function() a:stack(b) end, "stack", "must be equal")
+  local st = tensor.stack{tensor.from{1, 2}, tensor.from{1.5, 2.5}}
+  eq(st.dtype, "float32", "tensor.stack promotes"); near(st, {1, 2, 1.5, 2.5})
   local s = tensor.arange(5):split(2)
   eq(#s, 3); near(s[3], {4}); near(tensor.arange(5):split({1, 4})[2], {1, 2, 3, 4})
   raises(function() tensor.arange(5):split({1, 3}) end, "split", "sum to 4", "has 5")
