@@ -522,4 +522,31 @@ check("every method has help and is in tensor.methods", function()
   end
 end)
 
+check("hostile arguments: 1500 random calls of every method and constructor raise or build, never crash", function()
+  local names, ctors = {}, {"eye", "linspace", "randn", "normal", "uniform", "randint", "einsum", "cat"}
+  for k in pairs(tensor.methods) do
+    if k ~= "realize" and k ~= "tolist" and k ~= "shards" and k ~= "graph" and k ~= "copy" then names[#names + 1] = k end
+  end
+  table.sort(names)
+  local dts = {"float32", "int32", "bool", "int8", "float16", "uint8"}
+  local like = getmetatable(x)
+  local function rt()
+    local s = {}
+    for i = 1, math.random(0, 3) do s[i] = math.random(0, 3) end
+    return tensor.rand(s, {seed = math.random(100)}):cast(dts[math.random(#dts)])
+  end
+  local args = {
+    function() return nil end, function() return math.random(-5, 5) end, function() return math.random() * 4 - 2 end,
+    function() return {math.random(-3, 3), math.random(-3, 3)} end, function() return "none" end,
+    function() return true end, function() return {dim = math.random(-2, 2)} end, function() return {} end,
+    function() return "ij,jk->ik" end, function() return math.huge end, rt, rt,
+  }
+  local function ra() return args[math.random(#args)]() end
+  for _ = 1, 1500 do
+    local ok, r = pcall(tensor.methods[names[math.random(#names)]], rt(), ra(), ra(), ra(), ra())
+    if ok and getmetatable(r) == like and r.numel < 10000 then pcall(r.realize, r) end
+    pcall(tensor[ctors[math.random(#ctors)]], ra(), ra(), ra(), ra())
+  end
+end)
+
 finish()
