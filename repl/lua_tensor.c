@@ -9,9 +9,9 @@
 #include "../interp/tensor/tensor.h"
 #include "../viz/viz.h"
 #include "help.h"
+#include "lua_tensor.h"
 #include "tessel.h"
 
-#define TENSOR "tessel.Tensor"
 #define GRAPH  "tessel.TensorGraph"
 #define TCTX   "tessel.TensorContext"
 #define CURKEY "tessel.tensor.current"
@@ -27,15 +27,6 @@
 enum { GENERATION = 1 << 18 };
 #define BYTES ((size_t)1 << 29)
 
-typedef struct TCtxBox {
-	UCtx *c;
-	int next_slot;
-} TCtxBox;
-
-typedef struct LTensor {
-	UOp *u;
-} LTensor;
-
 static int
 ctx_gc(lua_State *L)
 {
@@ -46,8 +37,8 @@ ctx_gc(lua_State *L)
 	return 0;
 }
 
-static TCtxBox *
-current(lua_State *L)
+TCtxBox *
+lt_current(lua_State *L)
 {
 	TCtxBox *x;
 
@@ -69,8 +60,8 @@ current(lua_State *L)
 }
 
 /* Push a tensor of the context at stack index ci (raises with e's message on NULL). */
-static void
-push(lua_State *L, UOp *u, int ci, const Err *e)
+void
+lt_push(lua_State *L, UOp *u, int ci, const Err *e)
 {
 	LTensor *t;
 
@@ -84,17 +75,17 @@ push(lua_State *L, UOp *u, int ci, const Err *e)
 	lua_setiuservalue(L, -2, 1);
 }
 
-static LTensor *
-check(lua_State *L, int i)
+LTensor *
+lt_check(lua_State *L, int i)
 {
 	return luaL_checkudata(L, i, TENSOR);
 }
 
 /* The UOp of the tensor at i, in context c (imported when it is older). */
-static UOp *
-in_ctx(lua_State *L, int i, UCtx *c)
+UOp *
+lt_in_ctx(lua_State *L, int i, UCtx *c)
 {
-	LTensor *t = check(L, i);
+	LTensor *t = lt_check(L, i);
 	TCtxBox *x;
 	UOp *u;
 
@@ -110,11 +101,11 @@ in_ctx(lua_State *L, int i, UCtx *c)
 
 /* A Lua value as an operand next to a tensor of dtype `like`: scalars take
 ** the tensor's dtype, except a float next to an integer tensor (float32). */
-static UOp *
-operand(lua_State *L, int i, UCtx *c, DType like, const char *what)
+UOp *
+lt_operand(lua_State *L, int i, UCtx *c, DType like, const char *what)
 {
 	if (luaL_testudata(L, i, TENSOR))
-		return in_ctx(L, i, c);
+		return lt_in_ctx(L, i, c);
 	switch (lua_type(L, i)) {
 	case LUA_TNUMBER:
 		if (lua_isinteger(L, i))
@@ -128,8 +119,8 @@ operand(lua_State *L, int i, UCtx *c, DType like, const char *what)
 	return NULL;
 }
 
-static DType
-like_of(lua_State *L, int a, int b)
+DType
+lt_like_of(lua_State *L, int a, int b)
 {
 	LTensor *t = luaL_testudata(L, a, TENSOR);
 
@@ -139,8 +130,8 @@ like_of(lua_State *L, int a, int b)
 }
 
 /* Read a shape: a table of integers or the integer arguments from i on. */
-static int
-get_shape(lua_State *L, int i, int64_t *s, const char *what)
+int
+lt_get_shape(lua_State *L, int i, int64_t *s, const char *what)
 {
 	int n, k;
 
@@ -166,8 +157,8 @@ get_shape(lua_State *L, int i, int64_t *s, const char *what)
 	return n;
 }
 
-static DType
-get_dtype(lua_State *L, int i, DType def, const char *what)
+DType
+lt_get_dtype(lua_State *L, int i, DType def, const char *what)
 {
 	const char *s;
 	DType t;
@@ -187,13 +178,13 @@ static int
 binop(lua_State *L, Op op, const char *what)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
-	DType like = like_of(L, 1, 2);
-	UOp *a = operand(L, 1, x->c, like, what), *b = operand(L, 2, x->c, like, what);
+	DType like = lt_like_of(L, 1, 2);
+	UOp *a = lt_operand(L, 1, x->c, like, what), *b = lt_operand(L, 2, x->c, like, what);
 	Err e = { "" };
 
-	push(L, tensor_alu(x->c, op, a, b, &e), ci, &e);
+	lt_push(L, tensor_alu(x->c, op, a, b, &e), ci, &e);
 	return 1;
 }
 
@@ -218,13 +209,13 @@ static int
 compose2(lua_State *L, Build2 f, const char *what)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
-	DType like = like_of(L, 1, 2);
-	UOp *a = operand(L, 1, x->c, like, what), *b = operand(L, 2, x->c, like, what);
+	DType like = lt_like_of(L, 1, 2);
+	UOp *a = lt_operand(L, 1, x->c, like, what), *b = lt_operand(L, 2, x->c, like, what);
 	Err e = { "" };
 
-	push(L, f(x->c, a, b, &e), ci, &e);
+	lt_push(L, f(x->c, a, b, &e), ci, &e);
 	return 1;
 }
 
@@ -244,10 +235,10 @@ static int
 m_unm(lua_State *L)
 {
 	lua_settop(L, 1);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	Err e = { "" };
 
-	push(L, tensor_unary(x->c, OP_NEG, in_ctx(L, 1, x->c), &e), -1, &e);
+	lt_push(L, tensor_unary(x->c, OP_NEG, lt_in_ctx(L, 1, x->c), &e), -1, &e);
 	return 1;
 }
 
@@ -259,12 +250,12 @@ static int
 apply(lua_State *L, Build f)
 {
 	lua_settop(L, 1);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, f(x->c, a, &e), ci, &e);
+	lt_push(L, f(x->c, a, &e), ci, &e);
 	return 1;
 }
 
@@ -272,12 +263,12 @@ static int
 unary(lua_State *L, Op op)
 {
 	lua_settop(L, 1);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, tensor_unary(x->c, op, a, &e), ci, &e);
+	lt_push(L, tensor_unary(x->c, op, a, &e), ci, &e);
 	return 1;
 }
 
@@ -298,15 +289,15 @@ static int
 with_axis(lua_State *L, BuildAx f, int def)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 	int ax = def;
 
 	if (!lua_isnoneornil(L, 2))
 		ax = axis_arg(L, 2, a->ndim);
-	push(L, f(x->c, a, ax, &e), ci, &e);
+	lt_push(L, f(x->c, a, ax, &e), ci, &e);
 	return 1;
 }
 
@@ -339,14 +330,14 @@ static int
 reduce(lua_State *L, BuildRed f, const char *what)
 {
 	lua_settop(L, 3);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L), k = -1, keep = lua_toboolean(L, 3);
 	int64_t axes[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
 	if (lua_type(L, 2) == LUA_TTABLE)
-		k = get_shape(L, 2, axes, what);
+		k = lt_get_shape(L, 2, axes, what);
 	else if (lua_isinteger(L, 2)) {
 		axes[0] = lua_tointeger(L, 2);
 		k = 1;
@@ -354,7 +345,7 @@ reduce(lua_State *L, BuildRed f, const char *what)
 		keep = lua_toboolean(L, 2);
 	else if (!lua_isnoneornil(L, 2))
 		return luaL_error(L, "%s: the axis must be an integer or a table of integers", what);
-	push(L, f(x->c, a, axes, k, keep, &e), ci, &e);
+	lt_push(L, f(x->c, a, axes, k, keep, &e), ci, &e);
 	return 1;
 }
 
@@ -369,12 +360,12 @@ static int
 l_matmul(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c), *b = in_ctx(L, 2, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c), *b = lt_in_ctx(L, 2, x->c);
 
-	push(L, tensor_matmul(x->c, a, b, &e), ci, &e);
+	lt_push(L, tensor_matmul(x->c, a, b, &e), ci, &e);
 	return 1;
 }
 
@@ -383,16 +374,16 @@ static int
 l_gather(lua_State *L)
 {
 	lua_settop(L, 3);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 	lua_Integer dim = luaL_checkinteger(L, 2);
-	UOp *idx = in_ctx(L, 3, x->c);
+	UOp *idx = lt_in_ctx(L, 3, x->c);
 
 	if (dim < INT32_MIN || dim > INT32_MAX)
 		return luaL_error(L, "gather: axis %I is out of range for rank %d", dim, a->ndim);
-	push(L, tensor_gather(x->c, a, (int)dim, idx, &e), ci, &e);
+	lt_push(L, tensor_gather(x->c, a, (int)dim, idx, &e), ci, &e);
 	return 1;
 }
 
@@ -401,16 +392,16 @@ static int
 l_scatter_add(lua_State *L)
 {
 	lua_settop(L, 4);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 	lua_Integer dim = luaL_checkinteger(L, 2);
-	UOp *idx = in_ctx(L, 3, x->c), *src = operand(L, 4, x->c, (DType)a->dtype, "scatter_add");
+	UOp *idx = lt_in_ctx(L, 3, x->c), *src = lt_operand(L, 4, x->c, (DType)a->dtype, "scatter_add");
 
 	if (dim < INT32_MIN || dim > INT32_MAX)
 		return luaL_error(L, "scatter_add: axis %I is out of range for rank %d", dim, a->ndim);
-	push(L, tensor_scatter_add(x->c, a, (int)dim, idx, src, &e), ci, &e);
+	lt_push(L, tensor_scatter_add(x->c, a, (int)dim, idx, src, &e), ci, &e);
 	return 1;
 }
 
@@ -419,47 +410,47 @@ l_scatter_add(lua_State *L)
 static int
 l_reshape(lua_State *L)
 {
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t s[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
-	int n = get_shape(L, 2, s, "reshape");
+	UOp *a = lt_in_ctx(L, 1, x->c);
+	int n = lt_get_shape(L, 2, s, "reshape");
 
-	push(L, tensor_reshape(x->c, a, s, n, &e), ci, &e);
+	lt_push(L, tensor_reshape(x->c, a, s, n, &e), ci, &e);
 	return 1;
 }
 
 static int
 l_expand(lua_State *L)
 {
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t s[T_MAXDIM], r[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
-	int n = get_shape(L, 2, s, "expand"), i;
+	UOp *a = lt_in_ctx(L, 1, x->c);
+	int n = lt_get_shape(L, 2, s, "expand"), i;
 
 	if (n > a->ndim) {   /* leading axes: reshape first, as tinygrad does */
 		for (i = 0; i < n; i++)
 			r[i] = i < n - a->ndim ? 1 : a->shape[i - (n - a->ndim)];
 		a = tensor_reshape(x->c, a, r, n, &e);
 	}
-	push(L, a ? tensor_expand(x->c, a, s, n, &e) : NULL, ci, &e);
+	lt_push(L, a ? tensor_expand(x->c, a, s, n, &e) : NULL, ci, &e);
 	return 1;
 }
 
 static int
 l_permute(lua_State *L)
 {
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t s[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
-	int n = get_shape(L, 2, s, "permute");
+	UOp *a = lt_in_ctx(L, 1, x->c);
+	int n = lt_get_shape(L, 2, s, "permute");
 
-	push(L, tensor_permute(x->c, a, s, n, &e), ci, &e);
+	lt_push(L, tensor_permute(x->c, a, s, n, &e), ci, &e);
 	return 1;
 }
 
@@ -467,11 +458,11 @@ static int
 l_transpose(lua_State *L)
 {
 	lua_settop(L, 3);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t s[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 	int i, d0 = axis_arg(L, 2, a->ndim), d1;
 
 	lua_settop(L, 3);
@@ -491,21 +482,21 @@ l_transpose(lua_State *L)
 		s[i] = i;
 	s[d0] = d1;
 	s[d1] = d0;
-	push(L, tensor_permute(x->c, a, s, a->ndim, &e), ci, &e);
+	lt_push(L, tensor_permute(x->c, a, s, a->ndim, &e), ci, &e);
 	return 1;
 }
 
 static int
 l_flip(lua_State *L)
 {
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t s[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
-	int n = get_shape(L, 2, s, "flip");
+	UOp *a = lt_in_ctx(L, 1, x->c);
+	int n = lt_get_shape(L, 2, s, "flip");
 
-	push(L, tensor_flip(x->c, a, s, n, &e), ci, &e);
+	lt_push(L, tensor_flip(x->c, a, s, n, &e), ci, &e);
 	return 1;
 }
 
@@ -545,16 +536,16 @@ static int
 l_pad(lua_State *L)
 {
 	lua_settop(L, 3);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t p[T_MAXDIM], q[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c), *v = NULL;
+	UOp *a = lt_in_ctx(L, 1, x->c), *v = NULL;
 	int n = pairs(L, 2, a, p, q, 1, "pad");
 
 	if (!lua_isnil(L, 3))
-		v = operand(L, 3, x->c, (DType)a->dtype, "pad");
-	push(L, tensor_pad_constant(x->c, a, p, q, n, v, &e), ci, &e);
+		v = lt_operand(L, 3, x->c, (DType)a->dtype, "pad");
+	lt_push(L, tensor_pad_constant(x->c, a, p, q, n, v, &e), ci, &e);
 	return 1;
 }
 
@@ -562,14 +553,14 @@ static int
 l_shrink(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	int64_t p[T_MAXDIM], q[T_MAXDIM];
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 	int n = pairs(L, 2, a, p, q, 0, "shrink");
 
-	push(L, tensor_shrink(x->c, a, p, q, n, &e), ci, &e);
+	lt_push(L, tensor_shrink(x->c, a, p, q, n, &e), ci, &e);
 	return 1;
 }
 
@@ -578,13 +569,13 @@ static int
 l_index(lua_State *L)
 {
 	int n = lua_gettop(L) - 1, i, ci;
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	UOp *s[T_MAXDIM + 1];
 
 	ci = lua_gettop(L);
 	Err e = { "" };
 
-	s[0] = in_ctx(L, 1, x->c);
+	s[0] = lt_in_ctx(L, 1, x->c);
 	if (n > s[0]->ndim || n > T_MAXDIM)
 		return luaL_error(L, "index: %d indices for a tensor of rank %d", n, s[0]->ndim);
 	for (i = 0; i < n; i++) {
@@ -596,9 +587,9 @@ l_index(lua_State *L)
 				                  (int)s[0]->shape[i]);
 			s[i + 1] = uop_constf(x->c, DT_INT64, (double)(v < 0 ? v + s[0]->shape[i] : v));
 		} else
-			s[i + 1] = in_ctx(L, i + 2, x->c);
+			s[i + 1] = lt_in_ctx(L, i + 2, x->c);
 	}
-	push(L, tensor_new(x->c, OP_INDEX, (DType)s[0]->dtype, s, n + 1, 0, 0, NULL, NULL, 0, &e), ci, &e);
+	lt_push(L, tensor_new(x->c, OP_INDEX, (DType)s[0]->dtype, s, n + 1, 0, 0, NULL, NULL, 0, &e), ci, &e);
 	return 1;
 }
 
@@ -608,12 +599,12 @@ static int
 l_cast(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, tensor_cast(x->c, get_dtype(L, 2, DT_FLOAT32, "cast"), a, &e), ci, &e);
+	lt_push(L, tensor_cast(x->c, lt_get_dtype(L, 2, DT_FLOAT32, "cast"), a, &e), ci, &e);
 	return 1;
 }
 
@@ -621,12 +612,12 @@ static int
 l_bitcast(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, tensor_bitcast(x->c, get_dtype(L, 2, DT_FLOAT32, "bitcast"), a, &e), ci, &e);
+	lt_push(L, tensor_bitcast(x->c, lt_get_dtype(L, 2, DT_FLOAT32, "bitcast"), a, &e), ci, &e);
 	return 1;
 }
 
@@ -634,14 +625,14 @@ static int
 l_where(lua_State *L)
 {
 	lua_settop(L, 3);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *cnd = in_ctx(L, 1, x->c);
-	DType like = like_of(L, 2, 3);
-	UOp *a = operand(L, 2, x->c, like, "where"), *b = operand(L, 3, x->c, like, "where");
+	UOp *cnd = lt_in_ctx(L, 1, x->c);
+	DType like = lt_like_of(L, 2, 3);
+	UOp *a = lt_operand(L, 2, x->c, like, "where"), *b = lt_operand(L, 3, x->c, like, "where");
 
-	push(L, tensor_where(x->c, cnd, a, b, &e), ci, &e);
+	lt_push(L, tensor_where(x->c, cnd, a, b, &e), ci, &e);
 	return 1;
 }
 
@@ -649,12 +640,12 @@ static int
 marker(lua_State *L, Op op)
 {
 	lua_settop(L, 1);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, tensor_new(x->c, op, (DType)a->dtype, &a, 1, 0, 0, NULL, NULL, 0, &e), ci, &e);
+	lt_push(L, tensor_new(x->c, op, (DType)a->dtype, &a, 1, 0, 0, NULL, NULL, 0, &e), ci, &e);
 	return 1;
 }
 
@@ -665,12 +656,12 @@ static int
 l_named(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, tensor_named(x->c, a, luaL_checkstring(L, 2), &e), ci, &e);
+	lt_push(L, tensor_named(x->c, a, luaL_checkstring(L, 2), &e), ci, &e);
 	return 1;
 }
 
@@ -714,10 +705,10 @@ static int
 l_copy(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c), *r;
+	UOp *a = lt_in_ctx(L, 1, x->c), *r;
 	Buf b;
 
 	buf_init(&b);
@@ -729,7 +720,7 @@ l_copy(lua_State *L)
 		r = tensor_copy(x->c, a, d ? d : "CPU", &e);
 	}
 	buf_free(&b);
-	push(L, r, ci, &e);
+	lt_push(L, r, ci, &e);
 	return 1;
 }
 
@@ -737,12 +728,12 @@ static int
 l_replicated(lua_State *L)
 {
 	lua_settop(L, 2);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
-	UOp *a = in_ctx(L, 1, x->c);
+	UOp *a = lt_in_ctx(L, 1, x->c);
 
-	push(L, tensor_replicated(x->c, a, (int)luaL_optinteger(L, 2, 0), &e), ci, &e);
+	lt_push(L, tensor_replicated(x->c, a, (int)luaL_optinteger(L, 2, 0), &e), ci, &e);
 	return 1;
 }
 
@@ -790,7 +781,7 @@ collect_params(const UOp *u, const UOp **out, int *n, int max, int depth)
 static void
 realize(lua_State *L, int i, int binds, TBuf *b)
 {
-	LTensor *t = check(L, i);
+	LTensor *t = lt_check(L, i);
 	TEvalOpts o = { mem_limit(L), NULL, 0 };
 	const UOp *ps[64], **bound;
 	int np = 0, k, rc;
@@ -864,11 +855,11 @@ l_realize(lua_State *L)
 		lua_settop(L, 1);
 		return 1;
 	}
-	x = current(L);
+	x = lt_current(L);
 	ci = lua_gettop(L);
 	u = from_buf(x->c, &b, &e);
 	tbuf_free(&b);
-	push(L, u, ci, &e);
+	lt_push(L, u, ci, &e);
 	return 1;
 }
 
@@ -1013,7 +1004,7 @@ describe(Buf *o, const UOp *u)
 static int
 l_tostring(lua_State *L)
 {
-	LTensor *t = check(L, 1);
+	LTensor *t = lt_check(L, 1);
 	TEvalOpts opts = { mem_limit(L), NULL, 0 };
 	TBuf b;
 	Buf o;
@@ -1061,7 +1052,7 @@ l_tostring(lua_State *L)
 static int
 l_graph(lua_State *L)
 {
-	LTensor *t = check(L, 1), *g;
+	LTensor *t = lt_check(L, 1), *g;
 
 	g = lua_newuserdatauv(L, sizeof *g, 1);
 	g->u = t->u;
@@ -1173,7 +1164,7 @@ g_tostring(lua_State *L)
 static int
 m_index(lua_State *L)
 {
-	LTensor *t = check(L, 1);
+	LTensor *t = lt_check(L, 1);
 	const char *k;
 	int i;
 
@@ -1226,6 +1217,13 @@ m_index(lua_State *L)
 		return lua_pushstring(L, uop_info[t->u->op].name), 1;
 	if (strcmp(k, "name") == 0)
 		return lua_pushstring(L, t->u->name ? t->u->name : ""), 1;
+	if (strcmp(k, "T") == 0) {   /* tinygrad's T: axes 1 and 0 swapped */
+		TCtxBox *x = lt_current(L);
+		Err e = { "" };
+
+		lt_push(L, tensor_transpose(x->c, lt_in_ctx(L, 1, x->c), 1, 0, &e), -1, &e);
+		return 1;
+	}
 	luaL_getmetafield(L, 1, "methods");
 	lua_getfield(L, -1, k);
 	return 1;
@@ -1235,7 +1233,7 @@ m_index(lua_State *L)
 static int
 l_range(lua_State *L)
 {
-	LTensor *t = check(L, 1);
+	LTensor *t = lt_check(L, 1);
 
 	lua_pushinteger(L, t->u->vmin);
 	lua_pushinteger(L, t->u->vmax);
@@ -1249,7 +1247,7 @@ shape_and_opts(lua_State *L, int64_t *s, int *n, const char *what)
 {
 	int i = 1;
 
-	*n = get_shape(L, 1, s, what);
+	*n = lt_get_shape(L, 1, s, what);
 	if (lua_type(L, 1) == LUA_TTABLE)
 		i = 2;
 	else
@@ -1268,10 +1266,10 @@ opt_dtype(lua_State *L, int i, DType def, const char *what)
 	if (lua_type(L, i) == LUA_TTABLE) {
 		tessel_checkopts(L, i, what, strcmp(what, "tensor.rand") == 0 ? ctor_keys : ctor_keys + 1);
 		lua_getfield(L, i, "dtype");
-		t = get_dtype(L, -1, def, what);
+		t = lt_get_dtype(L, -1, def, what);
 		lua_pop(L, 1);
 	} else if (lua_type(L, i) == LUA_TSTRING)
-		t = get_dtype(L, i, def, what);
+		t = lt_get_dtype(L, i, def, what);
 	else if (!lua_isnoneornil(L, i))
 		luaL_typeerror(L, i, "dtype name or options table");
 	return t;
@@ -1286,9 +1284,9 @@ l_zeros_ones(lua_State *L, double v, const char *what)
 	DType t = opt_dtype(L, oi, DT_FLOAT32, what);
 	Err e = { "" };
 
-	x = current(L);
+	x = lt_current(L);
 	ci = lua_gettop(L);
-	push(L, tensor_full(x->c, t, v, s, n, &e), ci, &e);
+	lt_push(L, tensor_full(x->c, t, v, s, n, &e), ci, &e);
 	return 1;
 }
 
@@ -1301,15 +1299,15 @@ l_full(lua_State *L)
 {
 	TCtxBox *x;
 	int64_t s[T_MAXDIM];
-	int n = get_shape(L, 1, s, "tensor.full"), ci;
+	int n = lt_get_shape(L, 1, s, "tensor.full"), ci;
 	double v = luaL_checknumber(L, 2);
-	DType t = get_dtype(L, 3, lua_isinteger(L, 2) ? DT_INT32 : DT_FLOAT32, "tensor.full");
+	DType t = lt_get_dtype(L, 3, lua_isinteger(L, 2) ? DT_INT32 : DT_FLOAT32, "tensor.full");
 	Err e = { "" };
 
 	luaL_checktype(L, 1, LUA_TTABLE);
-	x = current(L);
+	x = lt_current(L);
 	ci = lua_gettop(L);
-	push(L, tensor_full(x->c, t, v, s, n, &e), ci, &e);
+	lt_push(L, tensor_full(x->c, t, v, s, n, &e), ci, &e);
 	return 1;
 }
 
@@ -1321,7 +1319,7 @@ static int
 l_arange(lua_State *L)
 {
 	lua_settop(L, 4);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L), n, allint = 1, k, explicit;
 	Err e = { "" };
 	DType t;
@@ -1351,18 +1349,18 @@ l_arange(lua_State *L)
 			else
 				wide = hi < INT32_MIN || a > INT32_MAX;
 		}
-		t = get_dtype(L, n + 1, wide ? DT_INT64 : DT_INT32, "tensor.arange");
+		t = lt_get_dtype(L, n + 1, wide ? DT_INT64 : DT_INT32, "tensor.arange");
 		r = tensor_arange_int(x->c, a, b, st, t, &e);
 	} else {
 		double a = n == 1 ? 0 : lua_tonumber(L, 1), b = lua_tonumber(L, n == 1 ? 1 : 2);
 		double st = n == 3 ? lua_tonumber(L, 3) : 1;
 
-		t = get_dtype(L, n + 1, DT_FLOAT32, "tensor.arange");
+		t = lt_get_dtype(L, n + 1, DT_FLOAT32, "tensor.arange");
 		if (!dtype_is_float(t))
 			return luaL_error(L, "tensor.arange: float arguments need a float dtype, not %s", dtype_name(t));
 		r = tensor_arange_step(x->c, a, b, st, t, &e);
 	}
-	push(L, r, ci, &e);
+	lt_push(L, r, ci, &e);
 	return 1;
 }
 
@@ -1382,9 +1380,9 @@ l_rand(lua_State *L)
 		seed = lua_tointeger(L, -1);   /* an integer or nil: checked */
 		lua_pop(L, 1);
 	}
-	x = current(L);
+	x = lt_current(L);
 	ci = lua_gettop(L);
-	push(L, tensor_rand(x->c, s, n, t, (uint64_t)seed, &e), ci, &e);
+	lt_push(L, tensor_rand(x->c, s, n, t, (uint64_t)seed, &e), ci, &e);
 	return 1;
 }
 
@@ -1478,21 +1476,21 @@ l_from(lua_State *L)
 	lua_setmetatable(L, -2);
 	if (lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TBOOLEAN) {
 		/* a scalar: shape () */
-		x = current(L);
+		x = lt_current(L);
 		ci = lua_gettop(L);
-		t = get_dtype(L, 2, lua_isboolean(L, 1) ? DT_BOOL : lua_isinteger(L, 1) ? DT_INT32 : DT_FLOAT32, "tensor.from");
-		push(L, uop_constf(x->c, t, lua_isboolean(L, 1) ? lua_toboolean(L, 1) : lua_tonumber(L, 1)), ci, NULL);
+		t = lt_get_dtype(L, 2, lua_isboolean(L, 1) ? DT_BOOL : lua_isinteger(L, 1) ? DT_INT32 : DT_FLOAT32, "tensor.from");
+		lt_push(L, uop_constf(x->c, t, lua_isboolean(L, 1) ? lua_toboolean(L, 1) : lua_tonumber(L, 1)), ci, NULL);
 		return 1;
 	}
 	luaL_checktype(L, 1, LUA_TTABLE);
 	flatten(L, 1, 0, shape, &nd, &vb->v, &n, &cap, &isf, &isb);
-	t = get_dtype(L, 2, n == 0 ? DT_FLOAT32 : isb ? DT_BOOL : isf ? DT_FLOAT32 : DT_INT32, "tensor.from");
-	x = current(L);
+	t = lt_get_dtype(L, 2, n == 0 ? DT_FLOAT32 : isb ? DT_BOOL : isf ? DT_FLOAT32 : DT_INT32, "tensor.from");
+	x = lt_current(L);
 	ci = lua_gettop(L);
 	u = tensor_from(x->c, t, vb->v, shape, nd, &e);
 	free(vb->v);
 	vb->v = NULL;
-	push(L, u, ci, &e);
+	lt_push(L, u, ci, &e);
 	return 1;
 }
 
@@ -1509,22 +1507,22 @@ l_param(lua_State *L)
 
 	lua_settop(L, 4);   /* the context goes above the arguments */
 	luaL_checktype(L, 2, LUA_TTABLE);
-	n = get_shape(L, 2, s, "tensor.param");
-	t = get_dtype(L, 3, DT_FLOAT32, "tensor.param");
+	n = lt_get_shape(L, 2, s, "tensor.param");
+	t = lt_get_dtype(L, 3, DT_FLOAT32, "tensor.param");
 	if (!uop_valid_name(name))
 		return luaL_error(L, "tensor.param: \"%s\" is not an identifier", name);
-	x = current(L);
+	x = lt_current(L);
 	ci = lua_gettop(L);
-	push(L, tensor_param(x->c, name, x->next_slot++, s, n, t, luaL_optstring(L, 4, "CPU"), &e), ci, &e);
+	lt_push(L, tensor_param(x->c, name, x->next_slot++, s, n, t, luaL_optstring(L, 4, "CPU"), &e), ci, &e);
 	return 1;
 }
 
-/* tensor.stack{t0, t1, ...} */
+/* tensor.stack{t0, t1, ...}: Stack of the tensors promoted to one dtype (tinygrad's least_upper_dtype) */
 static int
 l_stack(lua_State *L)
 {
 	lua_settop(L, 1);   /* the context goes above the arguments */
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L), n, k;
 	UOp *s[256];
 	Err e = { "" };
@@ -1535,10 +1533,10 @@ l_stack(lua_State *L)
 		return luaL_error(L, "tensor.stack: 1 to 256 tensors, got %d", n);
 	for (k = 0; k < n; k++) {
 		lua_geti(L, 1, k + 1);
-		s[k] = in_ctx(L, lua_gettop(L), x->c);
+		s[k] = lt_in_ctx(L, lua_gettop(L), x->c);
 		lua_pop(L, 1);
 	}
-	push(L, tensor_new(x->c, OP_STACK, (DType)s[0]->dtype, s, n, 0, 0, NULL, NULL, 0, &e), ci, &e);
+	lt_push(L, tensor_stack_dim(x->c, s, n, 0, &e), ci, &e);   /* dtypes promoted, shapes checked */
 	return 1;
 }
 
@@ -1552,7 +1550,7 @@ static int
 fn_call(lua_State *L)
 {
 	int nargs = lua_gettop(L), k, nres, ci;
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	UOp *args[64], *params[64], *body[16], *f;
 	Err e = { "" };
 	Buf sig;
@@ -1562,7 +1560,7 @@ fn_call(lua_State *L)
 		return luaL_error(L, "function: at most 64 arguments");
 	buf_init(&sig);
 	for (k = 0; k < nargs; k++) {
-		args[k] = in_ctx(L, k + 1, x->c);
+		args[k] = lt_in_ctx(L, k + 1, x->c);
 		emit(&sig, "%s", dtype_name(args[k]->dtype));
 		uop_shape_str(&sig, args[k]->shape, args[k]->ndim);
 	}
@@ -1580,7 +1578,7 @@ fn_call(lua_State *L)
 	buf_free(&sig);
 	lua_pushvalue(L, lua_upvalueindex(1));
 	for (k = 0; k < nargs; k++)
-		push(L, params[k], ci, NULL);
+		lt_push(L, params[k], ci, NULL);
 	lua_call(L, nargs, LUA_MULTRET);
 	nres = lua_gettop(L) - ci;
 	if (nres < 1 || nres > 16)
@@ -1588,14 +1586,14 @@ fn_call(lua_State *L)
 	for (k = 0; k < nres; k++) {
 		if (!luaL_testudata(L, ci + 1 + k, TENSOR))
 			return luaL_error(L, "function: result %d is not a tensor", k + 1);
-		body[k] = in_ctx(L, ci + 1 + k, x->c);
+		body[k] = lt_in_ctx(L, ci + 1 + k, x->c);
 	}
-	x = current(L);
+	x = lt_current(L);
 	if (!(f = tensor_function(x->c, body, nres, args, nargs, &e)))
 		return luaL_error(L, "%s", e.msg);
 	lua_settop(L, ci);
 	for (k = 0; k < nres; k++)
-		push(L, tensor_gettuple(x->c, f, k, &e), ci, &e);
+		lt_push(L, tensor_gettuple(x->c, f, k, &e), ci, &e);
 	return nres;
 }
 
@@ -1637,14 +1635,14 @@ l_options(lua_State *L)
 static int
 l_shards(lua_State *L)
 {
-	LTensor *t = check(L, 1);
+	LTensor *t = lt_check(L, 1);
 	int n = uop_ndev(t->u->device), k, ax = t->u->axis, ci;
 	TCtxBox *x;
 	Err e = { "" };
 	UOp *u;
 
-	x = current(L);
-	u = in_ctx(L, 1, x->c);
+	x = lt_current(L);
+	u = lt_in_ctx(L, 1, x->c);
 	ci = lua_gettop(L);
 	lua_createtable(L, n, 0);
 	for (k = 0; k < (n ? n : 1); k++) {
@@ -1668,7 +1666,7 @@ l_shards(lua_State *L)
 			uop_devname(u->device, k, nm, sizeof nm);
 			p = tensor_copy(x->c, p, nm, &e);
 		}
-		push(L, p, ci, &e);
+		lt_push(L, p, ci, &e);
 		lua_rawseti(L, -2, k + 1);
 	}
 	return 1;
@@ -1965,11 +1963,11 @@ tessel_realize(lua_State *L, int i, int binds, struct TBuf *b)
 void
 tessel_pushtbuf(lua_State *L, const struct TBuf *b)
 {
-	TCtxBox *x = current(L);
+	TCtxBox *x = lt_current(L);
 	int ci = lua_gettop(L);
 	Err e = { "" };
 	UOp *u = from_buf(x->c, b, &e);
 
-	push(L, u, ci, &e);
+	lt_push(L, u, ci, &e);
 	lua_remove(L, ci);
 }

@@ -6,6 +6,7 @@
 
 #include "../util/limits.h"
 #include "help.h"
+#include "lua_tensor.h"
 #include "tessel.h"
 
 /* lua_tensor.c keeps tensor.options{mem_limit} here; tensor_bytes is the same limit. */
@@ -121,6 +122,15 @@ open_kernel(lua_State *L)
 	return 1;
 }
 
+/* The tensor table: lua_tensor.c's, with tinygrad's methods of lua_tensor_ops.c registered into it. */
+static int
+open_tensor(lua_State *L)
+{
+	luaopen_tessel_tensor(L);
+	tessel_open_tensor_ops(L);
+	return 1;
+}
+
 int
 luaopen_tessel(lua_State *L)
 {
@@ -133,7 +143,7 @@ luaopen_tessel(lua_State *L)
 	lua_setfield(L, -2, "axe");
 	luaL_requiref(L, "uop", luaopen_tessel_uop, 0);
 	lua_setfield(L, -2, "uop");
-	luaL_requiref(L, "tensor", luaopen_tessel_tensor, 0);
+	luaL_requiref(L, "tensor", open_tensor, 0);
 	lua_setfield(L, -2, "tensor");
 	luaL_requiref(L, "kernel", open_kernel, 0);
 	lua_setfield(L, -2, "kernel");

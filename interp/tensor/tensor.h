@@ -92,6 +92,158 @@ UOp *tensor_pad_constant(UCtx *c, UOp *a, const int64_t *before, const int64_t *
 UOp *tensor_arange_step(UCtx *c, double start, double stop, double step, DType t, Err *e);
 UOp *tensor_arange_int(UCtx *c, int64_t start, int64_t stop, int64_t step, DType t, Err *e);
 
+/* tensor_math.c */
+/*
+** tinygrad's elementwise Tensor methods and activations (mixin/elementwise.py),
+** each composed as its comment writes. A function of real numbers makes an
+** integer or bool operand float32 (tinygrad's least_upper_float) and keeps
+** float16/bfloat16; abs, sign, square, floor, ceil, relu6, clamp (integral
+** bounds) keep integer dtypes; comparisons give bool.
+*/
+UOp *tensor_logical_not(UCtx *c, UOp *a, Err *e);   /* cast(x, bool) != true */
+UOp *tensor_neg(UCtx *c, UOp *a, Err *e);           /* Neg(x); bool: logical_not */
+UOp *tensor_bitwise_not(UCtx *c, UOp *a, Err *e);   /* x ^ ~0; bool: logical_not; floats refused */
+UOp *tensor_sign(UCtx *c, UOp *a, Err *e);          /* (x != 0):where((x < 0):where(-1, 1), 0) */
+UOp *tensor_abs(UCtx *c, UOp *a, Err *e);           /* x * sign(x) */
+UOp *tensor_square(UCtx *c, UOp *a, Err *e);        /* x * x */
+UOp *tensor_rsqrt(UCtx *c, UOp *a, Err *e);         /* Recip(Sqrt(x)) */
+UOp *tensor_floor(UCtx *c, UOp *a, Err *e);         /* (x < t):where(t - 1, t), t = Trunc(x) */
+UOp *tensor_ceil(UCtx *c, UOp *a, Err *e);          /* (x > t):where(t + 1, t), t = Trunc(x) */
+UOp *tensor_round(UCtx *c, UOp *a, Err *e);         /* half to even: ((x > 0) == even(t)):where(ceil(x - .5), floor(x + .5)) */
+UOp *tensor_isnan(UCtx *c, UOp *a, Err *e);         /* x != x */
+UOp *tensor_isinf(UCtx *c, UOp *a, int pos, int neg, Err *e);   /* (x == inf) | (x == -inf), as asked */
+UOp *tensor_isfinite(UCtx *c, UOp *a, Err *e);      /* logical_not(isinf(x) | isnan(x)) */
+UOp *tensor_log10(UCtx *c, UOp *a, Err *e);         /* Log2(x) * log10(2) */
+UOp *tensor_tan(UCtx *c, UOp *a, Err *e);           /* sin(x) / cos(x) */
+UOp *tensor_sinh(UCtx *c, UOp *a, Err *e);          /* (exp(x) - exp(-x)) / 2 */
+UOp *tensor_cosh(UCtx *c, UOp *a, Err *e);          /* (exp(x) + exp(-x)) / 2 */
+UOp *tensor_asinh(UCtx *c, UOp *a, Err *e);         /* log(x + sqrt(x^2 + 1)) */
+UOp *tensor_acosh(UCtx *c, UOp *a, Err *e);         /* log(x + sqrt(x^2 - 1)) */
+UOp *tensor_atanh(UCtx *c, UOp *a, Err *e);         /* log((1 + x) / (1 - x)) / 2 */
+UOp *tensor_asin(UCtx *c, UOp *a, Err *e);          /* sign(x) (pi/2 - sqrt(1 - |x|) poly(|x|)), A&S 4.4.46 */
+UOp *tensor_acos(UCtx *c, UOp *a, Err *e);          /* pi/2 - asin(x) */
+UOp *tensor_atan(UCtx *c, UOp *a, Err *e);          /* asin(x / sqrt(1 + x^2)) */
+UOp *tensor_erf(UCtx *c, UOp *a, Err *e);           /* sign(x) (1 - t poly(t) exp(-x^2)), t = 1/(1 + .3275911|x|) */
+UOp *tensor_relu6(UCtx *c, UOp *a, Err *e);         /* relu(x) - relu(x - 6), relu = (x > 0):where(x, 0) */
+UOp *tensor_hardswish(UCtx *c, UOp *a, Err *e);     /* x relu6(x + 3) / 6 */
+UOp *tensor_hardsigmoid(UCtx *c, UOp *a, double alpha, double beta, Err *e);   /* relu(ax+b) - relu(ax+b-1) */
+UOp *tensor_clamp(UCtx *c, UOp *a, UOp *lo, UOp *hi, Err *e);   /* (r > hi):where(hi, r), r = (x < lo):where(lo, x) */
+UOp *tensor_hardtanh(UCtx *c, UOp *a, double lo, double hi, Err *e);   /* clamp(x, lo, hi) */
+UOp *tensor_leaky_relu(UCtx *c, UOp *a, double slope, Err *e);   /* (x < 0):where(slope x, x) */
+UOp *tensor_elu(UCtx *c, UOp *a, double alpha, Err *e);          /* relu(x) - alpha relu(1 - exp(x)) */
+UOp *tensor_celu(UCtx *c, UOp *a, double alpha, Err *e);         /* max(x, 0) + min(alpha (exp(x/alpha) - 1), 0) */
+UOp *tensor_selu(UCtx *c, UOp *a, double alpha, double gamma, Err *e);   /* gamma (x >= 0):where(x, alpha (exp(x) - 1)) */
+UOp *tensor_logaddexp(UCtx *c, UOp *a, UOp *b, Err *e);   /* log(exp(a - m) + exp(b - m)) + m, m = max(a, b) */
+UOp *tensor_softplus(UCtx *c, UOp *a, double beta, Err *e);   /* logaddexp(beta x, 0) / beta */
+UOp *tensor_mish(UCtx *c, UOp *a, Err *e);          /* x tanh(softplus(x)) */
+UOp *tensor_logsigmoid(UCtx *c, UOp *a, Err *e);    /* -softplus(-x) */
+UOp *tensor_softsign(UCtx *c, UOp *a, Err *e);      /* x / (1 + |x|) */
+UOp *tensor_silu(UCtx *c, UOp *a, Err *e);          /* x sigmoid(x) (swish) */
+UOp *tensor_quick_gelu(UCtx *c, UOp *a, Err *e);    /* x sigmoid(1.702 x) */
+UOp *tensor_gelu(UCtx *c, UOp *a, int exact, Err *e);   /* .5x(1 + tanh(sqrt(2/pi)(x + .044715x^3))); exact: .5x(1 + erf(x/sqrt2)) */
+UOp *tensor_pow(UCtx *c, UOp *a, UOp *b, Err *e);   /* Pow(a, b) */
+UOp *tensor_div_mode(UCtx *c, UOp *a, UOp *b, int mode, Err *e);   /* 0: a/b; 1 trunc, 2 floor (ints: IDiv, fixed) */
+UOp *tensor_fmod(UCtx *c, UOp *a, UOp *b, Err *e);  /* a - trunc(a/b) b; integers: a % b moved to a's sign */
+UOp *tensor_copysign(UCtx *c, UOp *a, UOp *b, Err *e);   /* ((b < 0) | (recip(b) < 0)):where(-|a|, |a|) */
+UOp *tensor_lerp(UCtx *c, UOp *a, UOp *end, UOp *w, Err *e);   /* a + (end - a) w */
+UOp *tensor_masked_fill(UCtx *c, UOp *a, UOp *mask, UOp *v, Err *e);   /* mask:where(v, x) */
+/* (isfinite(a) & isfinite(b) & |a - b| <= atol + rtol |b|) | ((isinf(a) | isinf(b)) & a == b)
+** | (isnan(a) & isnan(b) & equal_nan) */
+UOp *tensor_isclose(UCtx *c, UOp *a, UOp *b, double rtol, double atol, int equal_nan, Err *e);
+/* randn: cos(2 pi u0) sqrt(-2 log(1 - u1)) with (u0, u1) = rand((2, n)) (Box-Muller);
+** uniform: ((high - low) rand):cast(t) + low (an integer t: randint); normal: std randn + mean */
+UOp *tensor_randn(UCtx *c, const int64_t *shape, int n, DType t, uint64_t seed, Err *e);
+UOp *tensor_uniform(UCtx *c, const int64_t *shape, int n, double low, double high, DType t, uint64_t seed,
+                    Err *e);
+UOp *tensor_normal(UCtx *c, const int64_t *shape, int n, double mean, double std, DType t, uint64_t seed,
+                   Err *e);
+
+/* tensor_shape.c */
+/*
+** tinygrad's shape methods (mixin/movement.py): reshapes, expands, pads,
+** shrinks and permutes, and a where over an arange comparison where an axis is
+** selected by position. dim arguments follow tinygrad's _resolve_dim.
+*/
+UOp *tensor_squeeze(UCtx *c, UOp *a, const int64_t *dim, Err *e);   /* reshape without size-1 axes (dim: that one) */
+UOp *tensor_unsqueeze(UCtx *c, UOp *a, int64_t dim, Err *e);        /* reshape with a 1 at dim */
+UOp *tensor_flatten(UCtx *c, UOp *a, int64_t start, int64_t end, Err *e);   /* reshape merging start..end */
+UOp *tensor_unflatten(UCtx *c, UOp *a, int64_t dim, const int64_t *sizes, int k, Err *e);
+UOp *tensor_transpose(UCtx *c, UOp *a, int64_t d0, int64_t d1, Err *e);   /* permute swapping d0, d1 */
+/* acc = pad(t0); acc = pad(ones_i):where(pad(ti), acc), each ti padded to the axis at its offset */
+UOp *tensor_cat(UCtx *c, UOp *const *ts, int n, int64_t dim, Err *e);
+/* shrinks along dim of the given sizes (summing to the axis) into out; returns n or -1 */
+int tensor_split(UCtx *c, UOp *a, const int64_t *sizes, int n, int64_t dim, UOp **out, Err *e);
+/* the sizes of tinygrad's split(size) and chunk(k) of an axis of length len (at most max) */
+int tensor_split_sizes(int64_t len, int64_t size, int64_t *sizes, int max, Err *e);
+int tensor_chunk_sizes(int64_t len, int64_t chunks, int64_t *sizes, int max, Err *e);
+UOp *tensor_stack_dim(UCtx *c, UOp *const *ts, int n, int64_t dim, Err *e);   /* Stack, permuted to dim */
+UOp *tensor_repeat(UCtx *c, UOp *a, const int64_t *reps, int n, Err *e);   /* reshape{1,s}:expand{r,s}:reshape{rs} */
+/* reshape{s, 1}:expand{s, r}:reshape{s r} on dim (NULL: flattened) */
+UOp *tensor_repeat_interleave(UCtx *c, UOp *a, int64_t repeats, const int64_t *dim, Err *e);
+/* repeat(2 on dims):shrink{(s - k%s, 2s - k%s)}; dims NULL: flattened, one shift */
+UOp *tensor_roll(UCtx *c, UOp *a, const int64_t *shifts, const int64_t *dims, int n, Err *e);
+UOp *tensor_triu(UCtx *c, UOp *a, int64_t diagonal, Err *e);   /* (arange(r):reshape{r,1} + d <= arange(c)):where(x, 0) */
+UOp *tensor_tril(UCtx *c, UOp *a, int64_t diagonal, Err *e);   /* (... + d + 1 <= arange(c)):where(0, x) */
+UOp *tensor_eye(UCtx *c, int64_t n, int64_t m, DType t, Err *e);   /* (arange(n):reshape{n,1} == arange(m)):cast(t) */
+UOp *tensor_diag(UCtx *c, UOp *a, Err *e);   /* v:reshape{n,1}:pad{0,n}:flatten():shrink{0,n*n}:reshape{n,n} */
+UOp *tensor_diagonal(UCtx *c, UOp *a, int64_t offset, int64_t d1, int64_t d2, Err *e);   /* flatten, pad, take column 0 */
+UOp *tensor_one_hot(UCtx *c, UOp *a, int64_t n, Err *e);   /* (x:reshape{..., 1} == arange(n)):where(1, 0), int32 */
+UOp *tensor_linspace(UCtx *c, double start, double stop, int64_t n, DType t, Err *e);   /* start + arange(n) step */
+/* each ti flattened, reshaped to -1 on its axis (xy: the first two swapped), expanded; returns n */
+int tensor_meshgrid(UCtx *c, UOp *const *ts, int n, int xy, UOp **out, Err *e);
+
+/* tensor_nn.c */
+/*
+** tinygrad's reductions, scans, sort and layers (mixin/op.py, mixin/reduce.py).
+** Axes as tensor_reduce takes them (k < 0: all); argmax and sort give int32.
+*/
+UOp *tensor_any(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);   /* cast(bool):max */
+UOp *tensor_all(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);   /* cast(bool):prod */
+/* (x - mean(x, keepdim)):square():sum / max(n - correction, 0), float32 for integers */
+UOp *tensor_var(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, double correction, Err *e);
+UOp *tensor_std(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, double correction, Err *e);   /* sqrt(var) */
+/* log(exp(x - m):sum) + m, m = x:max(keepdim) */
+UOp *tensor_logsumexp(UCtx *c, UOp *a, const int64_t *axes, int k, int keepdim, Err *e);
+/* n - (x == x:max(axis, keepdim)):where(arange(n, 0, -1), 0):max(axis), int32; axis NULL: flattened */
+UOp *tensor_argmax(UCtx *c, UOp *a, const int64_t *axis, int keepdim, Err *e);
+UOp *tensor_argmin(UCtx *c, UOp *a, const int64_t *axis, int keepdim, Err *e);   /* argmax(inverse(x)) */
+UOp *tensor_softmin(UCtx *c, UOp *a, int axis, Err *e);   /* softmax(-x) */
+/* low(n):where(x:reshape{1, n}, 1):prod(-1) along axis (low[i][j] = j <= i) */
+UOp *tensor_cumprod(UCtx *c, UOp *a, int64_t axis, Err *e);
+/* the same scan with max; *index (may be NULL) the first position of the running max, int32 */
+UOp *tensor_cummax(UCtx *c, UOp *a, int64_t axis, UOp **index, Err *e);
+UOp *tensor_cummin(UCtx *c, UOp *a, int64_t axis, UOp **index, Err *e);   /* inverse(cummax(inverse(x))) */
+/* log(low(n):where(x:reshape{1,n} - m:reshape{n,1}, -inf):exp():sum(-1)) + m, m = cummax(x) */
+UOp *tensor_logcumsumexp(UCtx *c, UOp *a, int64_t axis, Err *e);
+/* stable ranks from the n x n comparisons, index = one-hot inverse (int32), values = gather */
+int tensor_sort(UCtx *c, UOp *a, int64_t dim, int descending, UOp **values, UOp **indices, Err *e);
+int tensor_topk(UCtx *c, UOp *a, int64_t k, int64_t dim, int largest, UOp **values, UOp **indices, Err *e);
+/* x / max((|x|^p):sum(dim, keepdim)^(1/p), eps) */
+UOp *tensor_normalize(UCtx *c, UOp *a, double p, int64_t dim, double eps, Err *e);
+/* y rsqrt(mean(y y) + eps), y = x - mean(x) over axes, keepdim */
+UOp *tensor_layernorm(UCtx *c, UOp *a, const int64_t *axes, int k, double eps, Err *e);
+/* (x - mean) weight invstd + bias, each reshaped to the channel shape; weight, bias may be NULL */
+UOp *tensor_batchnorm(UCtx *c, UOp *x, UOp *w, UOp *b, UOp *mean, UOp *invstd, const int64_t *axes, int k,
+                      Err *e);
+UOp *tensor_linear(UCtx *c, UOp *x, UOp *w, UOp *b, Err *e);   /* x:matmul(w) (w 1-D: x * w) + b */
+/* softmax(q:matmul(k^T) / sqrt(d) + mask):matmul(v); is_causal: mask = ones(bool):tril() (bool masks: where(0, -inf)) */
+UOp *tensor_sdpa(UCtx *c, UOp *q, UOp *k, UOp *v, UOp *mask, int is_causal, int enable_gqa, Err *e);
+/* operands aligned to the sorted letters, multiplied, summed over the letters not in the output, permuted */
+UOp *tensor_einsum(UCtx *c, const char *formula, UOp *const *xs, int n, Err *e);
+/* losses: the reduction of tinygrad's ReductionStr */
+typedef enum TReduction { TRED_NONE, TRED_SUM, TRED_MEAN } TReduction;
+int tensor_reduction_parse(const char *s, TReduction *r, Err *e);
+UOp *tensor_binary_crossentropy(UCtx *c, UOp *x, UOp *y, TReduction red, Err *e);   /* -y log x - (1-y) log(1-x) */
+/* -(pw y logsigmoid(x) + (1 - y) logsigmoid(-x)); pos_weight may be NULL */
+UOp *tensor_binary_crossentropy_logits(UCtx *c, UOp *x, UOp *y, TReduction red, UOp *pos_weight, Err *e);
+/* -(log_softmax(x, d) ((1 - ls) y + ls / n)):sum(d), integer labels one-hot along d (1, or 0 for 1-D x) */
+UOp *tensor_cross_entropy(UCtx *c, UOp *x, UOp *y, TReduction red, double ls, Err *e);
+/* -((1 - ls) (lp onehot(y) m):sum(-1) + ls lp:mean(-1) m), m = y != ignore_index; mean over m:sum() */
+UOp *tensor_sparse_categorical_crossentropy(UCtx *c, UOp *x, UOp *y, int64_t ignore_index, double ls,
+                                           TReduction red, Err *e);
+/* -x:gather(1, y:unsqueeze(1)):squeeze(1) w, w = weight[y] (1) * (y != ignore_index) */
+UOp *tensor_nll_loss(UCtx *c, UOp *x, UOp *y, UOp *weight, const int64_t *ignore_index, TReduction red, Err *e);
+
 /* tensor_eval.c */
 /*
 ** The reference evaluator: realizes a tensor graph to a contiguous row-major

@@ -64,6 +64,31 @@ for _, m in ipairs(CMP) do CLASS[m] = "compare" end
 for _, m in ipairs(REDUCE) do CLASS[m] = "reduce" end
 CLASS.where, CLASS.cast, CLASS.bitcast = "select", "cast", "bitcast"
 for _, m in ipairs({ "cumsum", "softmax", "log_softmax", "matmul" }) do CLASS[m] = "composition" end
+-- tinygrad's methods of lua_tensor_ops.c: compositions of the ops above (interp/tensor/tensor_math.c,
+-- tensor_shape.c, tensor_nn.c), no op of their own; the rounding and sign ones, which backends often
+-- have natively, get cases below, the rest run through the ops that have them
+local COMPOSED = { "abs", "sign", "square", "floor", "ceil", "round", "rsqrt", "tan" }
+for _, m in ipairs(COMPOSED) do CLASS[m] = "composition" end
+for _, m in ipairs({ "add", "sub", "mul", "div", "mod", "fmod", "pow", "neg", "logical_not", "bitwise_not",
+                     "bitwise_and", "bitwise_or", "bitwise_xor", "lshift", "rshift", "copysign", "clamp", "clip",
+                     "lerp", "masked_fill", "isnan", "isinf", "isfinite", "isclose", "allclose", "log10", "sinh",
+                     "cosh", "asinh", "acosh", "atanh", "asin", "acos", "atan", "erf", "logaddexp", "relu6",
+                     "hardswish", "hardsigmoid", "hardtanh", "leaky_relu", "elu", "celu", "selu", "softplus", "mish",
+                     "logsigmoid", "softsign", "silu", "swish", "quick_gelu", "gelu", "any", "all", "var", "std",
+                     "var_mean", "std_mean", "logsumexp", "argmax", "argmin", "softmin", "cumprod", "cummax",
+                     "cummin", "logcumsumexp", "sort", "argsort", "topk", "normalize", "layernorm", "batchnorm",
+                     "linear", "dot", "scaled_dot_product_attention", "cross_entropy",
+                     "sparse_categorical_crossentropy", "nll_loss", "binary_crossentropy",
+                     "binary_crossentropy_logits", "float", "half", "double", "bfloat16", "int", "long", "short",
+                     "bool" }) do
+  CLASS[m] = "composition"
+end
+for _, m in ipairs({ "size", "element_size", "nbytes", "is_floating_point", "zeros_like", "ones_like", "full_like",
+                     "squeeze", "unsqueeze", "flatten", "unflatten", "view", "cat", "stack", "split", "chunk",
+                     "meshgrid", "tile", "repeat", "repeat_interleave", "roll", "tril", "triu", "diag", "diagonal",
+                     "one_hot" }) do
+  CLASS[m] = "other"   -- sizes, constants, movement and selection by position
+end
 for _, m in ipairs({ "reshape", "expand", "permute", "transpose", "flip", "pad", "shrink", "index",
                      "gather", "scatter_add", "contiguous", "detach", "named", "copy", "replicated", "shards",
                      "realize", "tolist", "item", "range", "graph" }) do
@@ -87,7 +112,7 @@ check("every method and arithmetic metamethod of a tensor is classified (a new o
   table.sort(unknown)
   assert(#unknown == 0, "unclassified: " .. table.concat(unknown, ", "))
   -- the ops tinygrad has and this language has not: none of them may appear unnoticed
-  for _, m in ipairs({ "floor", "ceil", "round", "abs", "rsqrt", "tan", "sign", "square" }) do
+  for _, m in ipairs({ "conv2d", "max_pool2d", "avg_pool2d", "interpolate", "scatter_reduce" }) do
     assert(tensor.methods[m] == nil, m .. " is a method now: give it cases")
   end
 end)
@@ -223,6 +248,13 @@ for _, d in ipairs(DTYPES) do
   case("softmax", D, function(P) return P("m", d):softmax(1):shrink{ false, { 0, 1 } }:reshape{ N } end)
   case("log_softmax", D, function(P) return P("m", d):log_softmax(1):shrink{ false, { 1, 2 } }:reshape{ N } end)
   case("matmul", D, function(P) return P("m", d):matmul(P("v", d)) end)
+  for _, op in ipairs(COMPOSED) do
+    if op == "tan" then   -- away from its poles: tame values in [-1, 1]
+      case(op, D, function(P) return (P("a", d) * 0.25):tan() end)
+    else
+      case(op, D, function(P) local x = P(op == "rsqrt" and "p" or "a", d) return x[op](x) end)
+    end
+  end
   for _, to in ipairs(DTYPES) do
     case("cast", { d, to }, function(P) return P("a", d):cast(to) end)
     -- a computed value, not a load, converted (an operand that needs parentheses)
