@@ -977,7 +977,21 @@ canonical(const Kernel *k, const Walk *w, const UOp *a)
 				}
 		}
 	}
-	return n ? kernel_substitute(k->c, (UOp *)a, old, val, n) : a;
+	if (!n)
+		return a;
+	a = kernel_substitute(k->c, (UOp *)a, old, val, n);
+	/* in normal form, so that i0*4 + x and x + i0*4 compare equal */
+	if (a && a->op == OP_INDEX && a->nsrc <= 1 + T_MAXDIM) {
+		UOp *src[1 + T_MAXDIM], *o;
+		Err ie;
+
+		src[0] = a->src[0];
+		for (i = 1; i < a->nsrc; i++)
+			src[i] = uop_simplify(k->c, a->src[i], &o, &ie) == 0 ? o : a->src[i];
+		a = uop_new(k->c, OP_INDEX, (DType)a->dtype, src, a->nsrc, a->arg[0], a->arg[1], a->name, a->data,
+		            a->ndata);
+	}
+	return a;
 }
 
 /* the same element: the same index, or one that differs by loops of one iteration (i and 0), or
