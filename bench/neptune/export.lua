@@ -84,7 +84,7 @@ local function export(c, mode, S, p)
   local o = A.operator(c.op, mode, {B = B, H = H, Hkv = Hkv, S = S, D = D, window = WINDOW})
   local s = kernel.lower(o, "o"):schedule()
   if mode == "pf" then T.prefill(s, {BM = p.BM, BN = p.BN})
-  else T.decode(s, {BN = p.BN}) end
+  else T.decode(s, {BN = p.BN}) end   -- G = H // Hkv grouped GQA heads measured slower (docs/gpu-notes.md)
   local src = s:source("triton", {num_warps = p.num_warps, num_stages = p.num_stages})
   local d = dir .. "/" .. name
   os.execute("mkdir -p '" .. d .. "'")

@@ -1131,6 +1131,7 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 {
 	int64_t vol = 1, pts, start[T_MAXDIM], p, x[T_MAXDIM], total = 0;
 	const UOp *lv = krange_var(l->src[0]);
+	UProg *prog = NULL;
 	unsigned char *seen;
 	int i, d, rc = 0, ok;
 
@@ -1186,25 +1187,38 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 			for (d = 0; d < B->ndim && rc == 0; d++)
 				if (uop_eval(rb->start[d], bind, nb, &start[d], e) < 0)
 					rc = -1;
-			for (;;) {
-				int64_t off = 0, g;
+			/* the gates and the indices compiled once, run at every point (every variable bound
+			** first: the program keeps bind's layout) */
+			for (j = 0; j < ni; j++)
+				bound(bind, &nb, inner[j]);
+			{
+				const UOp *roots[64 + T_MAXDIM];
+				int nr = 0;
+
+				for (j = 0; j < ng; j++)
+					roots[nr++] = gate[j];
+				for (d = 0; d < B->ndim; d++)
+					roots[nr++] = sv[i]->src[0]->src[d + 1];
+				if (rc == 0 && !(prog = uop_prog_new(roots, nr, bind, nb, e)))
+					rc = -1;
+			}
+			for (; rc == 0;) {
+				int64_t off = 0, val[64 + T_MAXDIM];
 				int in = 1;
 
-				for (j = 0, ok = 1; j < ng && ok && rc == 0; j++)
-					if (uop_eval(gate[j], bind, nb, &g, e) < 0)
-						rc = -1;
-					else
-						ok = g != 0;
-				for (d = 0; d < B->ndim && ok && rc == 0; d++) {
-					if (uop_eval(sv[i]->src[0]->src[d + 1], bind, nb, &x[d], e) < 0)
-						rc = -1;
-					else if (x[d] - start[d] < 0 || x[d] - start[d] >= rb->ext[d])
+				if (uop_prog_run(prog, bind, val, e) < 0) {
+					rc = -1;
+					break;
+				}
+				for (j = 0, ok = 1; j < ng && ok; j++)
+					ok = val[j] != 0;
+				for (d = 0; d < B->ndim && ok; d++) {
+					x[d] = val[ng + d];
+					if (x[d] - start[d] < 0 || x[d] - start[d] >= rb->ext[d])
 						in = 0;
 					else
 						off = off * rb->ext[d] + (x[d] - start[d]);
 				}
-				if (rc)
-					break;
 				if (ok && in)
 					seen[off] = 1;
 				for (j = ni - 1; j >= 0; j--) {
@@ -1217,6 +1231,8 @@ dense(Kernel *k, int sp, const UOp *l, UOp *const *sv, int nsv, const KBuf *B, c
 				if (j < 0)
 					break;
 			}
+			uop_prog_free(prog);
+			prog = NULL;
 		}
 		if (rc)
 			break;

@@ -479,7 +479,7 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	Kernel *k = (Kernel *)k0;   /* only its context grows */
 	UCtx *c = k->c;
 	UOp *sv[64], *ld[MAXL], *other = NULL, *g, *h = NULL, *hn, *cp[8], *gn, *red[MAXL];
-	int n = sched_stores(k, t, sv, 64), nl = 0, i, q, nc = 0, nred = 0;
+	int n = sched_stores(k, t, sv, 64), nl = 0, i, q, nc = 0, nred = 0, relaxed = 0;
 	const char *why = NULL;
 	char name[K_NAME + 2];
 	Buf *ex = &rp->explain;
@@ -583,11 +583,8 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 			buf_free(&gb);
 			return -1;
 		}
-		if (g2 != g) {
-			emit(ex, "  3. relax   g rounds to a narrower float and back: h is derived for g without it, "
-			     "and holds up to that rounding\n");
-			g = g2;
-		}
+		relaxed = g2 != g;
+		g = g2;
 	}
 	rp->g = g;
 	emit(ex, "  3. match   X_t = %s, f = %s", k->buf[rp->xt].name, opname(rp->f));
@@ -609,6 +606,9 @@ fusion_derive(const Kernel *k0, int t, int lo, int hi, FRepair *rp, Err *e)
 	else
 		show(ex, k, c, g);
 	emit(ex, "\n");
+	if (relaxed)
+		emit(ex, "             (relax_casts: g rounds to a narrower float and back; h is derived for g "
+		     "without the rounding and holds up to it)\n");
 	/* Theorem 4.3 first: one c, reached by one path of invertible nodes */
 	/*
 	** A mask makes g see -inf (where(mask, s, -inf)); a max predecessor is then

@@ -22,8 +22,9 @@
 ** loops' variables with one inner variable per dimension and each variable in
 ** one dimension at most (V 1-sparse), with a positive step; a dimension with
 ** base + lam*v over extent n becomes the tile base : base + lam*(n-1) + 1
-** (: lam when lam != 1); inner variables may appear nowhere else (gates,
-** values). Loops leave the inner part from the top until that holds.
+** (: lam when lam != 1); inner variables may appear in no gate, and in a
+** value outside an access they are index tiles (arange(0, n) in their frame
+** position: masks). Loops leave the inner part from the top until that holds.
 ** Dimension order reconciliation: the value's tiles are reordered to the
 ** stored tile's dimensions followed by the reduced ones: None where a tile
 ** lacks one (broadcast), permute(t, order=(...)) where its dimensions come in

@@ -75,7 +75,8 @@ end
 -- FlashDecoding: the keys in partitions of BN, one program per (batch, head, partition) computing
 -- the partition's max, sum and p v (split-k update: the locals in parallel, Eq. 8 repairs them in
 -- the combine); the combine runs per (batch, head) over all the partitions at once (its p v tile
--- is D x S_kv/BN: keep the partitions few).
+-- is D x S_kv/BN: keep the partitions few). p.G > 1 (GQA: H / Hkv) puts the G query heads that
+-- share a KV head in one program.
 function T.decode(s, p)
   local BN = p.BN or 64
   local z = sizes(s, "decode")
@@ -88,6 +89,11 @@ function T.decode(s, p)
     s:split("s_max", kj, {nil, BN})
     s:split_k_update("s_sum", "s_max." .. k0)       -- s_max and s_sum privatized on the partitions
     s:split_k_update("pv", "s_max_local." .. k0, {relax_casts = true})
+    if (p.G or 1) > 1 then                           -- GQA: the G query heads of a KV head in one
+      s:split("s_max_local", h, {nil, p.G})         -- program, so each K and V tile is read once
+      s:reorder("s_max_local", {qi, k0, h .. "1"})
+      h = h .. "0"
+    end
     s:set_scope("score", "local")
     s:compute_at("score", "s_max_local", k0)        -- one partition's scores, in registers
     s:fission("s_max_local", k0, {deep = true})
@@ -95,6 +101,7 @@ function T.decode(s, p)
     s:bind("s_max_local", h, "blockIdx.y")
     s:fuse("s_max_local", qi, k0)                   -- the query rows (one) and the partitions
     s:bind("s_max_local", qi .. "_" .. k0 .. "_fused", "blockIdx.x")
+    h = (p.G or 1) > 1 and h:sub(1, -2) or h
     -- the combine (Eq. 8) in one program per (batch, head): the global max, then p v and the sum
     -- repaired by it, and the division
     for _, st in ipairs{"pv", "s_sum", "o"} do s:reverse_compute_at(st, "s_max", qi) end

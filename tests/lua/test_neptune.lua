@@ -17,7 +17,8 @@ end
 local function scheduled(op, mode)
   local o = A.operator(op, mode, sizes(op))
   local s = kernel.lower(o, "o"):schedule()
-  if mode == "pf" then T.prefill(s, {BM = 16, BN = 16}) else T.decode(s, {BN = 16}) end
+  local z = sizes(op)
+  if mode == "pf" then T.prefill(s, {BM = 16, BN = 16}) else T.decode(s, {BN = 16, G = z.H // (z.Hkv or z.H)}) end
   return s
 end
 
