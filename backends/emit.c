@@ -224,8 +224,8 @@ emit_mentions(PMap *memo, const UOp *u, const UOp *var, int depth)
 
 /* ---- pure index arithmetic: printed by uop_print ---- */
 
-static int
-index_op(int op)
+int
+emit_index_op(int op)
 {
 	switch (op) {
 	case OP_CONST: case OP_VAR: case OP_NEG: case OP_ADD: case OP_SUB: case OP_MUL: case OP_IDIV:
@@ -242,7 +242,7 @@ pure_fn(void *aux, const UOp *u)
 {
 	Emit *E = aux;
 	/* bool arithmetic wraps (-true is true): only truth values (constants, comparisons, logic) */
-	int p = index_op(u->op) && (u->dtype == DT_INDEX || (u->dtype == DT_BOOL && (u->op == OP_CONST
+	int p = emit_index_op(u->op) && (u->dtype == DT_INDEX || (u->dtype == DT_BOOL && (u->op == OP_CONST
 	        || (uop_info[u->op].flags & U_CMP) || u->op == OP_AND || u->op == OP_OR || u->op == OP_XOR
 	        || u->op == OP_WHERE))), i;
 

@@ -221,6 +221,8 @@ void emit_comment_text(Buf *b, const char *s);
 void emit_header_line(Buf *b, const Kernel *k, KRole role, const char *label);
 /* A name not in use, base or base_1, base_2, ... (now taken); NULL when out of memory. */
 const char *emit_fresh(Emit *E, const char *base);
+/* An op of index arithmetic (what uop_print writes in every dialect). */
+int emit_index_op(int op);
 int emit_taken(const Emit *E, const char *name);
 /* Indentation: two spaces a level. */
 void emit_indent(Buf *b, int ind);

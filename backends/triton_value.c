@@ -58,19 +58,6 @@ tr_pow2(int64_t n)
 
 /* ---- index arithmetic ---- */
 
-static int
-index_op(int op)
-{
-	switch (op) {
-	case OP_CONST: case OP_VAR: case OP_NEG: case OP_ADD: case OP_SUB: case OP_MUL: case OP_IDIV:
-	case OP_MOD: case OP_MIN: case OP_MAX: case OP_CMPLT: case OP_CMPNE: case OP_CMPEQ: case OP_WHERE:
-	case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Index arithmetic (index and bool values, no memory): uop_print writes it. */
 int
 tr_pure(TState *T, const UOp *u, int depth)
@@ -80,7 +67,7 @@ tr_pure(TState *T, const UOp *u, int depth)
 
 	if (v)
 		return v == 1;
-	p = index_op(u->op) && depth < E_MAXDEPTH && (u->dtype == DT_INDEX || (u->dtype == DT_BOOL
+	p = emit_index_op(u->op) && depth < E_MAXDEPTH && (u->dtype == DT_INDEX || (u->dtype == DT_BOOL
 	    && (u->op == OP_CONST || (uop_info[u->op].flags & U_CMP) || u->op == OP_AND || u->op == OP_OR
 	        || u->op == OP_XOR || u->op == OP_WHERE)));
 	for (i = 0; i < u->nsrc && p; i++)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "internal.h"
 #include "tensor.h"
 
 /*
@@ -47,22 +48,6 @@ norm(const char *what, int64_t *ax, int nd, Err *e)
 	if (*ax < 0)
 		*ax += nd;
 	return 0;
-}
-
-/* a with axes i and j exchanged (tinygrad's transpose(i, j)) */
-static UOp *
-swap_axes(UCtx *c, UOp *a, int i, int j, Err *e)
-{
-	int64_t o[T_MAXDIM];
-	int k;
-
-	if (!a)
-		return NULL;
-	for (k = 0; k < a->ndim; k++)
-		o[k] = k;
-	o[i] = j;
-	o[j] = i;
-	return tensor_permute(c, a, o, a->ndim, e);
 }
 
 /* a with a trailing axis of size 1 */
@@ -543,9 +528,9 @@ tensor_cumsum(UCtx *c, UOp *a, int axis, Err *e)
 		return tensor_cast(c, t, a, e);
 	if (norm("cumsum", &ax, a->ndim, e) < 0)
 		return NULL;
-	r = swap_axes(c, a, (int)ax, a->ndim - 1, e);
+	r = swap_ax(c, a, (int)ax, a->ndim - 1, e);
 	r = scan_last(c, r, e);
-	return swap_axes(c, r, (int)ax, a->ndim - 1, e);
+	return swap_ax(c, r, (int)ax, a->ndim - 1, e);
 }
 
 /* ---- indexing by one-hot masks ---- */
@@ -604,7 +589,7 @@ tensor_gather(UCtx *c, UOp *a, int dim, UOp *index, Err *e)
 	}
 	n = a->shape[ax];
 	x = tensor_shrink(c, a, b, en, a->ndim, e);
-	x = swap_axes(c, unsqueeze_last(c, x, e), (int)ax, a->ndim, e);
+	x = swap_ax(c, unsqueeze_last(c, x, e), (int)ax, a->ndim, e);
 	m = x ? one_hot(c, index, n, e) : NULL;
 	r = m ? tensor_where(c, m, x, uop_constf(c, (DType)a->dtype, 0), e) : NULL;
 	ax = -1;
@@ -656,8 +641,8 @@ tensor_scatter_add(UCtx *c, UOp *a, int dim, UOp *index, UOp *src, Err *e)
 	s[nd] = n;
 	x = tensor_shrink(c, src, b, en, nd, e);
 	x = tensor_expand(c, unsqueeze_last(c, x, e), s, nd + 1, e);
-	x = swap_axes(c, x, (int)ax, nd, e);
-	m = x ? swap_axes(c, one_hot(c, index, n, e), (int)ax, nd, e) : NULL;
+	x = swap_ax(c, x, (int)ax, nd, e);
+	m = x ? swap_ax(c, one_hot(c, index, n, e), (int)ax, nd, e) : NULL;
 	if (!m)
 		return NULL;
 	/* pad to a's shape on the other axes: padded cells are masked out */
