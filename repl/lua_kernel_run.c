@@ -429,12 +429,52 @@ k_run(lua_State *L)
 }
 
 /* k:counts([bindings] [, {checks =, max_steps =}]) -> a table of counts (unbound inputs get seeded random values) */
+/* the fields of k:counts(), in the order the table prints them */
+static const struct { const char *name; size_t off; const char *what; } count_fields[] = {
+#define F(name, what) { #name, offsetof(KCounts, name), what }
+	F(global_loads, "loads from global memory"), F(global_stores, "stores to global memory"),
+	F(global_sectors, "32-byte sectors of global memory"), F(shared_loads, "loads from shared memory"),
+	F(shared_stores, "stores to shared memory"), F(shared_accesses, "shared-memory wavefronts"),
+	F(bank_conflicts, "extra wavefronts from bank conflicts"), F(ops, "arithmetic operations"),
+	F(barriers, "barriers"), F(shuffles, "warp shuffles"), F(mmas, "mma instructions"),
+	F(ldmatrices, "ldmatrix instructions"), F(cp_asyncs, "cp.async copies"), F(wgmmas, "wgmma instructions"),
+	F(tmas, "TMA copies"), F(tma_bytes, "bytes by TMA"), F(atomics, "atomics"), F(fences, "fences"),
+	F(blocks, "blocks"), F(threads, "threads"),
+#undef F
+};
+
+/* k:counts() as an aligned table, one field a line, the zeros left out */
+static int
+counts_tostring(lua_State *L)
+{
+	Buf b;
+	int i, any = 0;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	buf_init(&b);
+	for (i = 0; i < (int)(sizeof count_fields / sizeof *count_fields); i++) {
+		lua_Integer v = (lua_getfield(L, 1, count_fields[i].name), lua_tointeger(L, -1));
+
+		lua_pop(L, 1);
+		if (v == 0)
+			continue;
+		emit(&b, "%s%-16s %12lld  %s", any++ ? "\n" : "", count_fields[i].name, (long long)v,
+		     count_fields[i].what);
+	}
+	if (!any)
+		emit(&b, "(nothing counted: every field is 0)");
+	lua_pushlstring(L, b.s ? b.s : "", b.len);
+	buf_free(&b);
+	return 1;
+}
+
 static int
 k_counts(lua_State *L)
 {
 	LKernel *x = lk_checkk(L, 1);
 	KRunOpts o;
 	KCounts c;
+	int i;
 
 	lua_settop(L, 3);
 	if (!lua_isnil(L, 2) && lua_type(L, 2) != LUA_TTABLE)
@@ -446,13 +486,16 @@ k_counts(lua_State *L)
 	o.counts = 1;
 	memset(&c, 0, sizeof c);
 	run(L, x, lua_isnil(L, 2) ? 0 : 2, &o, &c, 1, NULL);
-	lua_createtable(L, 0, 14);
-#define F(name) (lua_pushinteger(L, c.name), lua_setfield(L, -2, #name))
-	F(global_loads); F(global_stores); F(global_sectors);
-	F(shared_loads); F(shared_stores); F(shared_accesses); F(bank_conflicts);
-	F(ops); F(barriers); F(shuffles); F(mmas); F(ldmatrices); F(cp_asyncs); F(wgmmas); F(tmas); F(tma_bytes); F(atomics); F(fences);
-	F(blocks); F(threads);
-#undef F
+	lua_createtable(L, 0, 20);
+	for (i = 0; i < (int)(sizeof count_fields / sizeof *count_fields); i++) {
+		lua_pushinteger(L, *(const int64_t *)((const char *)&c + count_fields[i].off));
+		lua_setfield(L, -2, count_fields[i].name);
+	}
+	if (luaL_newmetatable(L, "tessel.counts")) {
+		lua_pushcfunction(L, counts_tostring);
+		lua_setfield(L, -2, "__tostring");
+	}
+	lua_setmetatable(L, -2);
 	return 1;
 }
 
@@ -614,7 +657,8 @@ static const HelpReg kmeths[] = {
 	  "stats = {} gets build_s, run_s, check_s and device. No loader or no platform raises." },
 	{ "counts", k_counts,
 	  "k:counts([bindings] [, {checks = false, max_steps = N}]): what a run costs on a GPU\n"
-	  "A table: global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
+	  "A table, printed aligned, one field a line, zeros left out (c.ops reads one):\n"
+	  "global_loads, global_stores, global_sectors (32-byte), shared_loads,\n"
 	  "shared_stores, shared_accesses (wavefronts), bank_conflicts, ops, barriers, shuffles, mmas, ldmatrices, cp_asyncs, wgmmas,\n"
 	  "tmas, tma_bytes, atomics, fences, blocks,\n"
 	  "threads. Unbound inputs get seeded random values." },

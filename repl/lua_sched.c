@@ -105,6 +105,33 @@ forward(lua_State *L, const char *m)
 static int s_run(lua_State *L) { return forward(L, "run"); }
 static int s_counts(lua_State *L) { return forward(L, "counts"); }
 static int s_check(lua_State *L) { return forward(L, "check"); }
+static int s_export(lua_State *L) { return forward(L, "export"); }
+
+/* s:replay(text): the steps of a trace, applied to this schedule (no global is rebound) */
+static int
+s_replay(lua_State *L)
+{
+	size_t n;
+	const char *text;
+
+	checks(L, 1);
+	text = luaL_checklstring(L, 2, &n);
+	if (luaL_loadbufferx(L, text, n, "=trace", "t") != LUA_OK)
+		return luaL_error(L, "s:replay: the trace does not parse: %s", lua_tostring(L, -1));
+	/* the chunk's environment: s is this schedule, everything else the globals */
+	lua_newtable(L);
+	lua_pushvalue(L, 1);
+	lua_setfield(L, -2, "s");
+	lua_newtable(L);
+	lua_pushglobaltable(L);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, -2);
+	if (!lua_setupvalue(L, -2, 1))
+		lua_pop(L, 1);
+	lua_call(L, 0, 0);
+	lua_settop(L, 1);
+	return 1;
+}
 
 static int
 s_text(lua_State *L, int color)
@@ -1327,6 +1354,12 @@ static const HelpReg smeths[] = {
 	{ "run", s_run, "s:run(bindings [, opts]): the scheduled kernel's outputs (k:run)" },
 	{ "counts", s_counts, "s:counts([bindings]): the scheduled kernel's counts (k:counts)" },
 	{ "check", s_check, "s:check(): the verifier on the scheduled kernel (k:check)" },
+	{ "export", s_export,
+	  "s:export(dialect, dir [, opts]): the scheduled kernel's source and harness in dir (k:export)" },
+	{ "replay", s_replay,
+	  "s:replay(text): the steps of a trace (s:trace() of another schedule) applied to this one;\n"
+	  "each line names s, which is this schedule while it runs (no global is rebound). A step that\n"
+	  "is refused raises; the steps before it stay (s:undo() takes them back)." },
 	{ "trace", s_trace, "s:trace(): the Lua that replays the steps, one a line" },
 	{ "diff", s_diff,
 	  "s:diff(): the last step as a line diff of the pseudo-code (\"- \" before, \"+ \" after)\n"
@@ -1374,6 +1407,20 @@ tessel_open_sched(lua_State *L)
 	         "step checked by the verifier and recorded: s:trace(), s:undo(), s:verify(), s:kernel().");
 	lua_pushvalue(L, -1);
 	lua_setfield(L, -3, "schedule");
+	help_topic(L, "schedules",
+	           "schedules: a kernel transformed one checked step at a time (docs/schedules.md)\n"
+	           "s = k:schedule(); s:split(block, loop, {nil, 32}), s:reorder, s:tile, s:bind, s:fission,\n"
+	           "s:compute_at, s:reverse_compute_at, s:cache_read, s:set_scope, s:rfactor, ... Every step is\n"
+	           "checked and refused with the reason, recorded (s:trace(), s:replay(text), s:undo()) and\n"
+	           "verifiable against the tensor program (s:verify()). s:tile_ir() shows the tiles; s:source,\n"
+	           "s:run, s:export, s:counts act on the scheduled kernel. help(k:schedule()) lists them all.");
+	help_topic(L, "fusion",
+	           "fusion: Neptune's rolling update and split-k update (docs/fusion.md, docs/neptune.md)\n"
+	           "s:rolling_update(block, \"stage.loop\") fuses a reduction under the loop of its reduce\n"
+	           "predecessor with a derived and proved repair; s:split_k_update for the parallel (split)\n"
+	           "form; s:explain() shows each derivation. scripts/neptune/ has attention's definition and\n"
+	           "the templates that make FlashAttention and FlashDecoding of it; s:skip_masked skips the\n"
+	           "tiles a mask leaves out.");
 	luaL_getmetatable(L, "kernel.Kernel");
 	lua_getfield(L, -1, "methods");
 	lua_pushvalue(L, -3);

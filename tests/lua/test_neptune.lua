@@ -121,9 +121,9 @@ for _, mode in ipairs{"pf", "dc"} do
           assert(src:find("# the iterations skip_masked keeps", 1, true), "masked key tiles are visited")
         end
       end
-      -- the trace replays onto a fresh schedule
+      -- the trace replays onto a fresh schedule (s:replay binds s to it, no global)
       local fresh = kernel.lower(A.operator(op, mode, z), "o"):schedule()
-      assert(load(s:trace(), "trace", "t", setmetatable({s = fresh}, {__index = _G})))()
+      fresh:replay(s:trace())
       eq(tostring(fresh:kernel()), tostring(s:kernel()), "the replayed kernel")
       interpret(s, op)
     end)
@@ -158,6 +158,18 @@ check("bad input: refusals name the step, and the schedule is unchanged", functi
   raises(function() r:rolling_update("pv", "s_max.l0") end, "rounds to a narrower float and back",
     "give {relax_casts = true}")
   eq(select(2, r:trace():gsub("\n", "")), 2, "steps kept after the refusal")
+end)
+
+check("s:replay refuses a trace that does not parse or a step that is refused; k:counts prints aligned", function()
+  local s = kernel.lower(A.operator("causal", "pf", {B = 1, H = 1, S = 16, D = 8}), "o"):schedule()
+  raises(function() s:replay("s:split(") end, "s:replay: the trace does not parse")
+  raises(function() s:replay('s:split("nope", "i", {nil, 2})') end, "split: no stage nope")
+  eq(s:trace(), "", "the trace after the refusals")
+  local c = s:counts()
+  assert(c.ops > 0, "ops counted")
+  local text = tostring(c)
+  assert(text:match("^global_loads%s+%d+  loads from global memory\n"), text)
+  assert(not text:find("mmas", 1, true), "a zero field printed: " .. text)
 end)
 
 check("index tensors lower to the index: arange is the loop variable, causal is i >= j", function()
