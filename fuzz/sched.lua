@@ -685,6 +685,15 @@ local STEPS = {
     if chance(0.3) then return string.format("s:reorder(%s, {%s})", q(st), table.concat(sub, ", ")) end
     return string.format("s:reorder(%s, %s)", q(st), table.concat(sub, ", "))
   end,
+  fission = function(I)
+    local st = stage(I)
+    if chance(0.5) then return string.format("s:fission(%s, %s, {deep = true})", q(st), q(loop(I, st))) end
+    return string.format("s:fission(%s, %s)", q(st), q(loop(I, st)))
+  end,
+  skip_masked = function(I)
+    local st = stage(I)
+    return string.format("s:skip_masked(%s, %s)", q(st), q(loop(I, st)))
+  end,
   tile = function(I)
     local st = stage(I)
     local ls = adjacent(I, st, 2)
@@ -992,6 +1001,7 @@ local WEIGHTS = {
   apply_opt = 6, compute_at = 6, reverse_compute_at = 5, compute_inline = 6, reverse_compute_inline = 5,
   cache_read = 5, cache_write = 4, set_scope = 4, set_layout = 4, decompose_reduction = 5, rfactor = 5,
   rolling_update = 5, split_k_update = 4, privatize_reduce = 3, fuse_and_privatize = 3, undo = 2,
+  fission = 5, skip_masked = 3,
 }
 
 ------------------------------------------------------------------------------------------------
