@@ -172,34 +172,6 @@ out:
 	return rc;
 }
 
-/* x with v at value val, simplified (NULL when it fails) */
-static UOp *
-at_value(Emit *E, UOp *x, UOp *v, int64_t val)
-{
-	UOp *n = uop_int(E->k->c, val), *o;
-	Err ie;
-
-	if (!(x = kernel_substitute(E->k->c, x, &v, &n, 1)) || uop_simplify(E->k->c, x, &o, &ie) < 0)
-		return NULL;
-	return o;
-}
-
-/* d = c*v + r with c a constant and r free of v: 1 with *c and *r, else 0 */
-static int
-affine_in(Emit *E, UOp *d, UOp *v, int64_t *c, UOp **r)
-{
-	UOp *d0 = at_value(E, d, v, 0), *d1 = at_value(E, d, v, 1), *d2 = at_value(E, d, v, 2), *c1, *c2;
-	Err ie;
-
-	if (!d0 || !d1 || !d2 || uop_simplify(E->k->c, uop_sub(E->k->c, d1, d0), &c1, &ie) < 0
-	|| uop_simplify(E->k->c, uop_sub(E->k->c, d2, d1), &c2, &ie) < 0 || c1->op != OP_CONST || c1 != c2
-	|| c1->arg[0] == 0)
-		return 0;
-	*c = c1->arg[0];
-	*r = d0;
-	return 1;
-}
-
 /*
 ** A serial loop whose whole body is one guard made of comparisons affine in
 ** the loop's variable (skip_masked's "some mask holds in the tile") runs
@@ -238,7 +210,7 @@ tr_bounded(Emit *E, const UOp *s, int ind)
 		Buf b;
 		int64_t c;
 
-		if (!d || !affine_in(E, d, v, &c, &rest)) {
+		if (!d || !kernel_affine_in(E->k->c, d, v, &c, &rest) || c == 0) {
 			buf_free(&lo);
 			buf_free(&hi);
 			return 0;

@@ -164,7 +164,8 @@ s:rolling_update("xsum", "j")
 print(s)
 print(s:explain())
 say('s:verify{trials = 1}')
-print("-- more: scripts/attention.lua, scripts/flash_decoding.lua, docs/fusion.md, s:tile_ir()")
+print("-- more: scripts/attention.lua, scripts/flash_decoding.lua, docs/fusion.md, s:tile_ir();")
+print("-- generated FlashAttention in Triton for ten operators: scripts/generated_attention.lua, docs/neptune.md")
 
 title("Several GPUs: Axe layouts over gpuid choose the NCCL collective (a GEMM sharded on K)")
 mesh = {{"gpuid", 2}}

@@ -1052,6 +1052,37 @@ out:
 	return r;
 }
 
+UOp *
+kernel_at(UCtx *c, UOp *u, UOp *const *vars, const int64_t *val, int n)
+{
+	UOp *v[64], *o;
+	Err ie;
+	int i;
+
+	if (!u || n > 64)
+		return NULL;
+	for (i = 0; i < n; i++)
+		v[i] = uop_int(c, val ? val[i] : 0);
+	if ((n && !(u = kernel_substitute(c, u, vars, v, n))) || uop_simplify(c, u, &o, &ie) < 0)
+		return NULL;
+	return o;
+}
+
+int
+kernel_affine_in(UCtx *c, UOp *u, UOp *v, int64_t *coef, UOp **rest)
+{
+	int64_t one = 1;
+	UOp *r0 = kernel_at(c, u, &v, NULL, 1), *r1 = kernel_at(c, u, &v, &one, 1), *k, *z;
+
+	if (!r0 || !r1 || !(k = kernel_at(c, uop_sub(c, r1, r0), NULL, NULL, 0)) || k->op != OP_CONST
+	|| !(z = kernel_at(c, uop_sub(c, uop_sub(c, u, r0), uop_mul(c, k, v)), NULL, NULL, 0))
+	|| z->op != OP_CONST || z->arg[0] != 0)
+		return 0;
+	*coef = k->arg[0];
+	*rest = r0;
+	return 1;
+}
+
 /* ---- atomics and fences ---- */
 
 static const char *const atomic_names[KA_COUNT] = { "add", "max", "min", "exch" };

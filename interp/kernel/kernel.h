@@ -273,6 +273,13 @@ static inline HwAxis krange_hw(const UOp *r) { return (HwAxis)r->arg[1]; }
 /* u with the variables vars[k] replaced by vals[k] (folding constructors;
 ** loads, stores and loops are rebuilt around the new sources). */
 UOp *kernel_substitute(UCtx *c, UOp *u, UOp *const *vars, UOp *const *vals, int n);
+/* u with vars[i] at the index constants val[i] (all at 0 when val is NULL), simplified; NULL
+** when memory runs out or the simplifier fails. */
+UOp *kernel_at(UCtx *c, UOp *u, UOp *const *vars, const int64_t *val, int n);
+/* u = coef*v + rest, coef a constant (0 when u does not depend on v) and rest free of v
+** (rest simplified): 1, else 0.
+** Checked: rest is u at v = 0, coef is u(1) - u(0), and u - rest - coef*v simplifies to 0. */
+int kernel_affine_in(UCtx *c, UOp *u, UOp *v, int64_t *coef, UOp **rest);
 
 /* kernel_ops.c: collective operators at an execution scope (Axe Section 3.2) */
 /*

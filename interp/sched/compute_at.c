@@ -820,21 +820,15 @@ owns_dims(Kernel *k, const Region *r, int nd, const UOp *const *var, int nv)
 
 		for (d = 0; d < nd && !ok; d++) {
 			const UOp *vs[64];
-			UOp *zero = uop_int(k->c, 0), *one = uop_int(k->c, 1), *lo, *hi, *c, *rest;
+			UOp *lo;
+			int64_t c;
 			int n = uop_vars(r->start[d], vs, 64), j, only = 1;
-			Err ie;
 
 			for (j = 0; j < n; j++)
 				only &= vs[j] == v;
-			if (!only || n != 1 || n > 64)
+			if (!only || n != 1 || !kernel_affine_in(k->c, r->start[d], v, &c, &lo) || lo->op != OP_CONST)
 				continue;
-			if (!(lo = simp(k, kernel_substitute(k->c, r->start[d], &v, &zero, 1), &ie))
-			|| !(hi = simp(k, kernel_substitute(k->c, r->start[d], &v, &one, 1), &ie))
-			|| !(c = simp(k, uop_sub(k->c, hi, lo), &ie)) || c->op != OP_CONST
-			|| !(rest = simp(k, uop_sub(k->c, uop_sub(k->c, r->start[d], lo), uop_mul(k->c, c, v)), &ie))
-			|| rest->op != OP_CONST || rest->arg[0] != 0 || lo->op != OP_CONST)
-				continue;
-			ok = (c->arg[0] < 0 ? -c->arg[0] : c->arg[0]) >= r->ext[d];
+			ok = (c < 0 ? -c : c) >= r->ext[d];
 		}
 		if (!ok)
 			return 0;

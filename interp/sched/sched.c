@@ -722,26 +722,6 @@ point_str(Buf *b, const UBind *bind, int n)
 }
 
 /*
-** Does index ix (of an access below the nest) map different iterations of
-** the nest vars nv[0..n-1] to one element? Outer variables (not nest vars,
-** bound outside the nest: outer[0..nout-1]) are part of the element.
-*/
-/* u with each of vars[0..n) at value 0 (val NULL) or at val[i], simplified; NULL when it fails */
-static UOp *
-at(const Kernel *k, const UOp *u, UOp *const *vars, int n, int64_t v)
-{
-	UOp *val[64], *r, *o;
-	Err ie;
-	int i;
-
-	for (i = 0; i < n && i < 64; i++)
-		val[i] = uop_int(k->c, v);
-	if (!(r = kernel_substitute(k->c, (UOp *)u, vars, val, n)) || uop_simplify(k->c, r, &o, &ie) < 0)
-		return NULL;
-	return o;
-}
-
-/*
 ** Injectivity without enumeration: nest variable v owns dimension d when
 ** index d is c*v + lo, lo free of the nest variables, the part of lo that
 ** moves with the loops inside the nest spanning less than |c|: two
@@ -759,7 +739,8 @@ owned(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *co
 
 		for (d = 0; d < nd && !ok; d++) {
 			const UOp *x = ix->src[d + 1], *vs[64];
-			UOp *v = (UOp *)nv[i], *lo, *hi1, *c, *rest, *in[64];
+			UOp *v = (UOp *)nv[i], *lo, *in[64];
+			int64_t c;
 			int nvs = uop_vars(x, vs, 64), mine = 0, other = 0, nin = 0;
 
 			if (nvs > 64 || has_load(x, 0))
@@ -778,26 +759,21 @@ owned(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *co
 			}
 			if (!mine || other)
 				continue;
-			/* x = c*v + lo: lo at v = 0, c = x(v = 1) - lo, and x - lo - c*v is 0 */
-			if (!(lo = at(k, x, &v, 1, 0)) || !(hi1 = at(k, x, &v, 1, 1))
-			|| !(c = at(k, uop_sub(k->c, hi1, lo), NULL, 0, 0)) || c->op != OP_CONST || c->arg[0] == 0)
-				continue;
-			if (!(rest = at(k, uop_sub(k->c, uop_sub(k->c, (UOp *)x, lo), uop_mul(k->c, c, v)), NULL, 0, 0))
-			|| rest->op != OP_CONST || rest->arg[0] != 0)
+			if (!kernel_affine_in(k->c, (UOp *)x, v, &c, &lo) || c == 0)
 				continue;
 			/* lo's inner part: lo - lo(inner = 0) must not depend on the outer loops */
 			if (nin) {
-				UOp *lo0 = at(k, lo, in, nin, 0), *g;
+				UOp *lo0 = kernel_at(k->c, lo, in, NULL, nin), *g;
 				const UOp *gv[64];
 				int ng, q, bad = 0;
 
-				if (!lo0 || !(g = at(k, uop_sub(k->c, lo, lo0), NULL, 0, 0)))
+				if (!lo0 || !(g = kernel_at(k->c, uop_sub(k->c, lo, lo0), NULL, NULL, 0)))
 					continue;
 				ng = uop_vars(g, gv, 64);
 				for (j = 0; j < ng && !bad; j++)
 					for (q = 0; q < nout; q++)
 						bad |= gv[j] == outer[q];
-				if (bad || g->vmax - g->vmin >= (c->arg[0] < 0 ? -c->arg[0] : c->arg[0]))
+				if (bad || g->vmax - g->vmin >= (c < 0 ? -c : c))
 					continue;
 			}
 			ok = 1;
@@ -808,6 +784,11 @@ owned(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *co
 	return 1;
 }
 
+/*
+** Does index ix (of an access below the nest) map different iterations of
+** the nest vars nv[0..n-1] to one element? Outer variables (not nest vars,
+** bound outside the nest: outer[0..nout-1]) are part of the element.
+*/
 static int
 injective(const Kernel *k, const UOp *ix, const UOp *const *nv, int n, const UOp *const *outer,
           int nout, Err *e)

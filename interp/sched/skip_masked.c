@@ -333,22 +333,6 @@ init_of(const Kernel *k, int st, const UOp *L, int b)
 
 /* ---- the guard: some point of the tile satisfies a condition ---- */
 
-/* u with the variables vars[0..n) at values val[0..n), simplified */
-static UOp *
-subst(Kernel *k, UOp *u, UOp *const *vars, const int64_t *val, int n)
-{
-	UOp *v[32], *o;
-	Err ie;
-	int i;
-
-	for (i = 0; i < n; i++)
-		v[i] = uop_int(k->c, val[i]);
-	u = n ? kernel_substitute(k->c, u, vars, v, n) : u;
-	if (!u || uop_simplify(k->c, u, &o, &ie) < 0)
-		return NULL;
-	return o;
-}
-
 /*
 ** The least (or greatest) of affine index expression d over the box of
 ** vars[0..n) (each from 0 to its extent - 1), or NULL when d is not affine
@@ -357,26 +341,16 @@ subst(Kernel *k, UOp *u, UOp *const *vars, const int64_t *val, int n)
 static UOp *
 extreme(Kernel *k, UOp *d, UOp *const *vars, int n, int greatest)
 {
-	int64_t zero[32] = { 0 }, at[32];
-	UOp *d0 = subst(k, d, vars, zero, n);
+	int64_t at[32], c;
+	UOp *rest;
 	int i;
 
-	if (!d0)
-		return NULL;
 	for (i = 0; i < n; i++) {
-		int64_t one[32] = { 0 }, two[32] = { 0 };
-		UOp *d1, *d2, *c1, *c2;
-
-		one[i] = 1;
-		two[i] = 2;
-		if (!(d1 = subst(k, d, vars, one, n)) || !(d2 = subst(k, d, vars, two, n))
-		|| !(c1 = subst(k, uop_sub(k->c, d1, d0), NULL, NULL, 0))
-		|| !(c2 = subst(k, uop_sub(k->c, d2, d1), NULL, NULL, 0))
-		|| c1->op != OP_CONST || c1 != c2)
+		if (!kernel_affine_in(k->c, d, vars[i], &c, &rest))
 			return NULL;
-		at[i] = (c1->arg[0] > 0) == greatest ? vars[i]->arg[1] : 0;
+		at[i] = (c > 0) == greatest ? vars[i]->arg[1] : 0;
 	}
-	return subst(k, d, vars, at, n);
+	return kernel_at(k->c, d, vars, at, n);
 }
 
 /* an index condition that some point of the box satisfies, as a condition on the outer loops */
