@@ -126,7 +126,7 @@ typedef struct BJitOpts {
 ** the inputs (row-major logical order); outputs come back allocated,
 ** row-major; temporaries are left empty. The source is compiled with
 **   cc -std=c11 -O2 -march=native -fPIC -shared -ffp-contract=off -fwrapv
-**      -frounding-math [-fopenmp | -fopenmp-simd] <flags> -o k1.so k1.c -lm
+**      -frounding-math -fno-tree-sra [-fopenmp | -fopenmp-simd] <flags> -o k1.so k1.c -lm
 ** (-fopenmp when a loop is parallel, -fopenmp-simd when one is only
 ** vectorized) by fork and execv of the compiler (no shell), the compiler's
 ** path looked up in PATH before the fork. Unless o->no_check, the

@@ -110,6 +110,16 @@ static const struct {
 	const char *text;
 } helpers[] = {
 	{ H_MAXF | H_MINF | H_MAX | H_MIN, "/* max and min as the interpreter takes them: a NaN first operand wins, a NaN second one too */\n" },
+	{ H_VEC32,
+	  "/* a vectorized loop's float32 lanes, up to 64 bytes at a time (GCC's and Clang's vector types) */\n"
+	  "typedef float tessel_f32x16 __attribute__((vector_size(64)));\n"
+	  "typedef float tessel_f32x8 __attribute__((vector_size(32)));\n"
+	  "typedef float tessel_f32x4 __attribute__((vector_size(16)));\n" },
+	{ H_VEC64,
+	  "/* a vectorized loop's float64 lanes, up to 64 bytes at a time */\n"
+	  "typedef double tessel_f64x8 __attribute__((vector_size(64)));\n"
+	  "typedef double tessel_f64x4 __attribute__((vector_size(32)));\n"
+	  "typedef double tessel_f64x2 __attribute__((vector_size(16)));\n" },
 	{ H_FMAXF | H_FMINF, "/* fast: max and min as the vector units take them (a NaN operand may or may not win) */\n" },
 	{ H_FMAXF, "static inline float tessel_fmaxf(float a, float b) { return a > b ? a : b; }\n" },
 	{ H_FMINF, "static inline float tessel_fminf(float a, float b) { return a < b ? a : b; }\n" },
@@ -206,11 +216,11 @@ c_head(Emit *E, Buf *b)
 		emit(b, "%s%s", j ? ", " : " ", k->buf[j].name);
 	if (E->fast)
 		emit(b, ".\n** Fast: float32 functions (exp2f), max and min without NaN rules, sums the compiler may\n"
-		     "** reassociate; build with -O3 -ffast-math -fwrapv. Values agree with tessel's interpreter\n"
-		     "** within a tolerance, not bit for bit (docs/export.md).\n*/\n");
+		     "** reassociate; build with -O3 -ffast-math -fwrapv, and -fno-tree-sra for speed. Values agree\n"
+		     "** with tessel's interpreter within a tolerance, not bit for bit (docs/export.md).\n*/\n");
 	else
 		emit(b, ".\n** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv\n"
-		     "** -frounding-math (backends/jit.c says why).\n*/\n");
+		     "** -frounding-math, and -fno-tree-sra for speed (backends/jit.c says why).\n*/\n");
 	emit(b, "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n");
 	/* a blank line before a comment or a function of several lines, and after one */
 	for (i = 0; i < sizeof helpers / sizeof helpers[0]; i++) {
@@ -254,6 +264,33 @@ arrays(Emit *E, EStage *S, UAddrSpace scope, int ind)
 }
 
 
+/*
+** The outermost parallel loop of a stage without bound loops, when the
+** register arrays can be declared in its body, one per thread: no value
+** crosses its iterations through them (sched_regs_private); else NULL, and
+** they are declared at the top, shared by the threads, so the loop stays
+** parallel only if it does not touch them.
+*/
+static const UOp *
+private_loop(Emit *E, EStage *S, const UOp *s)
+{
+	char why[200];
+	int b;
+
+	for (b = 0; b < E->k->nbuf; b++)
+		if (E->k->buf[b].scope == AS_REG && S->use[b])
+			break;
+	if (b == E->k->nbuf)
+		return NULL;
+	/* serial loops whose body is one loop, down to the first parallel one */
+	while (s->op == OP_END && s->nsrc == 2 && krange_hw(s->src[0]) == HW_NONE
+	&& krange_type(s->src[0]) != AX_THREAD)
+		s = s->src[1];
+	if (s->op != OP_END || krange_type(s->src[0]) != AX_THREAD || krange_hw(s->src[0]) != HW_NONE)
+		return NULL;
+	return sched_regs_private(E->k, S->st, s, why, sizeof why) ? s : NULL;
+}
+
 static int
 c_stage(Emit *E, EStage *S)
 {
@@ -284,7 +321,7 @@ c_stage(Emit *E, EStage *S)
 		/* the bound loops print as loops; arrays go inside the innermost block and thread loops */
 		if (!S->blockin && arrays(E, S, AS_LOCAL, 1) < 0)
 			return -1;
-		if (!S->inner && arrays(E, S, AS_REG, 1) < 0)
+		if (!S->inner && !(S->regin = private_loop(E, S, S->body)) && arrays(E, S, AS_REG, 1) < 0)
 			return -1;
 		if (emit_stmt(E, S, S->body, 1) < 0)
 			return -1;
@@ -360,7 +397,8 @@ independent(Emit *E, EStage *S, const UOp *s, char *why, size_t n)
 	Err ie;
 
 	ie.msg[0] = 0;
-	if (sched_independent(E->k, S->st, &l, 1, 0, &ie) == 0)
+	/* the register arrays declared in this loop's body are one per thread */
+	if (sched_independent_private(E->k, S->st, &l, 1, 0, s == S->regin ? 1u << AS_REG : 0, &ie) == 0)
 		return 1;
 	/*
 	** Too many iterations to enumerate proves nothing either way: the loop's
@@ -421,6 +459,10 @@ c_loop(Emit *E, EStage *S, const UOp *s, int ind)
 		}
 	} else if (t == AX_UPCAST && hw == HW_NONE) {
 		if (independent(E, S, s, why, sizeof why)) {
+			int vl = emit_vector_lanes(E, S, s, ind);
+
+			if (vl)
+				return vl < 0 ? -1 : 0;
 			emit_indent(E->out, ind);
 			emit(E->out, "#pragma omp simd\n");
 			E->uses_simd = 1;
@@ -439,7 +481,7 @@ c_loop(Emit *E, EStage *S, const UOp *s, int ind)
 	emit(E->out, note[0] ? "  /* %s */\n" : "%s\n", note);
 	if (S->nest && s == S->blockin && arrays(E, S, AS_LOCAL, ind + 1) < 0)
 		return -1;
-	if (S->nest && s == S->inner && arrays(E, S, AS_REG, ind + 1) < 0)
+	if (S->nest && (s == S->inner || s == S->regin) && arrays(E, S, AS_REG, ind + 1) < 0)
 		return -1;
 	if (emit_stmts(E, S, s->src + 1, s->nsrc - 1, ind + 1) < 0)
 		return -1;

@@ -63,7 +63,8 @@ enum {
 	H_SHL = 1 << 15, H_SHR = 1 << 16, H_USHR = 1 << 17, H_IPOW = 1 << 18, H_UPOW = 1 << 19,
 	H_IRECIP = 1 << 20, H_THREEFRY = 1 << 21,
 	H_FMAXF = 1 << 22, H_FMINF = 1 << 23,  /* fast: max and min without the NaN rules */
-	H_EX2F = 1 << 24                       /* fast: the dialect's exp2 of a float32 (fast_exp2) */
+	H_EX2F = 1 << 24,                      /* fast: the dialect's exp2 of a float32 (fast_exp2) */
+	H_VEC32 = 1 << 25, H_VEC64 = 1 << 26   /* C: the vector types of vector_lanes.c */
 };
 
 typedef struct EStage {
@@ -79,6 +80,7 @@ typedef struct EStage {
 	const UOp *sync;       /* the first barrier, shuffle or MMA, or NULL */
 	const UOp *parallel;   /* the outermost parallel loop being emitted, or NULL */
 	const UOp *simd;       /* the outermost omp simd loop being emitted, or NULL */
+	const UOp *regin;      /* C: the parallel loop whose body declares the register arrays */
 	char hw[HW_COUNT][K_NAME + 24];   /* not nest: each hardware axis's coordinate as an expression */
 } EStage;
 
@@ -289,6 +291,12 @@ const char *emit_loop_note(const UOp *range, char *buf, size_t n);
 ** applies (vector_loop.c says when):
 ** 1 written, 0 not taken (the caller writes the loop), -1 an error. */
 int emit_vector_loop(Emit *E, EStage *S, const UOp *s, int ind);
+
+/* vector_lanes.c */
+/* The C dialect's vectorized loop s (UPCAST, its iterations independent) as
+** GCC vector types, 64 bytes a step, when its body allows (vector_lanes.c
+** says when): 1 written, 0 not taken (the caller writes omp simd), -1 an error. */
+int emit_vector_lanes(Emit *E, EStage *S, const UOp *s, int ind);
 
 /* harness.c: write dir/name (its name appended to files, which may be NULL);
 ** make dir and its missing parents. Both return -2 with e set on failure. */

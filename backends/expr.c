@@ -617,6 +617,12 @@ value(Emit *E, const UOp *u, Ex *x, int depth)
 		ex_set(x, P_ATOM, (DType)h[0]);
 		return 0;
 	}
+	if (E->vec.n && (name = pmap_get(&E->vec, u))) {
+		/* a value written before the statement: a vector load's component, a vector's name */
+		emit(&x->s, "%s", name);
+		ex_set(x, P_ATOM, u->dtype == DT_FLOAT64 ? DT_FLOAT64 : DT_FLOAT32);
+		return 0;
+	}
 	if (emit_pure(E, u)) {
 		/* index arithmetic in the dialect's syntax, floor division included */
 		uop_print(&x->s, u, E->D->d);
@@ -631,11 +637,6 @@ value(Emit *E, const UOp *u, Ex *x, int depth)
 		ex_set(x, P_ATOM, DT_INDEX);
 		return 0;
 	case OP_LOAD:
-		if (E->vec.n && (name = pmap_get(&E->vec, u))) {
-			emit(&x->s, "%s", name);
-			ex_set(x, P_ATOM, DT_FLOAT32);
-			return 0;
-		}
 		if (u == E->accload) {
 			emit(&x->s, "%s", E->accname);
 			ex_set(x, P_ATOM, (DType)E->k->buf[u->src[0]->src[0]->arg[0]].dtype);

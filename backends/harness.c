@@ -870,13 +870,14 @@ makefile(Buf *b, const Gen *g, const EmitInfo *info)
 	switch (g->d) {
 	case D_C:
 		if (info->fast)
-			emit(b, "CC ?= cc\nCFLAGS ?= -O3 -march=native\n"
+			emit(b, "CC ?= cc\nCFLAGS ?= -O3 -march=native -fno-tree-sra\n"
 			     "# fast source: reassociation and vector math functions; wrapping integers\n"
 			     "FLAGS = -std=c11 -ffast-math -fwrapv%s\n\n", info->omp ? " -fopenmp" : "");
 		else
-			emit(b, "CC ?= cc\nCFLAGS ?= -O2 -march=native\n"
-			     "# the interpreter's values bit for bit: no contraction into FMAs, wrapping integers\n"
-			     "FLAGS = -std=c11 -ffp-contract=off -fwrapv%s\n\n",
+			emit(b, "CC ?= cc\nCFLAGS ?= -O2 -march=native -fno-tree-sra\n"
+			     "# the interpreter's values bit for bit: no contraction into FMAs, no folding that\n"
+			     "# assumes the rounding mode, wrapping integers\n"
+			     "FLAGS = -std=c11 -ffp-contract=off -frounding-math -fwrapv%s\n\n",
 			     info->omp ? " -fopenmp" : info->simd ? " -fopenmp-simd" : "");
 		emit(b, "run: main\n\t./main\n\nbuild: main\n\n"
 		     "main: main.c kernel.c\n\t$(CC) $(FLAGS) $(CFLAGS) -o main main.c kernel.c -lm\n");

@@ -411,7 +411,9 @@ test_jit_matmul_scheduled(void **state)
 	char *s = source(k);
 
 	assert_non_null(strstr(s, "#pragma omp parallel for\n"));
-	assert_non_null(strstr(s, "#pragma omp simd\n"));
+	/* the 16 columns as one vector of the dtype (vector_lanes.c), checked bit for bit below */
+	assert_non_null(strstr(s, " += 16) {  /* upcast: 16 lanes at once */\n"));
+	assert_non_null(strstr(s, "tessel_f32x16 b_v;\n"));
 	free(s);
 	matmul_case(k, 64, 48, 64);
 	kernel_free(k);

@@ -12,7 +12,9 @@
 **   parallel   THREAD (a CPU thread per iteration, OpenMP's parallel for):
 **              not a reduction loop (a parallel reduction races on its
 **              accumulator), not inside a bound or parallel loop (nested
-**              parallelism), iterations independent
+**              parallelism), iterations independent; a register buffer
+**              counts as one per thread when sched_regs_private proves
+**              that no value crosses iterations through it
 **   vectorize  UPCAST: an innermost loop (no loop in its body) of extent at
 **              most 64, not a reduction loop, iterations independent (the
 **              lanes of a vector run at once)
@@ -44,6 +46,7 @@ check(Kernel *k, int st, UOp *l, AxisType t, const char *what, Err *e)
 	UOp *r = l->src[0], *p[1024];
 	int64_t ext = krange_extent(r);
 	int reduce = krange_type(r) == AX_REDUCE || krange_type(r) == AX_GROUP_REDUCE, i, np;
+	char why[200] = "";
 	Err ie;
 
 	if (krange_hw(r) != HW_NONE)
@@ -96,9 +99,16 @@ check(Kernel *k, int st, UOp *l, AxisType t, const char *what, Err *e)
 	default:
 		return err_set(e, "stage %s: no annotation %s", sn, axistype_name(t));
 	}
-	if (sched_independent(k, st, &l, 1, 0, &ie) < 0)
+	/* a register buffer no value crosses between iterations is one per thread (c.c) */
+	if (sched_independent_private(k, st, &l, 1, 0, t == AX_THREAD && sched_regs_private(k, st, l, why,
+	                              sizeof why) ? 1u << AS_REG : 0, &ie) < 0) {
+		if (t == AX_THREAD && why[0] && strstr(ie.msg, "access"))
+			return err_set(e, "stage %s: loop %s's iterations would run at once, and they depend on one "
+			               "another: %s (a register buffer is one per thread only when each iteration "
+			               "writes it before reading it; here %s)", sn, ln, ie.msg, why);
 		return err_set(e, "stage %s: loop %s's iterations would run at once, and they depend on one "
 		               "another: %s", sn, ln, ie.msg);
+	}
 	return 0;
 }
 

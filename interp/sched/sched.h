@@ -100,6 +100,12 @@ int sched_independent(const Kernel *k, int st, UOp *const *loops, int n, int com
 ** left out: each instance of a bound loop has its own copy of them. */
 int sched_independent_private(const Kernel *k, int st, UOp *const *loops, int n, int commute,
                               unsigned scopes, Err *e);
+/* 1 when no value flows between iterations of loop (an END of stage st) through
+** any register buffer it touches: each is used only inside the loop, and the
+** innermost loop around its accesses overwrites all of it before any read
+** (regs_private.c). Such buffers can be one per iteration (per CPU thread). 0
+** with why saying which buffer and what fails. */
+int sched_regs_private(const Kernel *k, int st, const UOp *loop, char *why, size_t n);
 /* -1 when stage st stores to memory an axis's instances share (global; shared
 ** for thread axes) outside the loops bound to an axis the stage uses, so every
 ** thread or block of it runs the store (a warp binding needs a lane loop too);

@@ -5,7 +5,7 @@
 **   buffers: xmax: float32[4], xsum: float32[4]
 ** bufs[i] is buffer i's storage, laid out by its layout; the order is x, xmax, xsum, out.
 ** Values agree bit for bit with tessel's interpreter: build with -ffp-contract=off -fwrapv
-** -frounding-math (backends/jit.c says why).
+** -frounding-math, and -fno-tree-sra for speed (backends/jit.c says why).
 */
 #include <math.h>
 #include <stdbool.h>

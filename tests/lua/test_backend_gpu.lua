@@ -78,7 +78,7 @@ check("k:export writes the source, the harness, the references and a Makefile", 
   eq(#f:read("a"), 4 * 8 * 4, "bytes")
   f:close()
   local mk = assert(io.open(dir .. "/Makefile")):read("a")
-  has(mk, "-ffp-contract=off -fwrapv")
+  has(mk, "-ffp-contract=off -frounding-math -fwrapv")
   -- an input bound by the caller is saved with the references
   local d2, files2 = transpose():export("cuda", dir, {inputs = {A = tensor.rand({64, 64}, {seed = 1})}})
   eq(table.concat(files2, " "), "kernel.cu main.cu Makefile in_A.bin ref_B.bin", "files")
