@@ -115,6 +115,23 @@ static const struct {
 	  "typedef float tessel_f32x16 __attribute__((vector_size(64)));\n"
 	  "typedef float tessel_f32x8 __attribute__((vector_size(32)));\n"
 	  "typedef float tessel_f32x4 __attribute__((vector_size(16)));\n" },
+	{ H_VMAX32,
+	  "/* max and min of float32 vectors lane by lane, with tessel_maxf's and tessel_minf's rule for NaNs */\n"
+	  "typedef int32_t tessel_i32x16 __attribute__((vector_size(64)));\n"
+	  "typedef int32_t tessel_i32x8 __attribute__((vector_size(32)));\n"
+	  "typedef int32_t tessel_i32x4 __attribute__((vector_size(16)));\n"
+	  "static inline tessel_f32x16 tessel_maxf_x16(tessel_f32x16 a, tessel_f32x16 b)\n"
+	  "{ tessel_i32x16 m = (a > b) | (a != a); return (tessel_f32x16)(((tessel_i32x16)a & m) | ((tessel_i32x16)b & ~m)); }\n"
+	  "static inline tessel_f32x16 tessel_minf_x16(tessel_f32x16 a, tessel_f32x16 b)\n"
+	  "{ tessel_i32x16 m = (a < b) | (a != a); return (tessel_f32x16)(((tessel_i32x16)a & m) | ((tessel_i32x16)b & ~m)); }\n"
+	  "static inline tessel_f32x8 tessel_maxf_x8(tessel_f32x8 a, tessel_f32x8 b)\n"
+	  "{ tessel_i32x8 m = (a > b) | (a != a); return (tessel_f32x8)(((tessel_i32x8)a & m) | ((tessel_i32x8)b & ~m)); }\n"
+	  "static inline tessel_f32x8 tessel_minf_x8(tessel_f32x8 a, tessel_f32x8 b)\n"
+	  "{ tessel_i32x8 m = (a < b) | (a != a); return (tessel_f32x8)(((tessel_i32x8)a & m) | ((tessel_i32x8)b & ~m)); }\n"
+	  "static inline tessel_f32x4 tessel_maxf_x4(tessel_f32x4 a, tessel_f32x4 b)\n"
+	  "{ tessel_i32x4 m = (a > b) | (a != a); return (tessel_f32x4)(((tessel_i32x4)a & m) | ((tessel_i32x4)b & ~m)); }\n"
+	  "static inline tessel_f32x4 tessel_minf_x4(tessel_f32x4 a, tessel_f32x4 b)\n"
+	  "{ tessel_i32x4 m = (a < b) | (a != a); return (tessel_f32x4)(((tessel_i32x4)a & m) | ((tessel_i32x4)b & ~m)); }\n" },
 	{ H_VEC64,
 	  "/* a vectorized loop's float64 lanes, up to 64 bytes at a time */\n"
 	  "typedef double tessel_f64x8 __attribute__((vector_size(64)));\n"

@@ -64,7 +64,8 @@ enum {
 	H_IRECIP = 1 << 20, H_THREEFRY = 1 << 21,
 	H_FMAXF = 1 << 22, H_FMINF = 1 << 23,  /* fast: max and min without the NaN rules */
 	H_EX2F = 1 << 24,                      /* fast: the dialect's exp2 of a float32 (fast_exp2) */
-	H_VEC32 = 1 << 25, H_VEC64 = 1 << 26   /* C: the vector types of vector_lanes.c */
+	H_VEC32 = 1 << 25, H_VEC64 = 1 << 26,  /* C: the vector types of vector_lanes.c */
+	H_VMAX32 = 1 << 27                     /* C: max and min of float32 vectors */
 };
 
 typedef struct EStage {

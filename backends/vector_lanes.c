@@ -18,7 +18,9 @@
 ** every value that depends on v is built of
 **   loads y[base' + v] of the same dtype (one vector load each),
 **   + - * negation and reciprocal, the operations C computes in the dtype
-**   itself (no double rounding: the interpreter's bits, lane by lane);
+**   itself (no double rounding: the interpreter's bits, lane by lane),
+**   max and min of two such float32 values (tessel_maxf_x16 and friends:
+**   comparisons and masks, with tessel_maxf's rule for NaNs);
 ** a value that does not depend on v is computed once, as a scalar of the
 ** dtype (rounded to it, as the interpreter rounds every node), and widens
 ** when a vector operation meets it. w must be a multiple of 4; the loop
@@ -78,6 +80,11 @@ scan(Lanes *L, const UOp *u, int depth)
 	} else {
 		switch (u->op) {
 		case OP_ADD: case OP_SUB: case OP_MUL: case OP_NEG: case OP_RECIP:
+			break;
+		case OP_MAX: case OP_MIN:
+			/* tessel_maxf_x16 and friends take two vectors */
+			if (L->t != DT_FLOAT32 || !varies(L, u->src[0]) || !varies(L, u->src[1]))
+				return 0;
 			break;
 		default:
 			return 0;
@@ -200,6 +207,25 @@ store(Lanes *L, const UOp *st, int lanes, int ind)
 			if (address(E, u->src[0]) < 0)
 				return -1;
 			emit(E->out, ", sizeof %s);\n", nm);
+		} else if (u->op == OP_MAX || u->op == OP_MIN) {
+			/* lane by lane, with the NaN rule of tessel_maxf and tessel_minf */
+			Ex a[2];
+
+			ex_init(&a[0]);
+			ex_init(&a[1]);
+			if (emit_value(E, u->src[0], &a[0]) < 0 || emit_value(E, u->src[1], &a[1]) < 0
+			|| !(nm = emit_fresh(E, "v"))) {
+				ex_free(a, 2);
+				return E->e->msg[0] ? -1 : emit_oom(E);
+			}
+			E->need |= H_VMAX32;
+			emit_indent(E->out, ind);
+			emit(E->out, "const %s %s = tessel_%sf_x%d(", ty, nm, u->op == OP_MAX ? "max" : "min", lanes);
+			emit_operand(E->out, &a[0], 0);
+			emit(E->out, ", ");
+			emit_operand(E->out, &a[1], 0);
+			emit(E->out, ");\n");
+			ex_free(a, 2);
 		} else if (u == val || (uintptr_t)pmap_get(&L->uses, u) > 1) {
 			/* the stored value, and a value used twice, get a name */
 			ex_init(&x);

@@ -1156,7 +1156,7 @@ static const HelpReg kmeths[] = {
 	{ "uops", k_uops, "k:uops(): every UOp of the kernel, one a line" },
 	{ "tile_ir", k_tile_ir,
 	  "k:tile_ir(): the kernel in Neptune's tile IR: nests that compute on tiles as tile stores" },
-	{ "buffers", k_buffers, "k:buffers(): the buffers as a table (name, role, scope, dtype, shape, layout)" },
+	{ "buffers", k_buffers, "k:buffers(): the buffers as printed text, a line each (name, role, scope, dtype, shape, layout)" },
 	{ "stages", k_stages, "k:stages(): the stage names in order" },
 	{ NULL, NULL, NULL }
 };

@@ -131,7 +131,7 @@ s:bind("c", "i1", "threadIdx.y"); s:bind("c", "j1", "threadIdx.x")
 print(s)
 say('s:verify{trials = 1}')
 say('pcall(s.split, s, "c", "i1", {nil, 4})')
-print("-- more: scripts/gemm_schedule.lua, docs/schedules.md, help(kernel.schedule)")
+print("-- more: scripts/gemm_schedule.lua, scripts/cpu_gemm.lua, docs/schedules.md, help(kernel.schedule)")
 
 title("Device code: the scheduled GEMM as CUDA (k:export adds a harness that checks it on a GPU)")
 print(s:kernel():source("cuda"))

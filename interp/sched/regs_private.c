@@ -114,13 +114,30 @@ partial:
 	return 0;
 }
 
+/* the first statement of s[0..n-1] that touches b, looking into guards that are always true
+** (compute_at leaves them around what it moves) */
+static const UOp *
+first_touch(const Kernel *k, UOp *const *s, int n, int b, int depth)
+{
+	int i;
+
+	for (i = 0; i < n && depth < 100; i++) {
+		if (!touches(k, s[i], b))
+			continue;
+		if (s[i]->op == OP_IF && s[i]->src[0]->op == OP_CONST && s[i]->src[0]->arg[0])
+			return first_touch(k, s[i]->src + 1, s[i]->nsrc - 1, b, depth + 1);
+		return s[i];
+	}
+	return NULL;
+}
+
 int
 sched_regs_private(const Kernel *k, int st, const UOp *loop, char *why, size_t n)
 {
 	int b, i;
 
 	for (b = 0; b < k->nbuf; b++) {
-		const UOp *L = loop, *first = NULL;
+		const UOp *L = loop, *first;
 
 		if (k->buf[b].scope != AS_REG || !touches(k, loop, b))
 			continue;
@@ -143,9 +160,7 @@ sched_regs_private(const Kernel *k, int st, const UOp *loop, char *why, size_t n
 				break;
 			L = only;
 		}
-		for (i = 1; i < L->nsrc && !first; i++)
-			if (touches(k, L->src[i], b))
-				first = L->src[i];
+		first = first_touch(k, L->src + 1, L->nsrc - 1, b, 0);
 		if (!first || !overwrites(k, L, first, b, why, n))
 			return 0;
 	}
