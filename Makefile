@@ -175,6 +175,7 @@ install: all
 	for h in $(PUBLIC_H); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/tessel/$$h; done
 	install -m 644 docs/tessel.1 $(DESTDIR)$(PREFIX)/share/man/man1/tessel.1
 	install -m 644 scripts/*.lua $(DESTDIR)$(PREFIX)/share/tessel/scripts
+	for d in cpu gpu neptune; do install -D -m 644 -t $(DESTDIR)$(PREFIX)/share/tessel/scripts/$$d scripts/$$d/*.lua; done
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/tessel
 
 clean:

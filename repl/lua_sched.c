@@ -1345,8 +1345,12 @@ static const HelpReg smeths[] = {
 	{ "bind", s_bind,
 	  "s:bind(block, loop, \"threadIdx.x\"): the loop runs on a hardware axis\n"
 	  "blockIdx.x/y/z, threadIdx.x/y/z (or block.x, thread.y), warp, lane." },
-	{ "parallel", s_parallel, "s:parallel(block, loop): a CPU-parallel loop (axis type THREAD)" },
-	{ "vectorize", s_vectorize, "s:vectorize(block, loop): an innermost loop of extent <= 64 as a vector (UPCAST)" },
+	{ "parallel", s_parallel,
+	  "s:parallel(block, loop): a CPU-parallel loop (axis type THREAD); its iterations must be independent,\n"
+	  "except through a register buffer each iteration writes whole before reading it (one per thread)" },
+	{ "vectorize", s_vectorize,
+	  "s:vectorize(block, loop): an innermost loop of extent <= 64 as a vector (UPCAST); in C, GCC vector\n"
+	  "types when its body is loads, + - * max min of one dtype (docs/export.md), else omp simd" },
 	{ "unroll", s_unroll, "s:unroll(block, loop): unrolled (UNROLL), extent <= 1024" },
 	{ "tile", s_tile,
 	  "s:tile(block, x, y, fx, fy): x, y into x0, y0, x1, y1 (split both, reorder): one step" },
