@@ -116,11 +116,39 @@ vtype(DType t, int lanes)
 	return lanes == 8 ? "tessel_f64x8" : lanes == 4 ? "tessel_f64x4" : "tessel_f64x2";
 }
 
-/* the invariant sources of varying nodes, as named scalars of the dtype */
+/* u, which does not depend on v, computed once as a named scalar of the dtype (rounded to it, as
+** the interpreter rounds every node): its name, or NULL with E->e set */
+static const char *
+scalar(Lanes *L, const UOp *u, int ind)
+{
+	Emit *E = L->E;
+	UOp *root = (UOp *)u;
+	const char *nm = NULL;
+	Ex x;
+
+	ex_init(&x);
+	if (emit_hoist(E, &root, 1, ind) < 0 || emit_value(E, u, &x) < 0 || emit_convert(E, &x, L->t) < 0)
+		goto out;
+	if (!(nm = emit_fresh(E, "s"))) {
+		emit_oom(E);
+		goto out;
+	}
+	emit_indent(E->out, ind);
+	emit(E->out, "const %s %s = ", emit_ctype(E, L->t), nm);
+	emit_operand(E->out, &x, 0);
+	emit(E->out, ";\n");
+out:
+	emit_unhoist(E);
+	ex_free(&x, 1);
+	return nm;
+}
+
+/* the invariant sources of varying nodes, as named scalars */
 static int
 scalars(Lanes *L, int ind)
 {
 	Emit *E = L->E;
+	const char *nm;
 	int i, j;
 
 	for (i = 0; i < L->nnode; i++) {
@@ -130,25 +158,11 @@ scalars(Lanes *L, int ind)
 			continue;
 		for (j = 0; j < u->nsrc; j++) {
 			const UOp *s = u->src[j];
-			UOp *root = (UOp *)s;
-			const char *nm;
-			Ex x;
 
 			if (pmap_get(&E->vec, s) || varies(L, s))
 				continue;
-			ex_init(&x);
-			if (emit_hoist(E, &root, 1, ind) < 0 || emit_value(E, s, &x) < 0
-			|| emit_convert(E, &x, L->t) < 0 || !(nm = emit_fresh(E, "s"))) {
-				emit_unhoist(E);
-				ex_free(&x, 1);
-				return E->e->msg[0] ? -1 : emit_oom(E);
-			}
-			emit_unhoist(E);
-			emit_indent(E->out, ind);
-			emit(E->out, "const %s %s = ", emit_ctype(E, L->t), nm);
-			emit_operand(E->out, &x, 0);
-			emit(E->out, ";\n");
-			ex_free(&x, 1);
+			if (!(nm = scalar(L, s, ind)))
+				return -1;
 			if (pmap_put(&E->vec, s, (void *)nm) < 0)
 				return emit_oom(E);
 		}
@@ -245,22 +259,12 @@ store(Lanes *L, const UOp *st, int lanes, int ind)
 	}
 	if (!(nm = pmap_get(&E->vec, val))) {
 		/* a value the same in every lane: computed once, then in every lane */
-		UOp *root = (UOp *)val;
 		const char *s;
 
-		ex_init(&x);
-		if (emit_hoist(E, &root, 1, ind) < 0 || emit_value(E, val, &x) < 0 || emit_convert(E, &x, L->t) < 0
-		|| !(s = emit_fresh(E, "s")) || !(nm = emit_fresh(E, "v"))) {
-			emit_unhoist(E);
-			ex_free(&x, 1);
-			return E->e->msg[0] ? -1 : emit_oom(E);
-		}
-		emit_unhoist(E);
-		emit_indent(E->out, ind);
-		emit(E->out, "const %s %s = ", emit_ctype(E, L->t), s);
-		emit_operand(E->out, &x, 0);
-		emit(E->out, ";\n");
-		ex_free(&x, 1);
+		if (!(s = scalar(L, val, ind)))
+			return -1;
+		if (!(nm = emit_fresh(E, "v")))
+			return emit_oom(E);
 		emit_indent(E->out, ind);
 		emit(E->out, "const %s %s = {", ty, nm);
 		for (k = 0; k < lanes; k++)

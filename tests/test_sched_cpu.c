@@ -171,7 +171,7 @@ test_private_refused(void **state)
 	free(before);
 }
 
-/* the same register tile, but its init left in a stage of its own: no iteration overwrites it first */
+/* the tile's zeroing in one nest with its update: no statement writes it whole first, until fission */
 static void
 test_private_needs_overwrite(void **state)
 {
