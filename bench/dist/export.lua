@@ -62,7 +62,7 @@ for _, c in ipairs{{"R", "S(0)", true}, {"R", "S(1)", true}, {"R", "R", true}, {
   assert(P:export(dir .. "/redistributions/" .. name, {fast = true}))
 end
 print("exported " .. dir .. "/redistributions")
-local P = gemm_rs(128, 256, 256)
+local P = gemm_rs(128, 256, 128 * n)   -- two 64-wide k steps a GPU (the kernel's stages)
 assert(P:export(dir .. "/gemm_rs_check", {fast = true}))
 print("exported " .. dir .. "/gemm_rs_check")
 for _, s in ipairs{{4096, 4096, 8192}, {8192, 8192, 8192}} do
