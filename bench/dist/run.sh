@@ -1,23 +1,30 @@
 #!/bin/sh
 # bench/dist/run.sh - the multi-GPU bench in one command (docs/distributed.md). Where ./tessel runs it
-# exports (bench/dist/export.lua); where 2 GPUs, nvcc and NCCL are it builds every export, runs
+# exports (bench/dist/export.lua); where the GPUs, nvcc and NCCL are it builds every export, runs
 # `./dist check` of each against the CPU simulation, `./dist time` of each, then bench/dist/ref.cu
 # (tessel's GEMM + reduce_scatter against cuBLAS + NCCL, unfused, in one harness) and, when
 # bench/dist/nccl-tests holds NVIDIA's nccl-tests (source or built bin/), their reduce_scatter,
 # allgather and allreduce at the same sizes. The tables come last.
-# Run from the repository root: sh bench/dist/run.sh [dir]
+# Run from the repository root: sh bench/dist/run.sh [dir [n]]
+# n, the GPUs the programs span, defaults to every GPU here (2 where there are fewer); an export
+# carried from elsewhere keeps the n it was exported for.
 set -e
 dir=${1:-bench/dist/out}
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+n=${2:-$ngpu}
+[ "${n:-0}" -ge 2 ] || n=2
 if [ -x ./tessel ] && ./tessel -e 'return 1' >/dev/null 2>&1; then
-	./tessel bench/dist/export.lua "$dir" >/dev/null
-	echo "run.sh: exported to $dir"
+	./tessel bench/dist/export.lua "$dir" "$n" >/dev/null
+	echo "run.sh: exported to $dir for $n GPUs"
 elif [ ! -d "$dir" ]; then
 	echo "run.sh: ./tessel does not run here and $dir is empty: build tessel (make) or carry the export" >&2
 	exit 1
+else
+	n=$(sed -n 's/^enum { TESSEL_NDEV = \([0-9]*\),.*/\1/p' "$dir"/gemm_rs_check/dist.cu 2>/dev/null | head -1)
+	echo "run.sh: using the export in $dir (for ${n:-?} GPUs)"
 fi
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "${ngpu:-0}" -lt 2 ]; then
-	echo "run.sh: fewer than 2 GPUs here: exported to $dir; run this script where 2 are"
+if [ "${ngpu:-0}" -lt "${n:-2}" ]; then
+	echo "run.sh: $ngpu GPUs here, the programs span ${n:-2}: exported to $dir; run this script where they are"
 	exit 0
 fi
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -35,15 +42,22 @@ export NCCL_HOME
 lib=""
 [ -n "$NCCL_HOME" ] && lib="-I$NCCL_HOME/include -L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib"
 log=$(mktemp)
+# every export built at once (nvcc takes most of the time; the GPU machines have the cores)
+echo "run.sh: building $(ls -d "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_* | wc -l) exports"
+for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_*; do
+	make -s -C "$d" dist >"$d/build.log" 2>&1 &
+done
+wait
+for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_*; do
+	[ -x "$d/dist" ] || { echo "run.sh: $d did not build:" >&2; cat "$d/build.log" >&2; exit 1; }
+done
 for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_check; do
 	echo "== $d"
-	make -s -C "$d" dist
 	(cd "$d" && ./dist check && ./dist time 20) | tee -a "$log"
 done
 for d in "$dir"/gemm_rs_*_*_*; do
 	set -- $(basename "$d" | tr '_' ' ')
 	echo "== $d: make time, then ref.cu"
-	make -s -C "$d" dist
 	(cd "$d" && ./dist time 20)
 	# shellcheck disable=SC2086
 	# sm_90a: the local GEMM is a wgmma kernel
@@ -58,8 +72,8 @@ if [ -d "$nt" ]; then
 			NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" src.build BUILDDIR="$PWD/$nt/bin" >/dev/null
 	fi
 	for t in reduce_scatter all_gather all_reduce; do
-		echo "== nccl-tests ${t}_perf, float16 sum, 2 GPUs, 32 MiB to 256 MiB"
-		"$nt/bin/${t}_perf" -b 32M -e 256M -f 2 -g 2 -d half -o sum -w 5 -n 20 | grep -v '^#  Rank\|^# Using\|^#$' | tail -8
+		echo "== nccl-tests ${t}_perf, float16 sum, $n GPUs, 32 MiB to 256 MiB"
+		"$nt/bin/${t}_perf" -b 32M -e 256M -f 2 -g "$n" -d half -o sum -w 5 -n 20 | grep -v '^#  Rank\|^# Using\|^#$' | tail -8
 	done
 fi
 echo
