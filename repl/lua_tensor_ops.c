@@ -1209,6 +1209,155 @@ l_sdpa(lua_State *L)
 	return 1;
 }
 
+/* ---- windows: conv2d and the pools (tinygrad's arguments) ---- */
+
+/* the value at i: an integer for every one of nk axes, or a table of nk integers */
+static void
+nk_ints(lua_State *L, int i, int nk, int64_t *out, const char *what, const char *name)
+{
+	int64_t v[T_MAXDIM];
+	int n, k;
+
+	if (lua_isinteger(L, i)) {
+		for (k = 0; k < nk; k++)
+			out[k] = lua_tointeger(L, i);
+		return;
+	}
+	if (lua_type(L, i) != LUA_TTABLE || (n = lt_get_shape(L, i, v, what)) != nk)
+		luaL_error(L, "%s: %s must be an integer or a table of %d integers (one an axis)", what, name, nk);
+	memcpy(out, v, sizeof(int64_t) * (size_t)nk);
+}
+
+/* opts.key as nk integers, def when absent */
+static void
+nk_field(lua_State *L, int o, const char *key, int nk, const int64_t *def, int64_t *out, const char *what)
+{
+	if (o && lua_getfield(L, o, key) != LUA_TNIL)
+		nk_ints(L, lua_gettop(L), nk, out, what, key);
+	else
+		memcpy(out, def, sizeof(int64_t) * (size_t)nk);
+	if (o)
+		lua_pop(L, 1);
+}
+
+/* tinygrad's padding: an integer, nk integers (each axis both sides) or 2 nk integers in
+** torch's order (the last axis first, before then after) */
+static void
+pads_field(lua_State *L, int o, int nk, int64_t *before, int64_t *after, const char *what)
+{
+	int64_t v[T_MAXDIM];
+	int n = 0, k;
+
+	memset(before, 0, sizeof(int64_t) * (size_t)nk);
+	memset(after, 0, sizeof(int64_t) * (size_t)nk);
+	if (!o || lua_getfield(L, o, "padding") == LUA_TNIL) {
+		if (o)
+			lua_pop(L, 1);
+		return;
+	}
+	if (lua_isinteger(L, -1)) {
+		for (k = 0; k < nk; k++)
+			before[k] = after[k] = lua_tointeger(L, -1);
+	} else if (lua_type(L, -1) == LUA_TTABLE && (n = lt_get_shape(L, lua_gettop(L), v, what)) == nk) {
+		for (k = 0; k < nk; k++)
+			before[k] = after[k] = v[k];
+	} else if (n == 2 * nk) {
+		for (k = 0; k < nk; k++) {
+			before[k] = v[2 * nk - 2 - 2 * k];
+			after[k] = v[2 * nk - 1 - 2 * k];
+		}
+	} else
+		luaL_error(L, "%s: padding must be an integer, %d integers (one an axis) or %d (torch's order: the last "
+		           "axis first, before and after)", what, nk, 2 * nk);
+	lua_pop(L, 1);
+}
+
+/* x:conv2d(weight [, bias] [, {groups = 1, stride = 1, dilation = 1, padding = 0}]) */
+static int
+l_conv2d(lua_State *L)
+{
+	static const TesselOpt keys[] = { { "groups", "integer" }, { "stride", NULL }, { "dilation", NULL },
+	                                  { "padding", NULL }, { NULL, NULL } };
+	const char *what = "conv2d";
+	int64_t one[T_MAXDIM], st[T_MAXDIM], dl[T_MAXDIM], pb[T_MAXDIM], pa[T_MAXDIM], groups;
+	int o, bi, nk, ci, k;
+	TCtxBox *x;
+	UOp *a, *w, *b;
+	Err e = { "" };
+
+	lua_settop(L, 4);
+	if (lua_type(L, 3) == LUA_TTABLE && lua_isnil(L, 4)) {
+		lua_rotate(L, 3, 1);   /* (x, w, opts, nil) -> (x, w, nil, opts) */
+	}
+	bi = 3;
+	o = opts_at(L, 4, what, keys);
+	x = lt_current(L);
+	ci = lua_gettop(L);
+	a = lt_in_ctx(L, 1, x->c);
+	w = lt_in_ctx(L, 2, x->c);
+	b = opt_tensor(L, bi, x->c, what, "bias");
+	nk = w->ndim - 2;
+	if (nk < 1 || nk > T_MAXDIM / 4)
+		return luaL_error(L, "%s: the weight has rank %d; it is (cout, cin, *kernel)", what, w->ndim);
+	for (k = 0; k < nk; k++)
+		one[k] = 1;
+	groups = o ? (int64_t)fnum(L, o, "groups", 1) : 1;
+	nk_field(L, o, "stride", nk, one, st, what);
+	nk_field(L, o, "dilation", nk, one, dl, what);
+	pads_field(L, o, nk, pb, pa, what);
+	lt_push(L, tensor_conv2d(x->c, a, w, b, groups, st, dl, pb, pa, &e), ci, &e);
+	return 1;
+}
+
+static int
+pool(lua_State *L, int max)
+{
+	static const TesselOpt akeys[] = { { "stride", NULL }, { "dilation", NULL }, { "padding", NULL },
+	                                   { "ceil_mode", "boolean" }, { "count_include_pad", "boolean" }, { NULL, NULL } };
+	static const TesselOpt mkeys[] = { { "stride", NULL }, { "dilation", NULL }, { "padding", NULL },
+	                                   { "ceil_mode", "boolean" }, { "return_indices", "boolean" }, { NULL, NULL } };
+	const char *what = max ? "max_pool2d" : "avg_pool2d";
+	int64_t ks[T_MAXDIM], one[T_MAXDIM], st[T_MAXDIM], dl[T_MAXDIM], pb[T_MAXDIM], pa[T_MAXDIM];
+	int o, nk = 2, ci, k;
+	TCtxBox *x;
+	UOp *a, *r;
+	Err e = { "" };
+
+	lua_settop(L, 3);
+	if (lua_type(L, 2) == LUA_TTABLE && lua_isnil(L, 3) && !lua_rawlen(L, 2))
+		lua_rotate(L, 2, 1);   /* (x, opts, nil) -> (x, nil, opts) */
+	o = opts_at(L, 3, what, max ? mkeys : akeys);
+	if (lua_isnil(L, 2)) {
+		ks[0] = ks[1] = 2;
+	} else if (lua_isinteger(L, 2)) {
+		ks[0] = ks[1] = lua_tointeger(L, 2);
+	} else if (lua_type(L, 2) == LUA_TTABLE) {
+		nk = lt_get_shape(L, 2, ks, what);
+		if (nk < 1 || nk > T_MAXDIM / 4)
+			return luaL_error(L, "%s: kernel_size has %d values", what, nk);
+	} else
+		return luaL_error(L, "%s: kernel_size must be an integer or a table of integers, got %s", what,
+		                  luaL_typename(L, 2));
+	if (max && fbool(L, o, "return_indices", 0))
+		return luaL_error(L, "%s: return_indices is not supported (t:argmax over the windows gives them)", what);
+	for (k = 0; k < nk; k++)
+		one[k] = 1;
+	nk_field(L, o, "stride", nk, ks, st, what);
+	nk_field(L, o, "dilation", nk, one, dl, what);
+	pads_field(L, o, nk, pb, pa, what);
+	x = lt_current(L);
+	ci = lua_gettop(L);
+	a = lt_in_ctx(L, 1, x->c);
+	r = max ? tensor_max_pool(x->c, a, ks, st, dl, pb, pa, nk, fbool(L, o, "ceil_mode", 0), &e)
+	        : tensor_avg_pool(x->c, a, ks, st, dl, pb, pa, nk, fbool(L, o, "ceil_mode", 0),
+	                          fbool(L, o, "count_include_pad", 1), &e);
+	lt_push(L, r, ci, &e);
+	return 1;
+}
+
+static int l_avg_pool2d(lua_State *L) { return pool(L, 0); }
+static int l_max_pool2d(lua_State *L) { return pool(L, 1); }
+
 /* ---- losses: x:loss(y [, options]) ---- */
 
 enum { L_CE, L_SCCE, L_NLL, L_BCE, L_BCEL };
@@ -1431,6 +1580,18 @@ static const HelpReg meths[] = {
 	  "q:scaled_dot_product_attention(k, v [, attn_mask] [, {attn_mask =, is_causal =, enable_gqa =, dropout_p = 0}]) =\n"
 	  "softmax(q:matmul(k^T) / sqrt(d) + mask):matmul(v); is_causal masks with ones:tril(); a bool mask adds 0 or -inf;\n"
 	  "enable_gqa repeats k's and v's heads (axis -3) to q's" },
+	/* windows */
+	{ "conv2d", l_conv2d, "convolution (tinygrad's; any number of spatial axes)\n"
+	  "x:conv2d(weight [, bias] [, {groups = 1, stride = 1, dilation = 1, padding = 0}]): x (batch, groups cin, *spatial),\n"
+	  "weight (cout, cin, *kernel), bias (cout); stride, dilation: an integer or one an axis; padding: an integer,\n"
+	  "one an axis, or two an axis in torch's order (last axis first). The windows are views (tinygrad's _pool),\n"
+	  "multiplied by the weight and summed" },
+	{ "avg_pool2d", l_avg_pool2d, "mean of each window (tinygrad's)\n"
+	  "x:avg_pool2d([kernel_size = 2 | {kh, kw, ...}] [, {stride = kernel_size, dilation = 1, padding = 0,\n"
+	  "ceil_mode = false, count_include_pad = true}]): over the last #kernel_size axes" },
+	{ "max_pool2d", l_max_pool2d, "maximum of each window (tinygrad's)\n"
+	  "x:max_pool2d([kernel_size = 2 | {kh, kw, ...}] [, {stride = kernel_size, dilation = 1, padding = 0,\n"
+	  "ceil_mode = false}]): padding is the dtype's lowest value; return_indices is refused" },
 	/* losses */
 	{ "cross_entropy", l_cross_entropy, "cross entropy of logits\nx:cross_entropy(y [, {reduction = \"mean\", label_smoothing = 0}]):\n"
 	  "y class indices (x's shape without axis 1, or 0 for 1-D x) or probabilities (x's shape)" },

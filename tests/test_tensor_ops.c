@@ -454,6 +454,96 @@ test_nn(void **state)
 	        e, "batchnorm", "mean has shape (3,)");
 }
 
+/* conv2d and the pools against their definitions, by brute force over random sizes */
+static void
+test_windows(void **state)
+{
+	enum { MAXN = 4096 };
+	static double xv[MAXN], wv[MAXN], bv[16], want[MAXN];
+	int trial;
+
+	for (trial = 0; trial < 24; trial++) {
+		int64_t B = 1 + rand() % 2, G = 1 + rand() % 2, CI = 1 + rand() % 2, RC = 1 + rand() % 2;
+		int64_t KH = 1 + rand() % 3, KW = 1 + rand() % 3, SH = 1 + rand() % 2, SW = 1 + rand() % 3;
+		int64_t DH = 1 + rand() % 2, DW = 1, PT = rand() % 2, PB = rand() % 3, PL = rand() % 2, PR = rand() % 2;
+		int64_t H = KH * DH + rand() % 4, W = KW + rand() % 5, OH, OW, n = 0, b, oc, oy, ox, c, ky, kx;
+		int64_t xs[4] = { B, G * CI, H, W }, ws[4] = { G * RC, CI, KH, KW }, cout = G * RC;
+		int64_t st[2] = { SH, SW }, dl[2] = { DH, DW }, before[2] = { PT, PL }, after[2] = { PB, PR }, i;
+		Err e = { "" };
+		UOp *x, *w, *bias;
+
+		OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1;
+		OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1;
+		for (i = 0; i < B * G * CI * H * W; i++)
+			xv[i] = (float)rnd(-2, 2);
+		for (i = 0; i < cout * CI * KH * KW; i++)
+			wv[i] = (float)rnd(-2, 2);
+		for (i = 0; i < cout; i++)
+			bv[i] = (float)rnd(-1, 1);
+		x = tensor_from(C, DT_FLOAT32, xv, xs, 4, &e);
+		w = tensor_from(C, DT_FLOAT32, wv, ws, 4, &e);
+		bias = vec(bv, cout, DT_FLOAT32);
+		for (b = 0; b < B; b++)
+			for (oc = 0; oc < cout; oc++)
+				for (oy = 0; oy < OH; oy++)
+					for (ox = 0; ox < OW; ox++) {
+						double acc = bv[oc];
+						int64_t g = oc / RC;
+
+						for (c = 0; c < CI; c++)
+							for (ky = 0; ky < KH; ky++)
+								for (kx = 0; kx < KW; kx++) {
+									int64_t y = oy * SH + ky * DH - PT, xx = ox * SW + kx * DW - PL;
+
+									if (y >= 0 && y < H && xx >= 0 && xx < W)
+										acc += xv[((b * G * CI + g * CI + c) * H + y) * W + xx]
+										       * wv[((oc * CI + c) * KH + ky) * KW + kx];
+								}
+						want[n++] = acc;
+					}
+		CHECK(tensor_conv2d(C, x, w, bias, G, st, dl, before, after, &e), e, want, n, 1e-5);
+		/* max and mean of each window (padding: the lowest value, and zeros counted) */
+		{
+			int64_t ks[2] = { KH, KW }, m = 0;
+			double want2[MAXN];
+
+			for (b = 0; b < B * G * CI; b++)
+				for (oy = 0; oy < OH; oy++)
+					for (ox = 0; ox < OW; ox++) {
+						double mx = -INFINITY, sum = 0;
+
+						for (ky = 0; ky < KH; ky++)
+							for (kx = 0; kx < KW; kx++) {
+								int64_t y = oy * SH + ky * DH - PT, xx = ox * SW + kx * DW - PL;
+								double v = y >= 0 && y < H && xx >= 0 && xx < W ? xv[(b * H + y) * W + xx] : 0;
+
+								if (y >= 0 && y < H && xx >= 0 && xx < W)
+									mx = fmax(mx, v);
+								sum += v;
+							}
+						want[m] = mx;
+						want2[m++] = sum / (double)(KH * KW);
+					}
+			CHECK(tensor_max_pool(C, x, ks, st, dl, before, after, 2, 0, &e), e, want, m, 0);
+			CHECK(tensor_avg_pool(C, x, ks, st, dl, before, after, 2, 0, 1, &e), e, want2, m, 1e-6);
+		}
+	}
+	{
+		double one[16] = { 0 };
+		int64_t s4[4] = { 1, 3, 4, 4 }, w4[4] = { 2, 2, 3, 3 }, w3[4] = { 2, 3, 3, 3 }, k1[2] = { 1, 1 };
+		int64_t k0[2] = { 0, 0 }, big[2] = { 9, 1 };
+		Err e = { "" };
+		UOp *x = tensor_full(C, DT_FLOAT32, 1, s4, 4, &e), *w = tensor_full(C, DT_FLOAT32, 1, w4, 4, &e);
+		UOp *wok = tensor_full(C, DT_FLOAT32, 1, w3, 4, &e);
+
+		REFUSED(tensor_conv2d(C, x, w, NULL, 1, k1, k1, k0, k0, &e), e, "conv2d", "needs groups*cin = 2 channels");
+		REFUSED(tensor_conv2d(C, x, wok, vec(one, 3, DT_FLOAT32), 1, k1, k1, k0, k0, &e), e, "conv2d",
+		        "one value an output channel");
+		REFUSED(tensor_max_pool(C, x, big, k1, k1, k0, k0, 2, 0, &e), e, "pool", "larger than the axis");
+		REFUSED(tensor_pool(C, x, k1, k0, k1, 2, &e), e, "pool", "each must be at least 1");
+	}
+}
+
 int
 main(void)
 {
@@ -463,6 +553,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reduce_sort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

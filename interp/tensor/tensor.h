@@ -92,6 +92,25 @@ UOp *tensor_pad_constant(UCtx *c, UOp *a, const int64_t *before, const int64_t *
 UOp *tensor_arange_step(UCtx *c, double start, double stop, double step, DType t, Err *e);
 UOp *tensor_arange_int(UCtx *c, int64_t start, int64_t stop, int64_t step, DType t, Err *e);
 
+/* tensor_pool.c: tinygrad's _pool, conv2d, avg_pool2d, max_pool2d over the last nk axes
+** (mixin/movement.py, mixin/op.py), from movement ops alone. */
+/* The windows of the last nk axes: (..., i...) becomes (..., o..., k...) with
+** o = ceil((i - d (k - 1)) / s), each element a view of a (no padding: pad first). */
+UOp *tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, const int64_t *dilation, int nk, Err *e);
+/* x (batch, groups cin, *spatial) with weight (cout, cin, *kernel), nk = rank - 2 spatial
+** axes, padded by before[i], after[i] (negative shrinks) with zeros; bias (cout) or NULL;
+** the products summed in tensor_sum's accumulator: (batch, cout, *out). */
+UOp *tensor_conv2d(UCtx *c, UOp *x, UOp *w, UOp *bias, int64_t groups, const int64_t *stride,
+                   const int64_t *dilation, const int64_t *before, const int64_t *after, Err *e);
+/* The mean (max) of each window of the last nk axes, padded by before/after with 0 (with
+** the dtype's lowest value); ceil_mode adds padding for a last partial window, which the
+** mean does not count; count_include_pad = 0 counts only the input's elements. */
+UOp *tensor_avg_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, const int64_t *dilation,
+                     const int64_t *before, const int64_t *after, int nk, int ceil_mode, int count_include_pad,
+                     Err *e);
+UOp *tensor_max_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, const int64_t *dilation,
+                     const int64_t *before, const int64_t *after, int nk, int ceil_mode, Err *e);
+
 /* tensor_math.c */
 /*
 ** tinygrad's elementwise Tensor methods and activations (mixin/elementwise.py),

@@ -263,6 +263,41 @@ def gen_round():
        "x0:scaled_dot_product_attention(x1, x2, {enable_gqa = true})")
   case("sdpa", [q, k, v, arr((Lq, S), "bool")], "x0.scaled_dot_product_attention(x1, x2, attn_mask=x3, is_causal=True)",
        "x0:scaled_dot_product_attention(x1, x2, x3, {is_causal = true})")   # error both
+  # windows: conv2d (1-D, 2-D, groups, stride, dilation, padding in each form) and the pools
+  def tup(v): return "{%s}" % ", ".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+  for nk in (1, 2, 2, 3):
+    g = rnd.choice([1, 1, 2])
+    cin, rc = rnd.randint(1, 3), rnd.randint(1, 3)
+    ks = tuple(rnd.randint(1, 3) for _ in range(nk))
+    sp = tuple(rnd.randint(k + 1, k + 5) for k in ks)
+    st = rnd.choice([1, 2, tuple(rnd.randint(1, 3) for _ in range(nk))])
+    dl = rnd.choice([1, 1, 2])
+    pd = rnd.choice([0, 1, tuple(rnd.randint(0, 2) for _ in range(nk)), tuple(rnd.randint(-1, 2) for _ in range(2 * nk))])
+    if dl == 2 and any(2 * (k - 1) + 1 > s for k, s in zip(ks, sp)): dl = 1
+    x, w = arr((rnd.randint(1, 2), g * cin) + sp), arr((g * rc, cin) + ks)
+    case("conv2d", [x, w], "x0.conv2d(x1, groups=%d, stride=%s, dilation=%s, padding=%s)" % (g, st, dl, list(pd) if isinstance(pd, tuple) else pd),
+         "x0:conv2d(x1, {groups = %d, stride = %s, dilation = %s, padding = %s})" % (g, tup(st), tup(dl), tup(pd)))
+    case("conv2d", [x, w, arr((g * rc,))], "x0.conv2d(x1, x2, groups=%d)" % g, "x0:conv2d(x1, x2, {groups = %d})" % g)
+  for nk in (1, 2, 2, 3):
+    ks = tuple(rnd.randint(1, 3) for _ in range(nk))
+    sp = tuple(rnd.randint(k + 1, k + 5) for k in ks)
+    x = arr((rnd.randint(1, 2), rnd.randint(1, 2)) + sp, rnd.choice(["float32", "float32", "int32"]), -9, 9)
+    st = rnd.choice([None, 1, 2, tuple(rnd.randint(1, 3) for _ in range(nk))])
+    pd = rnd.choice([0, 0, tuple(min(1, k // 2) for k in ks)])
+    cm = rnd.random() < 0.5
+    stp, stl = ("" if st is None else ", stride=%s" % (st,)), ("" if st is None else "stride = %s, " % tup(st))
+    kt = ks if nk != 2 or rnd.random() < 0.5 else ks[0]
+    ktl = tup(kt) if isinstance(kt, tuple) else str(kt)
+    if isinstance(kt, int): ks2 = (kt, kt)
+    case("max_pool2d", [x], "x0.max_pool2d(%s%s, padding=%s, ceil_mode=%s)" % (kt, stp, list(pd) if isinstance(pd, tuple) else pd, cm),
+         "x0:max_pool2d(%s, {%spadding = %s, ceil_mode = %s})" % (ktl, stl, tup(pd), L(cm)))
+    if x.dtype != np.int32:
+      for cip in (True, False):
+        case("avg_pool2d", [x], "x0.avg_pool2d(%s%s, padding=%s, ceil_mode=%s, count_include_pad=%s)" % (kt, stp, list(pd) if isinstance(pd, tuple) else pd, cm, cip),
+             "x0:avg_pool2d(%s, {%spadding = %s, ceil_mode = %s, count_include_pad = %s})" % (ktl, stl, tup(pd), L(cm), L(cip)))
+  case("max_pool2d", [arr((1, 1, 4, 4))], "x0.max_pool2d()", "x0:max_pool2d()")
+  case("avg_pool2d", [arr((1, 1, 4, 4))], "x0.avg_pool2d()", "x0:avg_pool2d()")
+  case("conv2d", [arr((1, 3, 4, 4)), arr((2, 2, 3, 3))], "x0.conv2d(x1)", "x0:conv2d(x1)")   # error both
   i, j, kk = rnd.randint(1, 3), rnd.randint(1, 3), rnd.randint(1, 3)
   for f, shapes in (("ij,jk->ik", [(i, j), (j, kk)]), ("ij->ji", [(i, j)]), ("ii->i", [(j, j)]), ("ii", [(j, j)]),
                     ("bij,bjk->bik", [(2, i, j), (2, j, kk)]), ("i,j->ij", [(i,), (j,)]), ("ij,ij->", [(i, j), (i, j)]),

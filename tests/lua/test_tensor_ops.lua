@@ -522,6 +522,41 @@ check("every method has help and is in tensor.methods", function()
   end
 end)
 
+check("conv2d and the pools: values by their definitions, tinygrad's arguments, refusals", function()
+  -- x (1, 2, 4, 5), w (2, 2, 2, 3): every output by the definition
+  local xs, ws = {}, {}
+  for c = 1, 2 do xs[c] = {} for y = 1, 4 do xs[c][y] = {} for x0 = 1, 5 do xs[c][y][x0] = (c * 7 + y * 3 + x0) % 5 - 2 end end end
+  for o = 1, 2 do ws[o] = {} for c = 1, 2 do ws[o][c] = {} for y = 1, 2 do ws[o][c][y] = {}
+    for x0 = 1, 3 do ws[o][c][y][x0] = (o + 2 * c + 3 * y + x0) % 3 - 1 end end end end
+  local x, w = tensor.from({xs}, "float32"), tensor.from(ws, "float32")
+  local got = x:conv2d(w, tensor.from({0.5, -1}), {stride = {1, 2}, padding = {1, 0}}):tolist()[1]
+  for o = 1, 2 do
+    for oy = 1, 5 do
+      for ox = 1, 2 do
+        local acc = o == 1 and 0.5 or -1.0
+        for c = 1, 2 do for ky = 1, 2 do for kx = 1, 3 do
+          local y, xx = oy + ky - 2, (ox - 1) * 2 + kx
+          if y >= 1 and y <= 4 then acc = acc + xs[c][y][xx] * ws[o][c][ky][kx] end
+        end end end
+        eq(got[o][oy][ox], acc, ("conv2d[%d][%d][%d]"):format(o, oy, ox))
+      end
+    end
+  end
+  -- the pools: default 2x2 windows, stride 2; a 1-D pool over the last axis
+  local function row(t) local o = {} for i, v in ipairs(t) do o[i] = ("%g"):format(v) end return table.concat(o, " ") end
+  eq(row(x:max_pool2d():tolist()[1][1][1]), "2 2", "max_pool2d")
+  eq(row(x:avg_pool2d({3}, {stride = 1}):tolist()[1][1][1]), "0 1 0.333333", "avg_pool 1-D: (-1, 0, 1, 2, -2) in windows of 3")
+  raises(function() x:conv2d(w, {padding = {1, 2, 3}}) end, "conv2d: padding must be an integer, 2 integers",
+         "or 4 (torch's order")
+  raises(function() x:max_pool2d(2, {return_indices = true}) end, "return_indices is not supported")
+  raises(function() x:avg_pool2d(2, {strides = 1}) end, "avg_pool2d")
+  raises(function() x:max_pool2d({9, 1}) end, "is larger than the axis")
+  -- a conv2d is a tensor program: it lowers to a kernel that computes the same numbers
+  local k = kernel.lower(tensor.param("x", {1, 2, 4, 5}):conv2d(tensor.param("w", {2, 2, 2, 3})), "y")
+  local y = k:run{x = x, w = w}:tolist()
+  eq(y[1][2][3][1], x:conv2d(w):tolist()[1][2][3][1], "lowered")
+end)
+
 check("hostile arguments: 1500 random calls of every method and constructor raise or build, never crash", function()
   local names, ctors = {}, {"eye", "linspace", "randn", "normal", "uniform", "randint", "einsum", "cat"}
   for k in pairs(tensor.methods) do
