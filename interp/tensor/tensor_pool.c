@@ -54,6 +54,9 @@ tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64_t *
 		f[i] = ceildiv(o[i] * s[i] - d[i], in);
 		if (f[i] < 1)
 			f[i] = 1;
+		if ((double)k[i] * ((double)in * (double)f[i] + (double)d[i]) > 0x1p60)
+			return err_set(e, "pool: axis %d: windows of %lld every %lld over %lld elements: too large", n0 + i,
+			               (long long)k[i], (long long)s[i], (long long)in), NULL;
 	}
 	/* repeated so that no padding is needed */
 	for (i = 0; i < a->ndim; i++)
