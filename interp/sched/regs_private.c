@@ -60,7 +60,7 @@ overwrites(const Kernel *k, const UOp *L, const UOp *s, int b, char *why, size_t
 		ext[nv++] = krange_extent(s->src[0]);
 		s = s->src[1];
 	}
-	if (s->op != OP_STORE || s->src[0]->src[0] != B->def) {
+	if (s->op != OP_STORE || s->nsrc != 2 || s->src[0]->src[0] != B->def) {   /* a gated store writes some */
 		snprintf(why, n, "in loop %s, the first statement to touch %s is not a loop nest around one store "
 		         "to it (s:fission separates an init from its update)", krange_var(L->src[0])->name, B->name);
 		return 0;
