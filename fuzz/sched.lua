@@ -968,6 +968,32 @@ local RECIPES = {
       end,
     }
   end,
+  -- a register tile, as scripts/cpu/templates.lua's T.gemm makes one: the cache written back once
+  -- per outer iteration, its zeroing apart, compacted, then the outer loop parallel (one tile per
+  -- thread, if parallel proves no value crosses iterations) and the inner loops vectorized
+  regtile = function()
+    local c = {}
+    return {
+      function(I)
+        local red = stages_where(I, function(st) return #reduce_loops(I, st) > 0 and #first_spatial(I, st, 1) > 0 end)
+        if #red == 0 then return nil end
+        c.st = pick(red)
+        c.outer = first_spatial(I, c.st, 1)[1]
+        return string.format("s:cache_write(%s, \"local\")", q(c.st))
+      end,
+      function() return c.st and string.format("s:reverse_compute_at(%s, %s, %s)", q(c.st .. "_local"), q(c.st), q(c.outer)) end,
+      function(I)
+        local l = c.st and first_spatial(I, c.st, 2)
+        return l and l[2] and string.format("s:fission(%s, %s, {deep = true})", q(c.st), q(l[2])) or nil
+      end,
+      function() return c.st and string.format("s:set_scope(%s, \"local\")", q(c.st .. "_local")) end,
+      function() return c.st and string.format("s:parallel(%s, %s)", q(c.st), q(c.outer)) end,
+      function(I)
+        local l = c.st and I.loops[c.st]
+        return l and #l > 0 and string.format("s:vectorize(%s, %s)", q(c.st), q(l[#l])) or nil
+      end,
+    }
+  end,
   -- place element-wise stages: inline one, compute another at its consumer, or the reverse
   place = function()
     local function step(I)
@@ -994,7 +1020,7 @@ local RECIPES = {
     return { step, step }
   end,
 }
-local RECIPE_WEIGHTS = { tile_bind = 3, gemm = 3, rolling = 3, split_k = 3, rfactor = 2, cpu = 3, place = 3 }
+local RECIPE_WEIGHTS = { tile_bind = 3, gemm = 3, rolling = 3, split_k = 3, rfactor = 2, cpu = 3, place = 3, regtile = 3 }
 
 local WEIGHTS = {
   split = 10, fuse = 6, reorder = 6, tile = 5, bind = 7, parallel = 4, vectorize = 4, unroll = 3,
