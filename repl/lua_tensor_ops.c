@@ -1355,6 +1355,24 @@ pool(lua_State *L, int max)
 	return 1;
 }
 
+/* t:unfold(dim, size, step) */
+static int
+l_unfold(lua_State *L)
+{
+	lua_settop(L, 4);   /* the context goes above the arguments */
+	TCtxBox *x = lt_current(L);
+	int ci = lua_gettop(L);
+	Err e = { "" };
+	int64_t dim = optint(L, 2, 0, "unfold", "dim"), size = optint(L, 3, 0, "unfold", "size");
+	int64_t step = optint(L, 4, 0, "unfold", "step");
+	UOp *a = lt_in_ctx(L, 1, x->c);
+
+	if (lua_isnil(L, 2) || lua_isnil(L, 3) || lua_isnil(L, 4))
+		return luaL_error(L, "unfold: t:unfold(dim, size, step) takes three integers");
+	lt_push(L, tensor_unfold(x->c, a, dim, size, step, &e), ci, &e);
+	return 1;
+}
+
 static int l_avg_pool2d(lua_State *L) { return pool(L, 0); }
 static int l_max_pool2d(lua_State *L) { return pool(L, 1); }
 
@@ -1589,6 +1607,9 @@ static const HelpReg meths[] = {
 	{ "avg_pool2d", l_avg_pool2d, "mean of each window (tinygrad's)\n"
 	  "x:avg_pool2d([kernel_size = 2 | {kh, kw, ...}] [, {stride = kernel_size, dilation = 1, padding = 0,\n"
 	  "ceil_mode = false, count_include_pad = true}]): over the last #kernel_size axes" },
+	{ "unfold", l_unfold, "overlapping windows along an axis (tinygrad's)\n"
+	  "t:unfold(dim, size, step): axis dim becomes (n_windows, size) with the window axis last,\n"
+	  "n_windows = (n - size) // step + 1; views of t (tinygrad's _pool)" },
 	{ "max_pool2d", l_max_pool2d, "maximum of each window (tinygrad's)\n"
 	  "x:max_pool2d([kernel_size = 2 | {kh, kw, ...}] [, {stride = kernel_size, dilation = 1, padding = 0,\n"
 	  "ceil_mode = false}]): padding is the dtype's lowest value; return_indices is refused" },

@@ -541,6 +541,21 @@ test_windows(void **state)
 		        "one value an output channel");
 		REFUSED(tensor_max_pool(C, x, big, k1, k1, k0, k0, 2, 0, &e), e, "pool", "larger than the axis");
 		REFUSED(tensor_pool(C, x, k1, k0, k1, 2, &e), e, "pool", "each must be at least 1");
+		REFUSED(tensor_unfold(C, x, 3, 5, 1, &e), e, "unfold", "the size must be 0 to the axis");
+	}
+	{
+		/* unfold of a 3 x 7 matrix along axis 1, windows of 3 every 2: out[r][w][j] = x[r][2w + j] */
+		double v[21], want[27];
+		int64_t r, w, j, n = 0;
+		Err e = { "" };
+
+		for (r = 0; r < 21; r++)
+			v[r] = (double)(r * 3 % 11);
+		for (r = 0; r < 3; r++)
+			for (w = 0; w < 3; w++)
+				for (j = 0; j < 3; j++)
+					want[n++] = v[r * 7 + 2 * w + j];
+		CHECK(tensor_unfold(C, mat(v, 3, 7, DT_FLOAT32), -1, 3, 2, &e), e, want, n, 0);
 	}
 }
 

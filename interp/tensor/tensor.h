@@ -97,6 +97,9 @@ UOp *tensor_arange_int(UCtx *c, int64_t start, int64_t stop, int64_t step, DType
 /* The windows of the last nk axes: (..., i...) becomes (..., o..., k...) with
 ** o = ceil((i - d (k - 1)) / s), each element a view of a (no padding: pad first). */
 UOp *tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, const int64_t *dilation, int nk, Err *e);
+/* tinygrad's unfold: axis dim becomes (windows, size), windows of size every step elements
+** (the window axis last): (n - size) // step + 1 of them; size 0 gives empty windows. */
+UOp *tensor_unfold(UCtx *c, UOp *a, int64_t dim, int64_t size, int64_t step, Err *e);
 /* x (batch, groups cin, *spatial) with weight (cout, cin, *kernel), nk = rank - 2 spatial
 ** axes, padded by before[i], after[i] (negative shrinks) with zeros; bias (cout) or NULL;
 ** the products summed in tensor_sum's accumulator: (batch, cout, *out). */

@@ -108,6 +108,41 @@ tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64_t *
 	return tensor_permute(c, x, perm, n, e);
 }
 
+UOp *
+tensor_unfold(UCtx *c, UOp *a, int64_t dim, int64_t size, int64_t step, Err *e)
+{
+	int64_t perm[T_MAXDIM], back[T_MAXDIM], sh[T_MAXDIM], one = 1;
+	int i, n = 0;
+	UOp *x;
+
+	if (!a)
+		return NULL;
+	if (a->ndim < 1 || a->ndim + 1 > T_MAXDIM || dim < -a->ndim || dim >= a->ndim)
+		return err_set(e, "unfold: dim %lld for a tensor of rank %d", (long long)dim, a->ndim), NULL;
+	if (dim < 0)
+		dim += a->ndim;
+	if (size < 0 || step <= 0 || size > a->shape[dim])
+		return err_set(e, "unfold: size %lld, step %lld along an axis of %lld: the size must be 0 to the axis, the "
+		               "step at least 1", (long long)size, (long long)step, (long long)a->shape[dim]), NULL;
+	if (size == 0) {
+		/* (n - 0) // step + 1 empty windows */
+		for (i = 0; i < a->ndim; i++)
+			sh[i] = i == dim ? a->shape[i] / step + 1 : a->shape[i];
+		sh[a->ndim] = 0;
+		return tensor_full(c, (DType)a->dtype, 0, sh, a->ndim + 1, e);
+	}
+	/* the axis last, its windows, then back in place with the window axis last */
+	for (i = 0; i < a->ndim; i++)
+		if (i != dim)
+			perm[n++] = i;
+	perm[n++] = dim;
+	for (i = 0; i < a->ndim; i++)
+		back[perm[i]] = i;
+	back[a->ndim] = a->ndim;
+	x = tensor_pool(c, tensor_permute(c, a, perm, a->ndim, e), &size, &step, &one, 1, e);
+	return tensor_permute(c, x, back, a->ndim + 1, e);
+}
+
 /* a padded on its last nk axes by before[i], after[i] with value v (NULL: 0) */
 static UOp *
 pad_last(UCtx *c, UOp *a, const int64_t *before, const int64_t *after, int nk, UOp *v, Err *e)

@@ -295,6 +295,12 @@ def gen_round():
       for cip in (True, False):
         case("avg_pool2d", [x], "x0.avg_pool2d(%s%s, padding=%s, ceil_mode=%s, count_include_pad=%s)" % (kt, stp, list(pd) if isinstance(pd, tuple) else pd, cm, cip),
              "x0:avg_pool2d(%s, {%spadding = %s, ceil_mode = %s, count_include_pad = %s})" % (ktl, stl, tup(pd), L(cm), L(cip)))
+  for _ in range(3):
+    x = arr(rshape(1, 5, 1, 3), rnd.choice(["float32", "int32"]), -9, 9)
+    d = rnd.randrange(-x.ndim, x.ndim)
+    size, step = rnd.randint(0, x.shape[d]), rnd.randint(1, 3)
+    case("unfold", [x], "x0.unfold(%d, %d, %d)" % (d, size, step), "x0:unfold(%d, %d, %d)" % (d, size, step))
+  case("unfold", [arr((3,))], "x0.unfold(0, 4, 1)", "x0:unfold(0, 4, 1)")   # error both
   case("max_pool2d", [arr((1, 1, 4, 4))], "x0.max_pool2d()", "x0:max_pool2d()")
   case("avg_pool2d", [arr((1, 1, 4, 4))], "x0.avg_pool2d()", "x0:avg_pool2d()")
   case("conv2d", [arr((1, 3, 4, 4)), arr((2, 2, 3, 3))], "x0.conv2d(x1)", "x0:conv2d(x1)")   # error both

@@ -86,7 +86,7 @@ end
 for _, m in ipairs({ "size", "element_size", "nbytes", "is_floating_point", "zeros_like", "ones_like", "full_like",
                      "squeeze", "unsqueeze", "flatten", "unflatten", "view", "cat", "stack", "split", "chunk",
                      "meshgrid", "tile", "repeat", "repeat_interleave", "roll", "tril", "triu", "diag", "diagonal",
-                     "one_hot" }) do
+                     "one_hot", "unfold" }) do
   CLASS[m] = "other"   -- sizes, constants, movement and selection by position
 end
 for _, m in ipairs({ "reshape", "expand", "permute", "transpose", "flip", "pad", "shrink", "index",

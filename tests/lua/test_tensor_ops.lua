@@ -551,6 +551,11 @@ check("conv2d and the pools: values by their definitions, tinygrad's arguments, 
   raises(function() x:max_pool2d(2, {return_indices = true}) end, "return_indices is not supported")
   raises(function() x:avg_pool2d(2, {strides = 1}) end, "avg_pool2d")
   raises(function() x:max_pool2d({9, 1}) end, "is larger than the axis")
+  -- unfold: windows along one axis, the window axis last
+  local u = tensor.arange(10):reshape{2, 5}:unfold(1, 3, 2):tolist()
+  eq(#u[2], 2, "windows")
+  eq(table.concat(u[2][2], " "), "7 8 9", "the second window of row 1")
+  raises(function() tensor.arange(4):unfold(0, 5, 1) end, "unfold: size 5, step 1 along an axis of 4")
   -- a conv2d is a tensor program: it lowers to a kernel that computes the same numbers
   local k = kernel.lower(tensor.param("x", {1, 2, 4, 5}):conv2d(tensor.param("w", {2, 2, 2, 3})), "y")
   local y = k:run{x = x, w = w}:tolist()
