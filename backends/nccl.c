@@ -146,6 +146,13 @@ step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fa
 		snprintf(name, sizeof name, "step%d_%s", i + 1, s->name);
 		if (!(src = cuda_of(s->k, fast, name, e)))
 			return -1;
+		/* a kernel launched before (a GEMM a part at a time) is built once */
+		for (q = 0; q < U->n; q++)
+			if (strcmp(U->u[q].src, src) == 0) {
+				free(src);
+				pack[0] = q;
+				return 0;
+			}
 		return (pack[0] = add_unit(U, name, src, e)) < 0 ? -1 : 0;
 	}
 	for (w = 0; w < 2; w++) {
@@ -197,7 +204,7 @@ step_units(const DistProgram *p, int i, Units *U, int *pack, int *unpack, int fa
 
 /* the kernel's buffer pointers: bound tensors, the step's temporaries, NULL for shared and local */
 static void
-launch_args(Buf *b, const Kernel *k, const int *bind, int *ntemp)
+launch_args(Buf *b, const Kernel *k, const int *bind, const int64_t *at, int *ntemp)
 {
 	int j;
 
@@ -207,7 +214,9 @@ launch_args(Buf *b, const Kernel *k, const int *bind, int *ntemp)
 
 		if (j)
 			emit(b, ", ");
-		if (bind && bind[j] >= 0)
+		if (bind && bind[j] >= 0 && at && at[j])
+			emit(b, "(char *)R->t[%d] + %lld", bind[j], (long long)(at[j] * dtype_bytes(kb->dtype)));
+		else if (bind && bind[j] >= 0)
 			emit(b, "R->t[%d]", bind[j]);
 		else if (kb->scope == AS_GLOBAL)
 			emit(b, "R->temp[%d]", (*ntemp)++);
@@ -228,13 +237,13 @@ call_unit(Buf *b, const Units *U, const int *unit, int ndev, const char *in, con
 		same &= unit[r] == unit[0];
 	emit(b, "    void *b[] = {%s, %s};\n", in, out);
 	if (same) {
-		emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n", U->u[unit[0]].name, U->u[unit[0]].name);
+		emit(b, "    tessel_%s::tessel_%s_launch(b, st);\n", U->u[unit[0]].name, U->u[unit[0]].name);
 		return;
 	}
 	emit(b, "    switch (R->rank) {\n");
 	for (r = 0; r < ndev; r++)
 		if (unit[r] >= 0)
-			emit(b, "    case %d: tessel_%s::tessel_%s_launch(b, R->stream); break;\n", r, U->u[unit[r]].name,
+			emit(b, "    case %d: tessel_%s::tessel_%s_launch(b, st); break;\n", r, U->u[unit[r]].name,
 			     U->u[unit[r]].name);
 	emit(b, "    default: break;\n    }\n");
 }
@@ -280,6 +289,9 @@ static const char dist_runtime[] =
 	"  R->comm = comm;\n"
 	"  TESSEL_CUDA(cudaSetDevice(r));\n"
 	"  TESSEL_CUDA(cudaStreamCreateWithFlags(&R->stream, cudaStreamNonBlocking));\n"
+	"  TESSEL_CUDA(cudaStreamCreateWithFlags(&R->comm_stream, cudaStreamNonBlocking));\n"
+	"  for (int i = 0; i < TESSEL_NSTEPS + 2; i++)\n"
+	"    TESSEL_CUDA(cudaEventCreateWithFlags(&R->ev[i], cudaEventDisableTiming));\n"
 	"  for (int i = 0; i < TESSEL_NTENSORS; i++)\n"
 	"    TESSEL_CUDA(cudaMalloc(&R->t[i], tessel_tensor_count[i] * tessel_tensor_esize[i] + 16));\n"
 	"  if (tessel_staging_bytes)\n"
@@ -301,8 +313,13 @@ static const char dist_runtime[] =
 	"  cudaFree(R->staging);\n"
 	"  for (int i = 0; i < TESSEL_NTEMP; i++)\n"
 	"    cudaFree(R->temp[i]);\n"
+	"  for (int i = 0; i < TESSEL_NSTEPS + 2; i++)\n"
+	"    if (R->ev[i])\n"
+	"      cudaEventDestroy(R->ev[i]);\n"
 	"  if (R->stream)\n"
 	"    cudaStreamDestroy(R->stream);\n"
+	"  if (R->comm_stream)\n"
+	"    cudaStreamDestroy(R->comm_stream);\n"
 	"}\n";
 
 static int
@@ -370,11 +387,25 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 	}
 	if (!ntemp)
 		emit(b, "0");
-	emit(b, "};\n\n/* one GPU's part: its rank, stream, communicator and storage */\n"
-	        "typedef struct TesselRank {\n  int rank;\n  cudaStream_t stream;\n  ncclComm_t comm;\n"
+	emit(b, "};\n\nenum { TESSEL_NSTEPS = %d };\n", p->ns);
+	emit(b, "\n/* one GPU's part: its rank, its streams (kernels on stream, collectives on comm_stream), an event\n"
+	        "** a step (and two that fork and join the streams), its communicator and storage */\n"
+	        "typedef struct TesselRank {\n  int rank;\n  cudaStream_t stream, comm_stream;\n"
+	        "  cudaEvent_t ev[TESSEL_NSTEPS + 2];\n  ncclComm_t comm;\n"
 	        "  void *t[TESSEL_NTENSORS];\n  void *staging;\n  void *temp[TESSEL_NTEMP + 1];\n} TesselRank;\n\n");
 	emit(b, "%s", dist_runtime);
-	emit(b, "\nenum { TESSEL_NSTEPS = %d };\nstatic const char *const tessel_step_name[] = {", p->ns);
+	emit(b, "\n/* each step's stream (1: collectives) and the step of the other stream it waits for (-1: none) */\n"
+	        "static const int tessel_step_stream[] = {");
+	for (i = 0; i < p->ns; i++)
+		emit(b, "%s%d", i ? ", " : "", p->s[i].stream);
+	if (!p->ns)
+		emit(b, "0");
+	emit(b, "};\nstatic const int tessel_step_wait[] = {");
+	for (i = 0; i < p->ns; i++)
+		emit(b, "%s%d", i ? ", " : "", p->s[i].wait);
+	if (!p->ns)
+		emit(b, "-1");
+	emit(b, "};\nstatic const char *const tessel_step_name[] = {");
 	for (i = 0; i < p->ns; i++) {
 		const DistStep *s = &p->s[i];
 
@@ -384,8 +415,8 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 			emit(b, "%s\"%d. %s -> %s: %s\"", i ? ", " : "", i + 1, p->t[s->src].name, p->t[s->dst].name,
 			     axe_coll_name(s->r.coll));
 	}
-	emit(b, "};\n\n/* Enqueue step i (0-based) on rank R's stream. */\n"
-	        "static int\ntessel_rank_step(TesselRank *R, int step)\n{\n  switch (step) {\n");
+	emit(b, "};\n\n/* Enqueue step i (0-based) on its stream st of rank R. */\n"
+	        "static int\ntessel_rank_enqueue(TesselRank *R, int step, cudaStream_t st)\n{\n  switch (step) {\n");
 	for (i = 0, ntemp = 0; i < p->ns; i++) {
 		const DistStep *s = &p->s[i];
 		const DistTensor *src, *dst;
@@ -394,8 +425,8 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 
 		if (s->kind == DIST_LAUNCH) {
 			emit(b, "  case %d: { /* %d. launch %s */\n", i, i + 1, s->name);
-			launch_args(b, s->k, s->bind, &ntemp);
-			emit(b, "    tessel_%s::tessel_%s_launch(b, R->stream);\n    TESSEL_CUDA(cudaGetLastError());\n    return 0;\n  }\n",
+			launch_args(b, s->k, s->bind, s->at, &ntemp);
+			emit(b, "    tessel_%s::tessel_%s_launch(b, st);\n    TESSEL_CUDA(cudaGetLastError());\n    return 0;\n  }\n",
 			     U->u[pk[i][0]].name, U->u[pk[i][0]].name);
 			continue;
 		}
@@ -404,6 +435,27 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 		if (s->r.coll != AXE_COLL_NONE && !(nt = nccl_type(src->dtype)))
 			return err_set(e, "export: %s -> %s: NCCL has no %s", src->name, dst->name, dtype_name(src->dtype));
 		emit(b, "  case %d: { /* %d. %s -> %s: %s */\n", i, i + 1, src->name, dst->name, axe_coll_name(s->r.coll));
+		if (s->parts) {
+			DistRange rg[2];
+			int es = dtype_bytes(src->dtype);
+
+			dist_step_ranges(p, i, rg, 2);
+			emit(b, "    /* part %d of %d: %s[%lld:%lld] -> %s[%lld:%lld] */\n", s->part + 1, s->parts, src->name,
+			     (long long)rg[0].lo, (long long)rg[0].hi, dst->name, (long long)rg[1].lo, (long long)rg[1].hi);
+			emit(b, "    char *in = (char *)R->t[%d] + %lld, *out = (char *)R->t[%d] + %lld;\n", s->src,
+			     (long long)(rg[0].lo * es), s->dst, (long long)(rg[1].lo * es));
+			if (s->r.coll == AXE_COLL_REDUCE_SCATTER)
+				emit(b, "    TESSEL_NCCL(ncclReduceScatter(in, out, %lld, %s, ncclSum, R->comm, st));\n",
+				     (long long)(rg[1].hi - rg[1].lo), nt);
+			else if (s->r.coll == AXE_COLL_ALLGATHER)
+				emit(b, "    TESSEL_NCCL(ncclAllGather(in, out, %lld, %s, R->comm, st));\n",
+				     (long long)(rg[0].hi - rg[0].lo), nt);
+			else
+				emit(b, "    TESSEL_NCCL(ncclAllReduce(in, out, %lld, %s, ncclSum, R->comm, st));\n",
+				     (long long)(rg[0].hi - rg[0].lo), nt);
+			emit(b, "    return 0;\n  }\n");
+			continue;
+		}
 		snprintf(in, sizeof in, "R->t[%d]", s->src);
 		if (s->r.pack) {
 			call_unit(b, U, pk[i], p->ndev, in, "R->staging");
@@ -416,28 +468,28 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 			snprintf(out, sizeof out, "R->t[%d]", s->dst);
 		switch (s->r.coll) {
 		case AXE_COLL_ALLGATHER:
-			emit(b, "    TESSEL_NCCL(ncclAllGather(%s, %s, %lld, %s, R->comm, R->stream));\n", in, out,
+			emit(b, "    TESSEL_NCCL(ncclAllGather(%s, %s, %lld, %s, R->comm, st));\n", in, out,
 			     (long long)src->dist.count, nt);
 			break;
 		case AXE_COLL_REDUCE_SCATTER:
-			emit(b, "    TESSEL_NCCL(ncclReduceScatter(%s, %s, %lld, %s, ncclSum, R->comm, R->stream));\n", in, out,
+			emit(b, "    TESSEL_NCCL(ncclReduceScatter(%s, %s, %lld, %s, ncclSum, R->comm, st));\n", in, out,
 			     (long long)dst->dist.count, nt);
 			break;
 		case AXE_COLL_ALLREDUCE:
-			emit(b, "    TESSEL_NCCL(ncclAllReduce(%s, %s, %lld, %s, ncclSum, R->comm, R->stream));\n", in, out,
+			emit(b, "    TESSEL_NCCL(ncclAllReduce(%s, %s, %lld, %s, ncclSum, R->comm, st));\n", in, out,
 			     (long long)src->dist.size, nt);
 			break;
 		case AXE_COLL_BROADCAST:
-			emit(b, "    TESSEL_NCCL(ncclBroadcast(%s, %s, %lld, %s, %lld, R->comm, R->stream));\n", in, out,
+			emit(b, "    TESSEL_NCCL(ncclBroadcast(%s, %s, %lld, %s, %lld, R->comm, st));\n", in, out,
 			     (long long)src->dist.size, nt, (long long)s->r.root);
 			break;
 		case AXE_COLL_REDUCE:
-			emit(b, "    TESSEL_NCCL(ncclReduce(%s, %s, %lld, %s, ncclSum, %lld, R->comm, R->stream));\n", in, out,
+			emit(b, "    TESSEL_NCCL(ncclReduce(%s, %s, %lld, %s, ncclSum, %lld, R->comm, st));\n", in, out,
 			     (long long)src->dist.size, nt, (long long)s->r.root);
 			break;
 		case AXE_COLL_NONE:
 			if (s->r.copy)
-				emit(b, "    TESSEL_CUDA(cudaMemcpyAsync(%s, %s, %lld, cudaMemcpyDeviceToDevice, R->stream));\n", out, in,
+				emit(b, "    TESSEL_CUDA(cudaMemcpyAsync(%s, %s, %lld, cudaMemcpyDeviceToDevice, st));\n", out, in,
 				     (long long)(dst->dist.count * dtype_bytes(dst->dtype)));
 			break;
 		}
@@ -452,10 +504,24 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 		emit(b, "    return 0;\n  }\n");
 	}
 	emit(b, "  default:\n    return -1;\n  }\n}\n\n"
-	        "/* Enqueue the program on rank R's stream: kernels and collectives in the plan's order. */\n"
-	        "static int\ntessel_rank_run(TesselRank *R)\n{\n"
-	        "  for (int i = 0; i < TESSEL_NSTEPS; i++)\n    if (tessel_rank_step(R, i) < 0)\n      return -1;\n"
-	        "  return 0;\n}\n");
+	        "/* Steps lo .. hi-1 of rank R, each on its stream after the step it waits for; the collectives'\n"
+	        "** stream forks from R->stream first and joins it after, so R->stream orders whole runs. */\n"
+	        "static int\ntessel_rank_steps(TesselRank *R, int lo, int hi)\n{\n"
+	        "  TESSEL_CUDA(cudaEventRecord(R->ev[TESSEL_NSTEPS], R->stream));\n"
+	        "  TESSEL_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev[TESSEL_NSTEPS], 0));\n"
+	        "  for (int i = lo; i < hi; i++) {\n"
+	        "    cudaStream_t st = tessel_step_stream[i] ? R->comm_stream : R->stream;\n"
+	        "    if (tessel_step_wait[i] >= 0)\n"
+	        "      TESSEL_CUDA(cudaStreamWaitEvent(st, R->ev[tessel_step_wait[i]], 0));\n"
+	        "    if (tessel_rank_enqueue(R, i, st) < 0)\n      return -1;\n"
+	        "    TESSEL_CUDA(cudaEventRecord(R->ev[i], st));\n"
+	        "  }\n"
+	        "  TESSEL_CUDA(cudaEventRecord(R->ev[TESSEL_NSTEPS + 1], R->comm_stream));\n"
+	        "  TESSEL_CUDA(cudaStreamWaitEvent(R->stream, R->ev[TESSEL_NSTEPS + 1], 0));\n"
+	        "  return 0;\n}\n\n"
+	        "/* Enqueue step i alone, or the whole program, on rank R: R->stream's completion is the end. */\n"
+	        "static int\ntessel_rank_step(TesselRank *R, int step)\n{\n  return tessel_rank_steps(R, step, step + 1);\n}\n\n"
+	        "static int\ntessel_rank_run(TesselRank *R)\n{\n  return tessel_rank_steps(R, 0, TESSEL_NSTEPS);\n}\n");
 	return 0;
 }
 

@@ -164,24 +164,42 @@ d_tensor(lua_State *L)
 	return 1;
 }
 
-/* P:launch(k [, {kernel_buffer = "tensor", ...}]): unnamed global buffers bind to the tensor of their name */
+/*
+** P:launch(k [, {kernel_buffer = "tensor" | {"tensor", at = element}, ...}]): unnamed global
+** buffers bind to the tensor of their name; at binds the buffer to the tensor's storage from
+** that element (0-based) on
+*/
 static int
 d_launch(lua_State *L)
 {
 	LDist *x = checkd(L, 1);
 	Kernel *k = tessel_checkkernel(L, 2);
 	const char **bind;
-	int i;
+	int64_t *at;
+	int i, ranged = 0;
 	Err e = { "" };
 
 	if (!lua_isnoneornil(L, 3))
 		luaL_checktype(L, 3, LUA_TTABLE);
 	bind = lua_newuserdatauv(L, sizeof *bind * (size_t)(k->nbuf ? k->nbuf : 1), 0);   /* anchored */
+	at = lua_newuserdatauv(L, sizeof *at * (size_t)(k->nbuf ? k->nbuf : 1), 0);
 	for (i = 0; i < k->nbuf; i++) {
 		const KBuf *b = &k->buf[i];
 
 		bind[i] = NULL;
+		at[i] = -1;
 		if (lua_istable(L, 3) && lua_getfield(L, 3, b->name) != LUA_TNIL) {
+			if (lua_istable(L, -1)) {
+				lua_geti(L, -1, 1);
+				lua_getfield(L, -2, "at");
+				if (lua_type(L, -2) != LUA_TSTRING || !lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+					return luaL_error(L, "P:launch: %s = {%s, at = %s}; a ranged binding is {\"tensor\", at = element "
+					                  "(0-based, >= 0)}", b->name, luaL_typename(L, -2), luaL_typename(L, -1));
+				at[i] = lua_tointeger(L, -1);
+				ranged = 1;
+				lua_pop(L, 1);
+				lua_replace(L, -2);   /* the name in the table's place: the table keeps it alive */
+			}
 			if (lua_type(L, -1) != LUA_TSTRING)
 				return luaL_error(L, "P:launch: %s = a %s; a binding names a tensor of the program", b->name,
 				                  luaL_typename(L, -1));
@@ -202,21 +220,34 @@ d_launch(lua_State *L)
 			lua_pop(L, 1);
 		}
 	}
-	if ((i = dist_launch(x->p, k, bind, &e)) < 0)
+	if ((i = dist_launch_at(x->p, k, bind, ranged ? at : NULL, &e)) < 0)
 		return err(L, &e);
 	lua_pushinteger(L, i + 1);
 	return 1;
 }
 
+/* P:redistribute(src, dst [, {part = j, parts = c}]): the whole, or part j (1-based) of c */
 static int
 d_redistribute(lua_State *L)
 {
 	LDist *x = checkd(L, 1);
+	const char *src = luaL_checkstring(L, 2), *dst = luaL_checkstring(L, 3);
 	Err e = { "" };
-
+	lua_Integer part = 0, parts = 0;
 	int i;
+	static const TesselOpt keys[] = { { "part", "integer" }, { "parts", "integer" }, { NULL, NULL } };
 
-	if ((i = dist_redistribute(x->p, luaL_checkstring(L, 2), luaL_checkstring(L, 3), &e)) < 0)
+	if (tessel_checkopts(L, 4, "P:redistribute", keys)) {
+		lua_getfield(L, 4, "part");
+		lua_getfield(L, 4, "parts");
+		part = lua_tointeger(L, -2);
+		parts = lua_tointeger(L, -1);
+		lua_pop(L, 2);
+		if (parts < 1 || parts > 65536 || part < 1 || part > parts)
+			return luaL_error(L, "P:redistribute: part %d of %d; a part is 1 to parts, parts 1 to 65536", (int)part,
+			                  (int)parts);
+	}
+	if ((i = dist_redistribute_part(x->p, src, dst, (int)part - 1, (int)parts, &e)) < 0)
 		return err(L, &e);
 	lua_pushinteger(L, i + 1);
 	return 1;
@@ -288,15 +319,30 @@ d_simulate(lua_State *L)
 	LDist *x = checkd(L, 1);
 	DistProgram *p = x->p;
 	DBox *box;
-	int bi, t;
+	int bi, t, *order = NULL;
+	static const TesselOpt keys[] = { { "order", "table" }, { NULL, NULL } };
 
-	lua_settop(L, 2);   /* the inputs (or nil) stay at 2 */
+	lua_settop(L, 3);   /* the inputs (or nil) stay at 2, the options at 3 */
+	if (tessel_checkopts(L, 3, "P:simulate", keys) && lua_getfield(L, 3, "order") == LUA_TTABLE) {
+		order = lua_newuserdatauv(L, sizeof *order * (size_t)(p->ns ? p->ns : 1), 0);
+		lua_replace(L, 3);   /* anchored where the options were */
+		if (luaL_len(L, -1) != p->ns)
+			return luaL_error(L, "P:simulate: order names %d steps; the program has %d", (int)luaL_len(L, -1), p->ns);
+		for (t = 0; t < p->ns; t++) {
+			lua_geti(L, -1, t + 1);
+			if (!lua_isinteger(L, -1))
+				return luaL_error(L, "P:simulate: order[%d] is a %s, not a step number", t + 1, luaL_typename(L, -1));
+			order[t] = (int)lua_tointeger(L, -1) - 1;
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
 	box = new_box(L, p->nt);
 	bi = lua_gettop(L);
 	Err e = { "" };
 
 	read_inputs(L, 2, p, box, "P:simulate");
-	if (dist_scatter(p, box->b, &box->st, &e) < 0 || dist_simulate(p, NULL, &box->st, &e) < 0)
+	if (dist_scatter(p, box->b, &box->st, &e) < 0 || dist_simulate_order(p, NULL, order, &box->st, &e) < 0)
 		return err(L, &e);
 	lua_newtable(L);
 	for (t = 0; t < p->nt; t++) {
@@ -361,6 +407,18 @@ d_step(lua_State *L)
 	lua_newtable(L);
 	lua_pushstring(L, s->kind == DIST_LAUNCH ? "launch" : axe_coll_name(s->r.coll));
 	lua_setfield(L, -2, "kind");
+	lua_pushstring(L, s->stream ? "collectives" : "kernels");
+	lua_setfield(L, -2, "stream");
+	if (s->wait >= 0) {
+		lua_pushinteger(L, s->wait + 1);
+		lua_setfield(L, -2, "after");
+	}
+	if (s->parts) {
+		lua_pushinteger(L, s->part + 1);
+		lua_setfield(L, -2, "part");
+		lua_pushinteger(L, s->parts);
+		lua_setfield(L, -2, "parts");
+	}
 	if (s->kind == DIST_LAUNCH) {
 		Kernel *k = kernel_clone(s->k, &e);
 
@@ -410,14 +468,22 @@ static const HelpReg meth[] = {
 	  "P:launch(k [, bind]) -> step: every device runs kernel k on its own storage. bind maps kernel\n"
 	  "buffer names to tensor names ({C = \"Cp\"}); a global buffer not named there binds to the tensor\n"
 	  "of its own name. A kernel buffer sees its tensor's local storage row-major, so it must hold\n"
-	  "the tensor's count per device (its local shape). Each tensor is written once." },
+	  "the tensor's count per device (its local shape), or a range of it: {C = {\"Cp\", at = e}} binds\n"
+	  "C to the storage from element e (0-based) on, C's count long. Every element is written once,\n"
+	  "before it is read. Kernels run in order on one stream, collectives on another: a step waits\n"
+	  "for the last step of the other stream whose storage it overlaps (P:step(i).after)." },
 	{ "redistribute", d_redistribute,
 	  "P:redistribute(src, dst) -> step: dst gets src's value in dst's layout, through the NCCL\n"
 	  "collective the two layouts need (Section 4.2 of the Axe paper): partial -> sharded is\n"
 	  "reduce_scatter, partial -> replicated allreduce, sharded -> replicated allgather, one device ->\n"
 	  "all broadcast, partial -> one device reduce; replicated -> sharded keeps each shard locally.\n"
 	  "Pack and unpack kernels move elements into and out of NCCL's rank-major order where the layouts\n"
-	  "differ from it. A gather to one device and send/recv are refused with the reason." },
+	  "differ from it. A gather to one device and send/recv are refused with the reason.\n"
+	  "P:redistribute(src, dst, {part = j, parts = c}): part j (1 to c) of a reduce_scatter, allgather\n"
+	  "or allreduce, on a contiguous c'th of every device's buffers, while the kernels go on: a GEMM\n"
+	  "launched a part at a time overlaps the collective of the parts before. The layouts must put\n"
+	  "each part in NCCL's rank-major order (parts outermost, then devices); an element out of place\n"
+	  "is named (docs/distributed.md, \"Overlap\")." },
 	{ "allreduce", d_allreduce,
 	  "P:allreduce(src, dst) -> step: P:redistribute(src, dst), refused unless the layouts call for an\n"
 	  "allreduce (src partial, dst replicated). P:reduce_scatter, P:allgather, P:broadcast and\n"
@@ -434,10 +500,12 @@ static const HelpReg meth[] = {
 	  "P:plan() -> string: the devices, every tensor (kind, local shape, layout) and every step with\n"
 	  "its collective, the bytes a device sends and why (also tostring(P))." },
 	{ "simulate", d_simulate,
-	  "P:simulate([inputs]) -> {name = tensor}: runs the program on the CPU, a device at a time\n"
-	  "(kernels in the interpreter, collectives as sums and copies), and returns every tensor's\n"
-	  "logical value read back from the devices (a partial one summed). inputs: {name = tensor};\n"
-	  "missing ones are drawn as exports draw them." },
+	  "P:simulate([inputs] [, {order = {steps}}]) -> {name = tensor}: runs the program on the CPU, a\n"
+	  "device at a time (kernels in the interpreter, collectives as sums and copies), and returns\n"
+	  "every tensor's logical value read back from the devices (a partial one summed). inputs:\n"
+	  "{name = tensor}; missing ones are drawn as exports draw them. order: the step numbers in the\n"
+	  "order to run them, refused unless each step follows its stream's earlier steps and the step\n"
+	  "it waits for (any such order gives the same values)." },
 	{ "export", d_export,
 	  "P:export(dir [, {inputs =, fast =, check = true}]) -> dir, files | nil, message: CUDA kernels and\n"
 	  "host code on NCCL, one thread a GPU (docs/distributed.md): plan.txt, a .cu file per kernel,\n"
@@ -445,7 +513,9 @@ static const HelpReg meth[] = {
 	  "(saved in data/), `make time` times it. check = false skips the simulation (large sizes)." },
 	{ "step", d_step,
 	  "P:step(i) -> {kind =, kernel = k} for a launch, {kind = collective, why =, pack = {k...},\n"
-	  "unpack = {k...}} for a redistribution (one kernel a device, where one is needed)." },
+	  "unpack = {k...}} for a redistribution (one kernel a device, where one is needed); every step\n"
+	  "also has stream (\"kernels\" or \"collectives\"), after (the step it waits for, if any) and, for\n"
+	  "a part, part and parts." },
 	{ NULL, NULL, NULL }
 };
 

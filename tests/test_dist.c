@@ -479,6 +479,228 @@ test_export_files(void **state)
 	dist_free(p);
 }
 
+/*
+** Rows of an (M, X) tensor stored (parts, devices, rows): part j of every
+** device's rows is contiguous, in NCCL's rank-major order. cols: X sharded
+** over the devices (A of a GEMM sharded on K, or a GEMM's output sharded on
+** N), else replicated (a partial sum, or an allgather's result).
+*/
+static AxeLayout
+parted(int64_t M, int64_t X, int n, int c, int cols)
+{
+	char s[256];
+	int64_t rr = M / (n * c), xl = X / n;
+
+	if (cols)
+		snprintf(s, sizeof s, "S[(%d,%d,%lld,%d,%lld):(%lld,%lld,%lld,1@gpuid,1)]", n, c, (long long)rr, n,
+		         (long long)xl, (long long)(rr * xl), (long long)(n * rr * xl), (long long)xl);
+	else
+		snprintf(s, sizeof s, "S[(%d,%d,%lld,%lld):(%lld,%lld,%lld,1)] + R[%d:1@gpuid]", n, c, (long long)rr,
+		         (long long)X, (long long)(rr * X), (long long)(n * rr * X), (long long)X, n);
+	return A(s);
+}
+
+/* C (M, N) = A (M, K) B (K, N) from the logical values, against got */
+static void
+assert_gemm(const double *a, const double *b, const double *got, int64_t M, int64_t N, int64_t K)
+{
+	int64_t i, j, x;
+
+	for (i = 0; i < M; i++)
+		for (j = 0; j < N; j++) {
+			double want = 0;
+
+			for (x = 0; x < K; x++)
+				want += a[i * K + x] * b[x * N + j];
+			if (fabs(got[i * N + j] - want) > 1e-5)
+				fail_msg("C[%lld, %lld] = %g, want %g", (long long)i, (long long)j, got[i * N + j], want);
+		}
+}
+
+/*
+** GEMM + reduce_scatter a part at a time (issue 31's overlap): on 2 and 4
+** devices in 1, 2 and 4 parts, launch j writes rows j of Cp and the
+** collective of part j waits for it alone, on the other stream. The values
+** match the definition in program order and in the order that runs every
+** kernel first; an order that runs a part before its kernel is refused.
+*/
+static void
+test_overlap_parts(void **state)
+{
+	static const int nds[] = { 2, 4 }, cs[] = { 1, 2, 4 };
+	int a, b;
+
+	(void)state;
+	for (a = 0; a < 2; a++)
+		for (b = 0; b < 3; b++) {
+			int n = nds[a], c = cs[b], j, *order;
+			int64_t M = 4 * n * c, N = 6, K = 4 * n, Kl = K / n;
+			AxeShape sa = SH2(M, K), sb = SH2(K, N), sc = SH2(M, N);
+			DistProgram *p = prog(n);
+			DistState st = { 0 }, st2 = { 0 };
+			Kernel *k = gemm_kernel(M / c, N, Kl);
+			const char *bind[] = { "A", "B", "Cp" };
+			double *av, *bv, *cv, *cv2;
+			Err e;
+
+			add(p, "A", DT_FLOAT32, sa, parted(M, K, n, c, 1), 0);
+			add(p, "B", DT_FLOAT32, sb, DT(sb, n, "S(0)"), 0);
+			add(p, "Cp", DT_FLOAT32, sc, parted(M, N, n, c, 0), 1);
+			add(p, "C", DT_FLOAT32, sc, DT(sc, n, "S(0)"), 0);
+			for (j = 0; j < c; j++) {
+				int64_t at[] = { j * (M / c) * Kl, -1, j * (M / c) * N };
+
+				if (dist_launch_at(p, k, bind, at, &e) != 2 * j)
+					fail_msg("n %d, %d parts, launch %d: %s", n, c, j, e.msg);
+				if (dist_redistribute_part(p, "Cp", "C", j, c, &e) != 2 * j + 1)
+					fail_msg("n %d, %d parts, part %d: %s", n, c, j, e.msg);
+				assert_int_equal(p->s[2 * j].stream, 0);
+				assert_int_equal(p->s[2 * j].wait, -1);
+				assert_int_equal(p->s[2 * j + 1].stream, 1);
+				assert_int_equal(p->s[2 * j + 1].wait, 2 * j);
+			}
+			assert_int_equal(dist_scatter(p, NULL, &st, &e), 0);
+			if (dist_simulate(p, NULL, &st, &e) < 0)
+				fail_msg("simulate: %s", e.msg);
+			av = logical(p, &st, 0);
+			bv = logical(p, &st, 1);
+			cv = logical(p, &st, 3);
+			assert_gemm(av, bv, cv, M, N, K);
+			/* every kernel first, then the collectives: the same values */
+			order = malloc((size_t)p->ns * sizeof *order);
+			for (j = 0; j < c; j++)
+				order[j] = 2 * j, order[c + j] = 2 * j + 1;
+			assert_int_equal(dist_scatter(p, NULL, &st2, &e), 0);
+			if (dist_simulate_order(p, NULL, order, &st2, &e) < 0)
+				fail_msg("simulate in order: %s", e.msg);
+			cv2 = logical(p, &st2, 3);
+			assert_memory_equal(cv, cv2, (size_t)(M * N) * sizeof *cv);
+			dist_state_free(&st2);
+			/* a part before its kernel */
+			order[0] = 1, order[1] = 0;
+			for (j = 2; j < p->ns; j++)
+				order[j] = j;
+			assert_int_equal(dist_scatter(p, NULL, &st2, &e), 0);
+			assert_int_equal(dist_simulate_order(p, NULL, order, &st2, &e), -1);
+			assert_non_null(strstr(e.msg, "step 2 before step 1, which it waits for"));
+			dist_state_free(&st2);
+			free(order);
+			free(av);
+			free(bv);
+			free(cv);
+			free(cv2);
+			dist_state_free(&st);
+			kernel_free(k);
+			dist_free(p);
+		}
+}
+
+/* AllGather + GEMM: A sharded on rows, gathered a part at a time, each part multiplied when it lands */
+static void
+test_overlap_allgather(void **state)
+{
+	const int n = 4, c = 2;
+	const int64_t M = 32, N = 8, K = 6;
+	AxeShape sa = SH2(M, K), sb = SH2(K, N), sc = SH2(M, N);
+	DistProgram *p = prog(n);
+	DistState st = { 0 };
+	Kernel *k = gemm_kernel(M / c, N / n, K);
+	const char *bind[] = { "Af", "B", "C" };
+	double *av, *bv, *cv;
+	Buf plan;
+	Err e;
+	int j;
+
+	(void)state;
+	add(p, "A", DT_FLOAT32, sa, DT(sa, n, "S(0)"), 0);
+	add(p, "Af", DT_FLOAT32, sa, parted(M, K, n, c, 0), 0);
+	add(p, "B", DT_FLOAT32, sb, DT(sb, n, "S(1)"), 0);
+	add(p, "C", DT_FLOAT32, sc, parted(M, N, n, c, 1), 0);
+	for (j = 0; j < c; j++)
+		if (dist_redistribute_part(p, "A", "Af", j, c, &e) != j)
+			fail_msg("allgather part %d: %s", j, e.msg);
+	for (j = 0; j < c; j++) {
+		int64_t at[] = { j * (M / c) * K, -1, j * (M / c) * (N / n) };
+
+		if (dist_launch_at(p, k, bind, at, &e) != c + j)
+			fail_msg("launch %d: %s", j, e.msg);
+		assert_int_equal(p->s[c + j].wait, j);
+	}
+	buf_init(&plan);
+	dist_plan(&plan, p);
+	assert_non_null(strstr(plan.s, "A -> Af: allgather part 2 of 2 (A[24:48] -> Af[96:192]), 96 B in a device\n"));
+	assert_non_null(strstr(plan.s, "-> C[32:64]; after step 2\n"));
+	buf_free(&plan);
+	assert_int_equal(dist_scatter(p, NULL, &st, &e), 0);
+	if (dist_simulate(p, NULL, &st, &e) < 0)
+		fail_msg("simulate: %s", e.msg);
+	av = logical(p, &st, 0);
+	bv = logical(p, &st, 2);
+	cv = logical(p, &st, 3);
+	assert_gemm(av, bv, cv, M, N, K);
+	free(av);
+	free(bv);
+	free(cv);
+	dist_state_free(&st);
+	kernel_free(k);
+	dist_free(p);
+}
+
+/* what a part refuses: a layout out of NCCL's order (with the element), reading what no step wrote, writing twice */
+static void
+test_overlap_refusals(void **state)
+{
+	const int64_t M = 16, N = 4, K = 4;
+	AxeShape sa = SH2(M, K), sb = SH2(K, N), sc = SH2(M, N);
+	DistProgram *p = prog(2);
+	Kernel *k = gemm_kernel(M / 2, N, K / 2);
+	const char *bind[] = { "A", "B", "Cp" };
+	int64_t at0[] = { 0, -1, 0 }, at1[] = { 16, -1, 32 };
+	Err e;
+
+	(void)state;
+	add(p, "A", DT_FLOAT32, sa, parted(M, K, 2, 2, 1), 0);
+	add(p, "B", DT_FLOAT32, sb, DT(sb, 2, "S(0)"), 0);
+	add(p, "Cp", DT_FLOAT32, sc, parted(M, N, 2, 2, 0), 1);
+	add(p, "C", DT_FLOAT32, sc, DT(sc, 2, "S(0)"), 0);
+	add(p, "Cr", DT_FLOAT32, sc, DT(sc, 2, "R"), 1);
+	add(p, "Cw", DT_FLOAT32, sc, DT(sc, 2, "S(0)"), 0);
+	add(p, "D", DT_FLOAT32, sc, DT(sc, 2, "R"), 0);
+	assert_int_equal(dist_launch_at(p, k, bind, at0, &e), 0);
+	/* part 2's rows are not written yet */
+	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 1, 2, &e), -1);
+	assert_non_null(strstr(e.msg, "redistribute: reads element 32 of Cp's storage, which no step before it writes"));
+	/* rows 0..7 again */
+	assert_int_equal(dist_launch_at(p, k, bind, at0, &e), -1);
+	assert_non_null(strstr(e.msg, "Cp is written already (elements [0, 32) by step 1)"));
+	/* past the end */
+	at1[2] = 40;
+	assert_int_equal(dist_launch_at(p, k, bind, at1, &e), -1);
+	assert_non_null(strstr(e.msg, "kernel buffer C holds 32 float32 from element 40; tensor Cp stores 64"));
+	at1[2] = 32;
+	assert_int_equal(dist_launch_at(p, k, bind, at1, &e), 1);
+	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 0, 2, &e), 2);
+	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 0, 2, &e), -1);
+	assert_non_null(strstr(e.msg, "C is written already"));
+	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 1, 3, &e), -1);
+	assert_non_null(strstr(e.msg, "32 elements a device in 3 parts"));
+	/* whole rows a device, rank-major only for the whole: part 1's element (4, 0) is out of place */
+	{
+		const char *bind2[] = { "A", "B", "Cr" };
+		Kernel *k2 = gemm_kernel(M, N, K / 2);
+
+		assert_int_equal(dist_launch(p, k2, bind2, &e), 3);
+		assert_int_equal(dist_redistribute_part(p, "Cr", "Cw", 0, 2, &e), -1);
+		assert_non_null(strstr(e.msg, "reduce_scatter Cr -> Cw in 2 parts: element (4, 0) lands at Cw[16] on device 0, so "
+		                              "NCCL takes it from Cr[32]; Cr's layout stores it at 16"));
+		/* a broadcast has no parts */
+		assert_int_equal(dist_redistribute_part(p, "Cw", "D", 0, 2, &e), -1);
+		kernel_free(k2);
+	}
+	kernel_free(k);
+	dist_free(p);
+}
+
 int
 main(void)
 {
@@ -489,6 +711,9 @@ main(void)
 		cmocka_unit_test(test_every_redistribution),
 		cmocka_unit_test(test_gemm_reduce_scatter),
 		cmocka_unit_test(test_export_files),
+		cmocka_unit_test(test_overlap_parts),
+		cmocka_unit_test(test_overlap_allgather),
+		cmocka_unit_test(test_overlap_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

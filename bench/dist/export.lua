@@ -6,6 +6,11 @@
 --                     partial sums reduce-scattered over rows) at a size the simulation runs
 --   gemm_rs_<M>       the same program at benchmark sizes (no simulation: bench/dist/ref.cu checks
 --                     it against cuBLAS + NCCL and times both)
+--   gemm_rs_ov<c>_..  the GEMM a c'th of the rows at a time, each part's reduce_scatter overlapping
+--                     the next parts' GEMM (docs/distributed.md, "Overlap"); _check at a small size
+--   ag_gemm_..        A sharded on rows, allgathered, then C = A B with B sharded on columns: in one
+--                     piece (ag_gemm_) and a part at a time (ag_gemm_ov<c>_), each part's GEMM
+--                     waiting for its part of the allgather alone
 -- Run: ./tessel bench/dist/export.lua [dir [n]] (dir defaults to bench/dist/out, n GPUs to 2).
 local dir = arg and arg[1] or "bench/dist/out"
 local n = math.tointeger(tonumber(arg and arg[2])) or 2
@@ -27,6 +32,56 @@ local function gemm_rs(M, N, K)
   P:launch(gemm.kernel_wgmma(M, N, K // n, big and {ws = true, pending = 1, persistent = 132, group = 16}
                                            or {ws = true, pending = 1, stages = 2}), {C = "Cp"})
   P:redistribute("Cp", "C")
+  return P
+end
+
+-- Rows of an (M, X) tensor stored (parts, devices, rows): part j of every device's rows is one contiguous,
+-- rank-major NCCL buffer. cols: X sharded over the devices, else replicated (partial or gathered).
+local function parted(M, X, c, cols)
+  local rr = M // (n * c)
+  if cols then
+    local xl = X // n
+    return string.format("S[(%d,%d,%d,%d,%d):(%d,%d,%d,1@gpuid,1)]", n, c, rr, n, xl, rr * xl, n * rr * xl, xl)
+  end
+  return string.format("S[(%d,%d,%d,%d):(%d,%d,%d,1)] + R[%d:1@gpuid]", n, c, rr, X, rr * X, n * rr * X, X, n)
+end
+
+-- GEMM + reduce_scatter in c parts: launch j computes rows j of every device's block of Cp, then part
+-- j's reduce_scatter runs on the collectives' stream while launch j + 1 computes
+local function gemm_rs_overlap(M, N, K, c, opts)
+  local mesh = {{"gpuid", n}}
+  local P = dist.new(n)
+  P:tensor("A", "float16", {M, K}, parted(M, K, c, true))
+  P:tensor("B", "float16", {K, N}, axe.dtensor({K, N}, mesh, {"S(0)"}))
+  P:tensor("Cp", "float16", {M, N}, parted(M, N, c, false), {partial = true})
+  P:tensor("C", "float16", {M, N}, axe.dtensor({M, N}, mesh, {"S(0)"}))
+  local g = gemm.kernel_wgmma(M // c, N, K // n, opts)
+  for j = 0, c - 1 do
+    P:launch(g, {A = {"A", at = j * (M // c) * (K // n)}, C = {"Cp", at = j * (M // c) * N}})
+    P:redistribute("Cp", "C", {part = j + 1, parts = c})
+  end
+  return P
+end
+
+-- AllGather + GEMM: A (M, K) sharded on rows is gathered into Af, then C = Af B with B sharded on
+-- columns; in c parts, part j's GEMM waits for part j of the allgather alone
+local function ag_gemm(M, N, K, c, opts)
+  local mesh = {{"gpuid", n}}
+  local P = dist.new(n)
+  P:tensor("A", "float16", {M, K}, axe.dtensor({M, K}, mesh, {"S(0)"}))
+  P:tensor("Af", "float16", {M, K}, c and parted(M, K, c, false) or axe.dtensor({M, K}, mesh, {"R"}))
+  P:tensor("B", "float16", {K, N}, axe.dtensor({K, N}, mesh, {"S(1)"}))
+  P:tensor("C", "float16", {M, N}, c and parted(M, N, c, true) or axe.dtensor({M, N}, mesh, {"S(1)"}))
+  if not c then
+    P:redistribute("A", "Af")
+    P:launch(gemm.kernel_wgmma(M, N // n, K, opts), {A = "Af"})
+    return P
+  end
+  for j = 1, c do P:redistribute("A", "Af", {part = j, parts = c}) end
+  local g = gemm.kernel_wgmma(M // c, N // n, K, opts)
+  for j = 0, c - 1 do
+    P:launch(g, {A = {"Af", at = j * (M // c) * K}, C = {"C", at = j * (M // c) * (N // n)}})
+  end
   return P
 end
 
@@ -70,3 +125,25 @@ for _, s in ipairs{{4096, 4096, 8192}, {8192, 8192, 8192}} do
   assert(gemm_rs(s[1], s[2], s[3]):export(where, {fast = true, check = false}))
   print("exported " .. where)
 end
+-- the overlapped programs: checked against the simulation small, then at the benchmark size in
+-- PARTS parts (a list: bench/dist/run.sh's default 4; TESSEL_DIST_PARTS="2 4 8" for a sweep),
+-- persistent over TESSEL_DIST_BLOCKS blocks (default 132 less the SMs NCCL's kernels take)
+local small = {ws = true, pending = 1, stages = 2}
+assert(gemm_rs_overlap(256 * n, 256, 128 * n, 2, small):export(dir .. "/gemm_rs_ov2_check", {fast = true}))
+assert(ag_gemm(256 * n, 256 * n, 128, 2, small):export(dir .. "/ag_gemm_ov2_check", {fast = true}))
+print("exported " .. dir .. "/gemm_rs_ov2_check, ag_gemm_ov2_check")
+local blocks = math.tointeger(tonumber(os.getenv("TESSEL_DIST_BLOCKS") or "")) or 116
+for cs in (os.getenv("TESSEL_DIST_PARTS") or "4"):gmatch("%d+") do
+  local c = math.tointeger(tonumber(cs))
+  local M, N, K = 8192, 8192, 8192
+  local group = math.min(16, M // c // 128)
+  local opts = {ws = true, pending = 1, persistent = blocks, group = group}
+  local where = string.format("%s/gemm_rs_ov%d_%d_%d_%d", dir, c, M, N, K)
+  assert(gemm_rs_overlap(M, N, K, c, opts):export(where, {fast = true, check = false}))
+  where = string.format("%s/ag_gemm_ov%d_%d_%d_%d", dir, c, M, N, K)
+  assert(ag_gemm(M, N, K, c, opts):export(where, {fast = true, check = false}))
+  print("exported " .. dir .. "/gemm_rs_ov" .. c .. "_..., ag_gemm_ov" .. c .. "_...")
+end
+assert(ag_gemm(8192, 8192, 8192, nil, {ws = true, pending = 1, persistent = 132, group = 16})
+       :export(dir .. "/ag_gemm_8192_8192_8192", {fast = true, check = false}))
+print("exported " .. dir .. "/ag_gemm_8192_8192_8192")

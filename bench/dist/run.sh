@@ -2,7 +2,8 @@
 # bench/dist/run.sh - the multi-GPU bench in one command (docs/distributed.md). Where ./tessel runs it
 # exports (bench/dist/export.lua); where the GPUs, nvcc and NCCL are it builds every export, runs
 # `./dist check` of each against the CPU simulation, `./dist time` of each, then bench/dist/ref.cu
-# (tessel's GEMM + reduce_scatter against cuBLAS + NCCL, unfused, in one harness) and, when
+# (tessel's GEMM + reduce_scatter and allgather + GEMM, whole and overlapped in parts, against cuBLAS
+# and NCCL unfused, in one harness) and, when
 # bench/dist/nccl-tests holds NVIDIA's nccl-tests (source or built bin/), their reduce_scatter,
 # allgather and allreduce at the same sizes. The tables come last.
 # Run from the repository root: sh bench/dist/run.sh [dir [n]]
@@ -43,26 +44,39 @@ lib=""
 [ -n "$NCCL_HOME" ] && lib="-I$NCCL_HOME/include -L$NCCL_HOME/lib -L$NCCL_HOME/lib64 -Xlinker -rpath=$NCCL_HOME/lib"
 log=$(mktemp)
 # every export built at once (nvcc takes most of the time; the GPU machines have the cores)
-echo "run.sh: building $(ls -d "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_* | wc -l) exports"
-for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_*; do
+benches=$(ls -d "$dir"/gemm_rs_*_*_* "$dir"/ag_gemm_*_*_* 2>/dev/null | grep -v _check || true)
+all="$(ls -d "$dir"/examples/* "$dir"/redistributions/* "$dir"/*_check) $benches"
+echo "run.sh: building $(echo $all | wc -w) exports and $(echo $benches | wc -w) references"
+for d in $all; do
 	make -s -C "$d" dist >"$d/build.log" 2>&1 &
 done
+for d in $benches; do
+	# shellcheck disable=SC2086
+	# sm_90a: the local GEMM is a wgmma kernel
+	nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I"$d" $lib -o "$d/ref" bench/dist/ref.cu \
+		-lcublas -lnccl -lpthread >"$d/ref.log" 2>&1 &
+done
 wait
-for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_*; do
+for d in $all; do
 	[ -x "$d/dist" ] || { echo "run.sh: $d did not build:" >&2; cat "$d/build.log" >&2; exit 1; }
 done
-for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/gemm_rs_check; do
+for d in $benches; do
+	[ -x "$d/ref" ] || { echo "run.sh: $d/ref did not build:" >&2; cat "$d/ref.log" >&2; exit 1; }
+done
+for d in "$dir"/examples/* "$dir"/redistributions/* "$dir"/*_check; do
 	echo "== $d"
 	(cd "$d" && ./dist check && ./dist time 20) | tee -a "$log"
 done
-for d in "$dir"/gemm_rs_*_*_*; do
-	set -- $(basename "$d" | tr '_' ' ')
-	echo "== $d: make time, then ref.cu"
+for d in $benches; do
+	# gemm_rs_8192_8192_8192, gemm_rs_ov4_8192_8192_8192, ag_gemm_8192_8192_8192, ag_gemm_ov4_...
+	b=$(basename "$d")
+	mode=rs
+	case $b in ag_*) mode=ag ;; esac
+	parts=$(echo "$b" | sed -n 's/.*_ov\([0-9]*\)_.*/\1/p')
+	set -- $(echo "$b" | tr '_' ' ' | awk '{print $(NF-2), $(NF-1), $NF}')
+	echo "== $d: ./dist time, then ref $mode $1 $2 $3 ${parts:-1}"
 	(cd "$d" && ./dist time 20)
-	# shellcheck disable=SC2086
-	# sm_90a: the local GEMM is a wgmma kernel
-	nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I"$d" $lib -o "$d/ref" bench/dist/ref.cu -lcublas -lnccl -lpthread
-	"$d/ref" "$3" "$4" "$5" 30 >"$d/ref.txt"
+	"$d/ref" $mode "$1" "$2" "$3" "${parts:-1}" 30 >"$d/ref.txt"
 done
 nt=bench/dist/nccl-tests
 if [ -d "$nt" ]; then
@@ -78,8 +92,13 @@ if [ -d "$nt" ]; then
 fi
 echo
 echo "== the tables"
-for d in "$dir"/gemm_rs_*_*_*; do
-	cat "$d/ref.txt"
+for d in $benches; do
+	grep -v '^TABLE' "$d/ref.txt"
 	echo
+done
+echo "| GPUs | program | size | tessel ms | unfused ms | ratio | cuBLAS alone | collective alone |"
+echo "|---|---|---|---|---|---|---|---|"
+for d in $benches; do
+	sed -n 's/^TABLE //p' "$d/ref.txt"
 done
 rm -f "$log"

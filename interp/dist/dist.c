@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
+#include "internal.h"
 #include "../../layout/lower.h"
 
 enum { MOVE_THREADS = 256 };
@@ -37,6 +37,7 @@ step_free(DistStep *s, int ndev)
 
 	kernel_free(s->k);
 	free(s->bind);
+	free(s->at);
 	for (r = 0; r < ndev; r++) {
 		if (s->pack)
 			kernel_free(s->pack[r]);
@@ -138,25 +139,6 @@ new_step(DistProgram *p, Err *e)
 	return &p->s[p->ns];
 }
 
-/* Is tensor t read by a step already (then no later step may write it)? */
-static int
-read_before(const DistProgram *p, int t)
-{
-	int i, b;
-
-	for (i = 0; i < p->ns; i++) {
-		const DistStep *s = &p->s[i];
-
-		if (s->kind == DIST_REDIST && s->src == t)
-			return 1;
-		if (s->kind == DIST_LAUNCH)
-			for (b = 0; b < s->k->nbuf; b++)
-				if (s->bind[b] == t && s->k->buf[b].role == KB_INPUT)
-					return 1;
-	}
-	return 0;
-}
-
 static int64_t
 numel(const KBuf *b)
 {
@@ -171,8 +153,14 @@ numel(const KBuf *b)
 int
 dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e)
 {
+	return dist_launch_at(p, k, bind, NULL, e);
+}
+
+int
+dist_launch_at(DistProgram *p, const Kernel *k, const char *const *bind, const int64_t *at, Err *e)
+{
 	DistStep *s;
-	int *tb, i;
+	int *tb, i, ranged = 0;
 
 	if (!k || k->nstage == 0)
 		return err_set(e, "dist.launch: the kernel has no stages");
@@ -202,7 +190,15 @@ dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e)
 			return err_set(e, "dist.launch: no tensor %s (for kernel buffer %s)", bind[i], b->name);
 		}
 		t = &p->t[j];
-		if (t->dtype != b->dtype || numel(b) != t->dist.count) {
+		if (at && at[i] >= 0) {
+			ranged = 1;
+			if (t->dtype != b->dtype || at[i] + numel(b) > t->dist.count) {
+				free(tb);
+				return err_set(e, "dist.launch: kernel buffer %s holds %lld %s from element %lld; tensor %s stores "
+				               "%lld %s on each device", b->name, (long long)numel(b), dtype_name(b->dtype),
+				               (long long)at[i], t->name, (long long)t->dist.count, dtype_name(t->dtype));
+			}
+		} else if (t->dtype != b->dtype || numel(b) != t->dist.count) {
 			char sh[96];
 
 			shape_str(sh, sizeof sh, &t->dist.local);
@@ -216,23 +212,14 @@ dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e)
 			return err_set(e, "dist.launch: kernel buffer %s has layout %s; a kernel sees a tensor's local storage "
 			               "row-major (the tensor's Axe layout places it)", b->name, b->layout_desc);
 		}
-		if (b->role == KB_INPUT && t->producer < 0 && t->partial) {
-			free(tb);
-			return err_set(e, "dist.launch: %s is partial and written by no step; a program's inputs hold values",
-			               t->name);
-		}
-		if (b->role == KB_OUTPUT && (t->producer >= 0 || read_before(p, j))) {
-			free(tb);
-			return err_set(e, "dist.launch: %s is %s already; a tensor is written once, before it is read", t->name,
-			               t->producer >= 0 ? "written" : "read");
-		}
 		tb[i] = j;
 	}
 	for (i = 0; i < k->nbuf; i++) {
 		int j;
 
 		for (j = 0; j < i; j++)
-			if (tb[i] >= 0 && tb[i] == tb[j] && (k->buf[i].role == KB_OUTPUT || k->buf[j].role == KB_OUTPUT)) {
+			if (!ranged && tb[i] >= 0 && tb[i] == tb[j] &&
+			    (k->buf[i].role == KB_OUTPUT || k->buf[j].role == KB_OUTPUT)) {
 				err_set(e, "dist.launch: kernel buffers %s and %s are both bound to %s; one of them writes it",
 				        k->buf[j].name, k->buf[i].name, p->t[tb[i]].name);
 				free(tb);
@@ -243,17 +230,22 @@ dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e)
 		free(tb);
 		return -1;
 	}
-	if (!(s->k = kernel_clone(k, e))) {
-		free(tb);
-		return -1;
-	}
 	s->kind = DIST_LAUNCH;
 	s->bind = tb;
 	s->src = s->dst = -1;
 	snprintf(s->name, sizeof s->name, "%s", k->stage[0].name);
-	for (i = 0; i < k->nbuf; i++)
-		if (tb[i] >= 0 && k->buf[i].role == KB_OUTPUT)
-			p->t[tb[i]].producer = p->ns;
+	if (ranged) {
+		if (!(s->at = malloc((size_t)k->nbuf * sizeof *s->at))) {
+			free(tb);
+			return err_set(e, "dist.launch: out of memory");
+		}
+		for (i = 0; i < k->nbuf; i++)
+			s->at[i] = at[i] >= 0 ? at[i] : 0;
+	}
+	if (!(s->k = kernel_clone(k, e)) || dist_flow_admit(p, "dist.launch", e) < 0) {
+		step_free(s, p->ndev);
+		return -1;
+	}
 	return p->ns++;
 }
 
@@ -366,6 +358,12 @@ build_moves(DistProgram *p, DistStep *s, Err *e)
 int
 dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e)
 {
+	return dist_redistribute_part(p, src, dst, 0, 0, e);
+}
+
+int
+dist_redistribute_part(DistProgram *p, const char *src, const char *dst, int part, int parts, Err *e)
+{
 	int a = dist_find(p, src ? src : ""), b = dist_find(p, dst ? dst : "");
 	DistTensor *ta, *tb;
 	DistStep *s;
@@ -391,9 +389,9 @@ dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e)
 		return err_set(e, "redistribute: %s is partial; a redistribution's result holds values", dst);
 	if (ta->producer < 0 && ta->partial)
 		return err_set(e, "redistribute: %s is partial and written by no step", src);
-	if (tb->producer >= 0 || read_before(p, b))
-		return err_set(e, "redistribute: %s is %s already; a tensor is written once, before it is read", dst,
-		               tb->producer >= 0 ? "written" : "read");
+	if (parts < 0 || parts > 65536 || (parts && (part < 0 || part >= parts)))
+		return err_set(e, "redistribute %s -> %s: part %d of %d; parts are 1 to 65536, a part 1 to parts", src, dst,
+		               part + 1, parts);
 	if (axe_redistribute(&ta->dist, ta->partial, &tb->dist, &r, &tmp) < 0)
 		return err_set(e, "redistribute %s -> %s: %s", src, dst, tmp.msg + (strncmp(tmp.msg, "redistribute: ", 14) ? 0 : 14));
 	if (!(s = new_step(p, e)))
@@ -402,15 +400,25 @@ dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e)
 	s->src = a;
 	s->dst = b;
 	s->r = r;
+	s->part = part;
+	s->parts = parts;
 	snprintf(s->name, sizeof s->name, "%s", axe_coll_name(r.coll));
+	if (parts) {
+		/* NCCL on the tensors' own storage: the layouts put each part in its order (checked) */
+		s->r.pack = s->r.unpack = s->r.slice = s->r.copy = 0;
+		if (build_moves(p, s, e) < 0 || dist_part_check(p, s, e) < 0 || dist_flow_admit(p, "redistribute", e) < 0) {
+			step_free(s, p->ndev);
+			return -1;
+		}
+		return p->ns++;
+	}
 	/* staging: NCCL's buffer in rank-major order when it is not a tensor's own storage */
 	if (r.pack || (r.unpack && r.coll != AXE_COLL_NONE))
 		s->staging = ta->dist.size;
-	if (build_moves(p, s, e) < 0) {
+	if (build_moves(p, s, e) < 0 || dist_flow_admit(p, "redistribute", e) < 0) {
 		step_free(s, p->ndev);
 		return -1;
 	}
-	p->t[b].producer = p->ns;
 	return p->ns++;
 }
 
@@ -444,8 +452,8 @@ dist_step_bytes(const DistProgram *p, int i)
 	if (s->kind != DIST_REDIST || s->r.coll == AXE_COLL_NONE)
 		return 0;
 	t = &p->t[s->src];
-	/* what each device puts in: its whole summand or its shard */
-	return t->dist.count * dtype_bytes(t->dtype);
+	/* what each device puts in: its whole summand or its shard (a part of it) */
+	return t->dist.count / (s->parts ? s->parts : 1) * dtype_bytes(t->dtype);
 }
 
 static void
@@ -540,9 +548,13 @@ dist_plan(Buf *b, const DistProgram *p)
 						continue;
 					tn = p->t[s->bind[j]].name;
 					emit(b, "%s %s%s%s", first ? "" : ",", strcmp(kn, tn) ? kn : "", strcmp(kn, tn) ? "=" : "", tn);
+					if (s->at)
+						emit(b, "[%lld:%lld]", (long long)s->at[j], (long long)(s->at[j] + numel(&s->k->buf[j])));
 					first = 0;
 				}
 			}
+			if (s->wait >= 0)
+				emit(b, "; after step %d", s->wait + 1);
 			emit(b, "\n");
 		} else {
 			char by[32];
@@ -552,6 +564,13 @@ dist_plan(Buf *b, const DistProgram *p)
 				packs += s->pack[r] != NULL, unpacks += s->unpack[r] != NULL;
 			human_bytes(by, sizeof by, dist_step_bytes(p, i));
 			emit(b, "  %d. %s -> %s: %s", i + 1, p->t[s->src].name, p->t[s->dst].name, axe_coll_name(s->r.coll));
+			if (s->parts) {
+				DistRange rg[2];
+
+				dist_step_ranges(p, i, rg, 2);
+				emit(b, " part %d of %d (%s[%lld:%lld] -> %s[%lld:%lld])", s->part + 1, s->parts, p->t[s->src].name,
+				     (long long)rg[0].lo, (long long)rg[0].hi, p->t[s->dst].name, (long long)rg[1].lo, (long long)rg[1].hi);
+			}
 			if (s->r.coll == AXE_COLL_BROADCAST || s->r.coll == AXE_COLL_REDUCE)
 				emit(b, " (root %lld)", (long long)s->r.root);
 			if (s->r.coll != AXE_COLL_NONE)
@@ -562,32 +581,17 @@ dist_plan(Buf *b, const DistProgram *p)
 				emit(b, "; %s kernel after", s->r.slice ? "slice" : "unpack");
 			if (s->r.copy)
 				emit(b, "; copy");
+			if (s->wait >= 0)
+				emit(b, "; after step %d", s->wait + 1);
 			emit(b, "\n");
-			wrap(b, s->r.why, "     ", 96);
+			if (!s->parts || s->part == 0)
+				wrap(b, s->parts ? "while the kernels go on: the layouts put each part in NCCL's rank-major order"
+				                 : s->r.why, "     ", 96);
 		}
 	}
 }
 
 /* ---- simulation ---- */
-
-static TBuf *
-store(const DistState *st, int r, int t)
-{
-	return &st->store[(size_t)r * (size_t)st->nt + (size_t)t];
-}
-
-static int
-alloc_buf(TBuf *b, DType t, int64_t n, Err *e)
-{
-	memset(b, 0, sizeof *b);
-	b->dtype = t;
-	b->ndim = 1;
-	b->shape[0] = n;
-	b->numel = n;
-	if (!(b->data = calloc((size_t)(n ? n : 1), (size_t)dtype_bytes(t))))
-		return err_set(e, "dist: out of memory for %lld elements", (long long)n);
-	return 0;
-}
 
 void
 dist_state_free(DistState *st)
@@ -600,17 +604,6 @@ dist_state_free(DistState *st)
 		tbuf_free(&st->store[i]);
 	free(st->store);
 	st->store = NULL;
-}
-
-static void
-put(TBuf *b, int64_t i, double v)
-{
-	int n = dtype_bytes(b->dtype);
-
-	if (dtype_is_float(b->dtype))
-		dtype_store_f(b->dtype, (char *)b->data + i * n, v);
-	else
-		dtype_store_i(b->dtype, (char *)b->data + i * n, (int64_t)v);
 }
 
 int
@@ -633,7 +626,7 @@ dist_scatter(const DistProgram *p, const TBuf *logical, DistState *st, Err *e)
 			return err_set(e, "dist: input %s is %lld %s; the tensor has %lld %s", x->name, (long long)in->numel,
 			               dtype_name(in->dtype), (long long)x->dist.size, dtype_name(x->dtype));
 		for (r = 0; r < p->ndev; r++)
-			if (alloc_buf(store(st, r, t), x->dtype, x->dist.count, e) < 0)
+			if (dist_alloc_buf(dist_store(st, r, t), x->dtype, x->dist.count, e) < 0)
 				return -1;
 		for (i = 0; i < x->dist.size; i++) {
 			double v;
@@ -646,12 +639,12 @@ dist_scatter(const DistProgram *p, const TBuf *logical, DistState *st, Err *e)
 				v = dtype_is_float(x->dtype) ? (double)(u >> 11) / 9007199254740992.0 : (double)(u % 7);
 			}
 			if (x->dist.kind == AXE_SHARDED)
-				put(store(st, (int)axe_dist_g(&x->dist, i), t), m, v);
+				dist_put(dist_store(st, (int)axe_dist_g(&x->dist, i), t), m, v);
 			else if (x->dist.kind == AXE_SINGLE)
-				put(store(st, (int)x->dist.root, t), m, v);
+				dist_put(dist_store(st, (int)x->dist.root, t), m, v);
 			else
 				for (r = 0; r < p->ndev; r++)
-					put(store(st, r, t), m, v);
+					dist_put(dist_store(st, r, t), m, v);
 		}
 	}
 	return 0;
@@ -674,6 +667,7 @@ run_move(const Kernel *k, const KRunOpts *o, const TBuf *in, TBuf *out, Err *e)
 	return 0;
 }
 
+/* Run step s's kernel on device r: bound inputs are views of the storage (from s->at), bound outputs copied in. */
 static int
 launch_sim(const DistProgram *p, const DistStep *s, const KRunOpts *o, DistState *st, int r, Err *e)
 {
@@ -685,22 +679,36 @@ launch_sim(const DistProgram *p, const DistStep *s, const KRunOpts *o, DistState
 		return err_set(e, "dist: out of memory");
 	for (i = 0; i < k->nbuf; i++)
 		if (k->buf[i].role == KB_INPUT && s->bind[i] >= 0) {
-			b[i] = *store(st, r, s->bind[i]);
+			const TBuf *src = dist_store(st, r, s->bind[i]);
+			int64_t at = s->at ? s->at[i] : 0;
+
+			b[i] = *src;
+			if (src->data)
+				b[i].data = (char *)src->data + at * dtype_bytes(src->dtype);
+			b[i].numel = numel(&k->buf[i]);
 			b[i].ndim = k->buf[i].ndim;
 			memcpy(b[i].shape, k->buf[i].shape, sizeof b[i].shape);
 		}
 	rc = kernel_run(k, o, b, NULL, e);
 	for (i = 0; i < k->nbuf; i++) {
+		TBuf *d;
+
 		if (k->buf[i].role == KB_INPUT && s->bind[i] >= 0)
 			continue;   /* the store's own */
 		if (rc == 0 && k->buf[i].role == KB_OUTPUT && s->bind[i] >= 0) {
-			TBuf *d = store(st, r, s->bind[i]);
-
-			tbuf_free(d);
-			*d = b[i];
-			d->ndim = 1;
-			d->shape[0] = d->numel;
-			continue;
+			d = dist_store(st, r, s->bind[i]);
+			if (!s->at) {
+				tbuf_free(d);
+				*d = b[i];
+				d->ndim = 1;
+				d->shape[0] = d->numel;
+				continue;
+			}
+			if (!d->data && dist_alloc_buf(d, b[i].dtype, p->t[s->bind[i]].dist.count, e) < 0)
+				rc = -1;
+			else
+				memcpy((char *)d->data + s->at[i] * dtype_bytes(d->dtype), b[i].data,
+				       (size_t)b[i].numel * (size_t)dtype_bytes(d->dtype));
 		}
 		tbuf_free(&b[i]);
 	}
@@ -723,14 +731,14 @@ collective(const DistProgram *p, const DistStep *s, TBuf *buf, TBuf *res, Err *e
 	int r, q, nd = p->ndev;
 
 	for (r = 0; r < nd; r++)
-		if (alloc_buf(&res[r], src->dtype, s->r.coll == AXE_COLL_REDUCE_SCATTER ? cnt : n, e) < 0)
+		if (dist_alloc_buf(&res[r], src->dtype, s->r.coll == AXE_COLL_REDUCE_SCATTER ? cnt : n, e) < 0)
 			return -1;
 	switch (s->r.coll) {
 	case AXE_COLL_ALLGATHER:
 		for (r = 0; r < nd; r++)
 			for (q = 0; q < nd; q++)
 				for (i = 0; i < buf[q].numel; i++)
-					put(&res[r], q * buf[q].numel + i, tbuf_get(&buf[q], i));
+					dist_put(&res[r], q * buf[q].numel + i, tbuf_get(&buf[q], i));
 		break;
 	case AXE_COLL_REDUCE_SCATTER:
 		for (r = 0; r < nd; r++)
@@ -739,7 +747,7 @@ collective(const DistProgram *p, const DistStep *s, TBuf *buf, TBuf *res, Err *e
 
 				for (q = 0; q < nd; q++)
 					v += tbuf_get(&buf[q], r * cnt + i);
-				put(&res[r], i, v);
+				dist_put(&res[r], i, v);
 			}
 		break;
 	case AXE_COLL_ALLREDUCE:
@@ -751,7 +759,7 @@ collective(const DistProgram *p, const DistStep *s, TBuf *buf, TBuf *res, Err *e
 				v += tbuf_get(&buf[q], i);
 			for (r = 0; r < nd; r++)
 				if (s->r.coll == AXE_COLL_ALLREDUCE || r == s->r.root)
-					put(&res[r], i, v);
+					dist_put(&res[r], i, v);
 		}
 		break;
 	case AXE_COLL_BROADCAST:
@@ -779,12 +787,12 @@ redist_sim(const DistProgram *p, const DistStep *s, const KRunOpts *o, DistState
 	/* what each device puts in */
 	for (r = 0; r < nd; r++) {
 		if (s->pack[r]) {
-			if (run_move(s->pack[r], o, store(st, r, s->src), &send[r], e) < 0)
+			if (run_move(s->pack[r], o, dist_store(st, r, s->src), &send[r], e) < 0)
 				goto done;
-		} else if (alloc_buf(&send[r], src->dtype, src->dist.count, e) < 0) {
+		} else if (dist_alloc_buf(&send[r], src->dtype, src->dist.count, e) < 0) {
 			goto done;
-		} else if (store(st, r, s->src)->data) {
-			memcpy(send[r].data, store(st, r, s->src)->data, (size_t)src->dist.count * (size_t)dtype_bytes(src->dtype));
+		} else if (dist_store(st, r, s->src)->data) {
+			memcpy(send[r].data, dist_store(st, r, s->src)->data, (size_t)src->dist.count * (size_t)dtype_bytes(src->dtype));
 		}
 	}
 	if (s->r.coll != AXE_COLL_NONE) {
@@ -797,17 +805,17 @@ redist_sim(const DistProgram *p, const DistStep *s, const KRunOpts *o, DistState
 		}
 	}
 	for (r = 0; r < nd; r++) {
-		TBuf *d = store(st, r, s->dst);
+		TBuf *d = dist_store(st, r, s->dst);
 
 		if (s->unpack[r]) {
 			if (run_move(s->unpack[r], o, &recv[r], d, e) < 0)
 				goto done;
 		} else if (dst->dist.kind != AXE_SINGLE || r == dst->dist.root) {
 			/* the collective's result is the storage, or a copy of the source's */
-			if (alloc_buf(d, dst->dtype, dst->dist.count, e) < 0)
+			if (dist_alloc_buf(d, dst->dtype, dst->dist.count, e) < 0)
 				goto done;
 			memcpy(d->data, recv[r].data, (size_t)dst->dist.count * (size_t)dtype_bytes(dst->dtype));
-		} else if (alloc_buf(d, dst->dtype, dst->dist.count, e) < 0) {
+		} else if (dist_alloc_buf(d, dst->dtype, dst->dist.count, e) < 0) {
 			goto done;
 		}
 	}
@@ -822,25 +830,53 @@ done:
 	return rc;
 }
 
+static int
+run_step(const DistProgram *p, int i, const KRunOpts *o, DistState *st, Err *e)
+{
+	const DistStep *s = &p->s[i];
+	int r;
+
+	if (s->kind == DIST_REDIST)
+		return s->parts ? dist_part_sim(p, s, st, e) : redist_sim(p, s, o, st, e);
+	for (r = 0; r < p->ndev; r++)
+		if (launch_sim(p, s, o, st, r, e) < 0)
+			return -1;
+	return 0;
+}
+
 int
 dist_simulate(const DistProgram *p, const KRunOpts *o, DistState *st, Err *e)
 {
-	int i, r;
+	return dist_simulate_order(p, o, NULL, st, e);
+}
+
+int
+dist_simulate_order(const DistProgram *p, const KRunOpts *o, const int *order, DistState *st, Err *e)
+{
+	char *done;
+	int i, j, rc = 0;
 
 	if (!st->store)
 		return err_set(e, "dist: simulate before the inputs are placed (dist_scatter)");
-	for (i = 0; i < p->ns; i++) {
-		const DistStep *s = &p->s[i];
+	if (!(done = calloc((size_t)(p->ns ? p->ns : 1), 1)))
+		return err_set(e, "dist: out of memory");
+	for (i = 0; i < p->ns && rc == 0; i++) {
+		int x = order ? order[i] : i;
 
-		if (s->kind == DIST_LAUNCH) {
-			for (r = 0; r < p->ndev; r++)
-				if (launch_sim(p, s, o, st, r, e) < 0)
-					return -1;
-		} else if (redist_sim(p, s, o, st, e) < 0) {
-			return -1;
+		if (x < 0 || x >= p->ns || done[x]) {
+			rc = err_set(e, "dist.simulate: the order's entry %d is step %d; an order names every step once", i + 1, x + 1);
+			break;
 		}
+		for (j = 0; j < x && rc == 0; j++)
+			if (p->s[j].stream == p->s[x].stream && !done[j])
+				rc = err_set(e, "dist.simulate: step %d before step %d, which comes first on its stream", x + 1, j + 1);
+		if (rc == 0 && p->s[x].wait >= 0 && !done[p->s[x].wait])
+			rc = err_set(e, "dist.simulate: step %d before step %d, which it waits for", x + 1, p->s[x].wait + 1);
+		if (rc == 0 && (rc = run_step(p, x, o, st, e)) == 0)
+			done[x] = 1;
 	}
-	return 0;
+	free(done);
+	return rc;
 }
 
 int
@@ -854,9 +890,9 @@ dist_gather(const DistProgram *p, const DistState *st, int t, TBuf *out, Err *e)
 		return err_set(e, "dist.gather: no tensor %d", t);
 	x = &p->t[t];
 	for (r = 0; r < p->ndev; r++)
-		if (!store(st, r, t)->data && (x->dist.kind != AXE_SINGLE || r == x->dist.root))
+		if (!dist_store(st, r, t)->data && (x->dist.kind != AXE_SINGLE || r == x->dist.root))
 			return err_set(e, "dist.gather: %s has no value on device %d (not computed)", x->name, r);
-	if (alloc_buf(out, x->dtype, x->dist.size, e) < 0)
+	if (dist_alloc_buf(out, x->dtype, x->dist.size, e) < 0)
 		return -1;
 	out->ndim = x->shape.n;
 	for (i = 0; i < x->shape.n; i++)
@@ -866,16 +902,16 @@ dist_gather(const DistProgram *p, const DistState *st, int t, TBuf *out, Err *e)
 		double v;
 
 		if (x->dist.kind == AXE_SHARDED)
-			v = tbuf_get(store(st, (int)axe_dist_g(&x->dist, i), t), m);
+			v = tbuf_get(dist_store(st, (int)axe_dist_g(&x->dist, i), t), m);
 		else if (x->dist.kind == AXE_SINGLE)
-			v = tbuf_get(store(st, (int)x->dist.root, t), m);
+			v = tbuf_get(dist_store(st, (int)x->dist.root, t), m);
 		else if (x->partial) {
 			for (v = 0, r = 0; r < p->ndev; r++)
-				v += tbuf_get(store(st, r, t), m);
+				v += tbuf_get(dist_store(st, r, t), m);
 		} else {
-			v = tbuf_get(store(st, 0, t), m);
+			v = tbuf_get(dist_store(st, 0, t), m);
 			for (r = 1; r < p->ndev; r++) {
-				double w = tbuf_get(store(st, r, t), m);
+				double w = tbuf_get(dist_store(st, r, t), m);
 
 				if (w != v && !(w != w && v != v)) {
 					tbuf_free(out);
@@ -884,7 +920,7 @@ dist_gather(const DistProgram *p, const DistState *st, int t, TBuf *out, Err *e)
 				}
 			}
 		}
-		put(out, i, v);
+		dist_put(out, i, v);
 	}
 	return 0;
 }

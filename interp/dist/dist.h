@@ -26,7 +26,19 @@
 **                 unpack kernels (one per device, built here and checked by
 **                 kernel_check) that move elements into and out of NCCL's
 **                 rank-major order.
-** Every tensor is written once: an input is written by no step.
+** Every element is written once, before it is read: a tensor is an input
+** (written by no step) or computed (its reads lie in what earlier steps
+** wrote). A launch may bind a kernel buffer to a range of a tensor's storage
+** (at: the first element; the buffer's count long), and a redistribution may
+** move one part of parts (dist_redistribute_part): the collective NCCL runs on
+** a contiguous 1/parts of each device's buffers, where the layouts put every
+** part in NCCL's rank-major order (checked element by element).
+**
+** Steps run on two streams: kernels on one, collectives with their pack and
+** unpack kernels on the other. A step waits for the last step of the other
+** stream whose storage it overlaps (one of them writing), so a part's
+** collective runs while the kernels of later parts compute (wait below);
+** dist_simulate_order runs the steps in any order these waits allow.
 **
 ** dist_simulate runs the program on the CPU: kernels through the kernel
 ** interpreter, collectives as sums and copies in double rounded once to the
@@ -56,7 +68,17 @@ typedef struct DistStep {
 	AxeRedist r;
 	Kernel **pack, **unpack;   /* redistribute: per device, NULL where none is needed */
 	int64_t staging;       /* elements of the step's staging buffer per device (0: none) */
+	int64_t *at;           /* launch: buffer i sees its tensor's storage from element at[i] (NULL: 0) */
+	int part, parts;       /* redistribute: part `part` of `parts` (parts 0: the whole) */
+	int stream;            /* 0: kernels, 1: collectives */
+	int wait;              /* the last step of the other stream it waits for, -1 for none */
 } DistStep;
+
+/* What a step reads or writes: elements [lo, hi) of tensor t's storage on each device. */
+typedef struct DistRange {
+	int t, write;
+	int64_t lo, hi;
+} DistRange;
 
 typedef struct DistProgram {
 	int ndev;
@@ -80,7 +102,17 @@ int dist_find(const DistProgram *p, const char *name);
 ** tensors already written or inputs of the program, outputs tensors not
 ** written yet. Returns the step's number or -1. */
 int dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e);
+/* The same, kernel buffer i bound from element at[i] of its tensor's storage
+** (at or at[i] negative: the whole storage, whose count the buffer holds). */
+int dist_launch_at(DistProgram *p, const Kernel *k, const char *const *bind, const int64_t *at, Err *e);
 int dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e);
+/* Part `part` (0-based) of `parts` of the redistribution src -> dst: a
+** reduce_scatter, allgather or allreduce on the part's contiguous range of
+** each device's buffers. Refused, with an element that is out of place, where
+** the layouts do not put the part's elements in NCCL's rank-major order. */
+int dist_redistribute_part(DistProgram *p, const char *src, const char *dst, int part, int parts, Err *e);
+/* Step s's accesses into out (at most max); returns their number. */
+int dist_step_ranges(const DistProgram *p, int s, DistRange *out, int max);
 /* The same, named as the tensor spec names it: refused unless the layouts call for want. */
 int dist_collective(DistProgram *p, AxeColl want, const char *src, const char *dst, Err *e);
 /* The plan: devices, every tensor's kind and local shape, every step with its
@@ -100,6 +132,9 @@ typedef struct DistState {
 ** backend_draw draws: Threefry(i, t + 1) in [0, 1)). */
 int dist_scatter(const DistProgram *p, const TBuf *logical, DistState *st, Err *e);
 int dist_simulate(const DistProgram *p, const KRunOpts *o, DistState *st, Err *e);
+/* The steps in order[0 .. p->ns): refused unless every step comes after the
+** steps before it on its stream and the step it waits for. */
+int dist_simulate_order(const DistProgram *p, const KRunOpts *o, const int *order, DistState *st, Err *e);
 /* The logical value of tensor t (row-major, its dtype; a partial tensor's
 ** summands added in double). A replicated tensor must agree on every device. */
 int dist_gather(const DistProgram *p, const DistState *st, int t, TBuf *out, Err *e);
