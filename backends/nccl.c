@@ -270,6 +270,116 @@ static const char dist_runtime[] =
 	"#define TESSEL_NCCL(x) do { ncclResult_t err_ = (x); if (err_ != ncclSuccess) { \\\n"
 	"    fprintf(stderr, \"rank %d: %s: %s\\n\", R->rank, #x, ncclGetErrorString(err_)); return -1; } } while (0)\n"
 	"\n"
+	"/* Every rank, for the peer copies (registered by tessel_rank_init), and a barrier of the threads\n"
+	"** that drive them: a step another GPU waits for is enqueued on every GPU before any GPU waits on it. */\n"
+	"static TesselRank *tessel_ranks[TESSEL_NDEV];\n"
+	"static pthread_barrier_t tessel_barrier;\n"
+	"static pthread_once_t tessel_barrier_once = PTHREAD_ONCE_INIT;\n"
+	"\n"
+	"static void\n"
+	"tessel_barrier_init(void)\n"
+	"{\n"
+	"  pthread_barrier_init(&tessel_barrier, NULL, TESSEL_NDEV);\n"
+	"}\n"
+	"\n"
+	"__device__ static double tessel_widen(float x) { return x; }\n"
+	"__device__ static double tessel_widen(double x) { return x; }\n"
+	"__device__ static double tessel_widen(__half x) { return __half2float(x); }\n"
+	"__device__ static double tessel_widen(__nv_bfloat16 x) { return __bfloat162float(x); }\n"
+	"template <typename T> __device__ static long long tessel_widen(T x) { return (long long)x; }\n"
+	"\n"
+	"/* out[i] = the sum over the devices q of slot q's element i (own: the device's own summand), in A\n"
+	"** (double for floats: the simulation's sum, rounded once) */\n"
+	"template <typename T, typename A>\n"
+	"__global__ void\n"
+	"tessel_peer_sum(T *out, const T *own, const T *slots, size_t slot, size_t n, int rank)\n"
+	"{\n"
+	"  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {\n"
+	"    A v = 0;\n"
+	"    for (int q = 0; q < TESSEL_NDEV; q++)\n"
+	"      v += tessel_widen(q == rank ? own[i] : slots[q * slot + i]);\n"
+	"    out[i] = (T)v;\n"
+	"  }\n"
+	"}\n"
+	"\n"
+	"/* Copy from this GPU to every peer q at once, each on its own stream (copy engine): to(q) and\n"
+	"** from(q) give the addresses; st waits for all of them. */\n"
+	"template <typename To, typename From>\n"
+	"static int\n"
+	"tessel_peer_copies(TesselRank *R, cudaStream_t st, int step, size_t bytes, To to, From from)\n"
+	"{\n"
+	"  TESSEL_CUDA(cudaEventRecord(R->ev_copy[step], st));\n"
+	"  for (int q = 0; q < TESSEL_NDEV; q++) {\n"
+	"    if (q == R->rank)\n"
+	"      continue;\n"
+	"    TESSEL_CUDA(cudaStreamWaitEvent(R->peer_stream[q], R->ev_copy[step], 0));\n"
+	"    TESSEL_CUDA(cudaMemcpyPeerAsync(to(q), q, from(q), R->rank, bytes, R->peer_stream[q]));\n"
+	"    TESSEL_CUDA(cudaEventRecord(R->ev_peer[q], R->peer_stream[q]));\n"
+	"    TESSEL_CUDA(cudaStreamWaitEvent(st, R->ev_peer[q], 0));\n"
+	"  }\n"
+	"  return 0;\n"
+	"}\n"
+	"\n"
+	"/* a GPU's pointers into every GPU's storage (kernel arguments) */\n"
+	"typedef struct TesselPtrs {\n  const void *p[TESSEL_NDEV];\n} TesselPtrs;\n"
+	"\n"
+	"static __device__ bool\n"
+	"tessel_aligned(const TesselPtrs &src, const void *out, size_t bytes)\n"
+	"{\n"
+	"  size_t a = (size_t)out | bytes;\n"
+	"  for (int q = 0; q < TESSEL_NDEV; q++)\n"
+	"    a |= (size_t)src.p[q];\n"
+	"  return a % 16 == 0;\n"
+	"}\n"
+	"\n"
+	"/* out[i] = the sum over q of src.p[q][i], i < n, in A (double for floats: rounded once); every\n"
+	"** device's 16 bytes loaded before they are added, so NVLink has NDEV loads in flight a thread */\n"
+	"template <typename T, typename A>\n"
+	"__global__ void __launch_bounds__(512)\n"
+	"tessel_load_sum(T *out, TesselPtrs src, size_t n)\n"
+	"{\n"
+	"  const size_t V = 16 / sizeof(T), step = (size_t)gridDim.x * blockDim.x;\n"
+	"  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
+	"  if (sizeof(T) <= 16 && 16 % sizeof(T) == 0 && tessel_aligned(src, out, n * sizeof(T))) {\n"
+	"    for (; i < n / V; i += step) {\n"
+	"      uint4 v[TESSEL_NDEV], o;\n"
+	"      for (int q = 0; q < TESSEL_NDEV; q++)\n"
+	"        v[q] = ((const uint4 *)src.p[q])[i];\n"
+	"      for (size_t k = 0; k < V; k++) {\n"
+	"        A a = 0;\n"
+	"        for (int q = 0; q < TESSEL_NDEV; q++)\n"
+	"          a += tessel_widen(((const T *)&v[q])[k]);\n"
+	"        ((T *)&o)[k] = (T)a;\n"
+	"      }\n"
+	"      ((uint4 *)out)[i] = o;\n"
+	"    }\n"
+	"    return;\n"
+	"  }\n"
+	"  for (; i < n; i += step) {\n"
+	"    A a = 0;\n"
+	"    for (int q = 0; q < TESSEL_NDEV; q++)\n"
+	"      a += tessel_widen(((const T *)src.p[q])[i]);\n"
+	"    out[i] = (T)a;\n"
+	"  }\n"
+	"}\n"
+	"\n"
+	"/* out = src.p[0][0 .. bytes), src.p[1][0 .. bytes), ...: an allgather's part, 16 bytes a load where\n"
+	"** the pointers and sizes allow */\n"
+	"__global__ void __launch_bounds__(512)\n"
+	"tessel_load_gather(char *out, TesselPtrs src, size_t bytes)\n"
+	"{\n"
+	"  const size_t step = (size_t)gridDim.x * blockDim.x;\n"
+	"  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;\n"
+	"  if (tessel_aligned(src, out, bytes)) {\n"
+	"    size_t u = bytes / 16;\n"
+	"    for (; i < TESSEL_NDEV * u; i += step)\n"
+	"      ((uint4 *)out)[i] = ((const uint4 *)src.p[i / u])[i % u];\n"
+	"    return;\n"
+	"  }\n"
+	"  for (; i < TESSEL_NDEV * bytes; i += step)\n"
+	"    out[i] = ((const char *)src.p[i / bytes])[i % bytes];\n"
+	"}\n"
+	"\n"
 	"static int\n"
 	"tessel_tensor_index(const char *name)\n"
 	"{\n"
@@ -290,8 +400,30 @@ static const char dist_runtime[] =
 	"  TESSEL_CUDA(cudaSetDevice(r));\n"
 	"  TESSEL_CUDA(cudaStreamCreateWithFlags(&R->stream, cudaStreamNonBlocking));\n"
 	"  TESSEL_CUDA(cudaStreamCreateWithFlags(&R->comm_stream, cudaStreamNonBlocking));\n"
-	"  for (int i = 0; i < TESSEL_NSTEPS + 2; i++)\n"
+	"  TESSEL_CUDA(cudaStreamCreateWithFlags(&R->reduce_stream, cudaStreamNonBlocking));\n"
+	"  for (int i = 0; i < TESSEL_NSTEPS + 2; i++) {\n"
 	"    TESSEL_CUDA(cudaEventCreateWithFlags(&R->ev[i], cudaEventDisableTiming));\n"
+	"    TESSEL_CUDA(cudaEventCreateWithFlags(&R->ev_copy[i], cudaEventDisableTiming));\n"
+	"  }\n"
+	"  for (int q = 0; q < TESSEL_NDEV && TESSEL_PEERS; q++) {\n"
+	"    TESSEL_CUDA(cudaStreamCreateWithFlags(&R->peer_stream[q], cudaStreamNonBlocking));\n"
+	"    TESSEL_CUDA(cudaEventCreateWithFlags(&R->ev_peer[q], cudaEventDisableTiming));\n"
+	"  }\n"
+	"  pthread_once(&tessel_barrier_once, tessel_barrier_init);\n"
+	"  tessel_ranks[r] = R;\n"
+	"  /* peer copies: straight over NVLink where the GPUs can reach each other */\n"
+	"  for (int q = 0; q < TESSEL_NDEV && TESSEL_PEERS; q++) {\n"
+	"    int can = 0;\n"
+	"    if (q == r || cudaDeviceCanAccessPeer(&can, r, q) != cudaSuccess || !can)\n"
+	"      continue;\n"
+	"    cudaError_t pe = cudaDeviceEnablePeerAccess(q, 0);\n"
+	"    if (pe == cudaErrorPeerAccessAlreadyEnabled)\n"
+	"      cudaGetLastError();\n"
+	"    else\n"
+	"      TESSEL_CUDA(pe);\n"
+	"  }\n"
+	"  if (tessel_peer_bytes)\n"
+	"    TESSEL_CUDA(cudaMalloc(&R->peer, tessel_peer_bytes));\n"
 	"  for (int i = 0; i < TESSEL_NTENSORS; i++)\n"
 	"    TESSEL_CUDA(cudaMalloc(&R->t[i], tessel_tensor_count[i] * tessel_tensor_esize[i] + 16));\n"
 	"  if (tessel_staging_bytes)\n"
@@ -311,11 +443,23 @@ static const char dist_runtime[] =
 	"  for (int i = 0; i < TESSEL_NTENSORS; i++)\n"
 	"    cudaFree(R->t[i]);\n"
 	"  cudaFree(R->staging);\n"
+	"  cudaFree(R->peer);\n"
 	"  for (int i = 0; i < TESSEL_NTEMP; i++)\n"
 	"    cudaFree(R->temp[i]);\n"
-	"  for (int i = 0; i < TESSEL_NSTEPS + 2; i++)\n"
+	"  for (int i = 0; i < TESSEL_NSTEPS + 2; i++) {\n"
 	"    if (R->ev[i])\n"
 	"      cudaEventDestroy(R->ev[i]);\n"
+	"    if (R->ev_copy[i])\n"
+	"      cudaEventDestroy(R->ev_copy[i]);\n"
+	"  }\n"
+	"  if (R->reduce_stream)\n"
+	"    cudaStreamDestroy(R->reduce_stream);\n"
+	"  for (int q = 0; q < TESSEL_NDEV; q++) {\n"
+	"    if (R->peer_stream[q])\n"
+	"      cudaStreamDestroy(R->peer_stream[q]);\n"
+	"    if (R->ev_peer[q])\n"
+	"      cudaEventDestroy(R->ev_peer[q]);\n"
+	"  }\n"
 	"  if (R->stream)\n"
 	"    cudaStreamDestroy(R->stream);\n"
 	"  if (R->comm_stream)\n"
@@ -332,7 +476,7 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 	        "** between them, one thread a GPU (main.cu). The plan:\n**\n", p->ndev);
 	comment_lines(b, plan);
 	emit(b, "*/\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-	        "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <nccl.h>\n\n"
+	        "#include <pthread.h>\n#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <nccl.h>\n\n"
 	        "/* each kernel in a namespace of its own, its host entry renamed */\n");
 	for (i = 0; i < U->n; i++)
 		emit(b, "#define tessel_launch tessel_%s_launch\nnamespace tessel_%s {\n#include \"%s.cu\"\n}\n#undef tessel_launch\n",
@@ -376,6 +520,10 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 					ntemp++;
 	}
 	emit(b, "static const size_t tessel_staging_bytes = %lld;\n", (long long)staging);
+	for (i = 0, j = 0; i < p->ns; i++)
+		j |= p->s[i].kind == DIST_REDIST && p->s[i].via != DIST_VIA_NCCL;
+	emit(b, "/* each device's buffer for what the peers copy in (reduce_scatter through peer copies) */\n"
+	        "static const size_t tessel_peer_bytes = %lld;\nenum { TESSEL_PEERS = %d };\n", (long long)p->peer_bytes, j);
 	emit(b, "enum { TESSEL_NTEMP = %d };\nstatic const size_t tessel_temp_bytes[] = {", ntemp);
 	for (i = 0, ntemp = 0; i < p->ns; i++) {
 		const DistStep *s = &p->s[i];
@@ -388,11 +536,14 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 	if (!ntemp)
 		emit(b, "0");
 	emit(b, "};\n\nenum { TESSEL_NSTEPS = %d };\n", p->ns);
-	emit(b, "\n/* one GPU's part: its rank, its streams (kernels on stream, collectives on comm_stream), an event\n"
-	        "** a step (and two that fork and join the streams), its communicator and storage */\n"
-	        "typedef struct TesselRank {\n  int rank;\n  cudaStream_t stream, comm_stream;\n"
-	        "  cudaEvent_t ev[TESSEL_NSTEPS + 2];\n  ncclComm_t comm;\n"
-	        "  void *t[TESSEL_NTENSORS];\n  void *staging;\n  void *temp[TESSEL_NTEMP + 1];\n} TesselRank;\n\n");
+	emit(b, "\n/* one GPU's part: its rank, its streams (kernels on stream, collectives on comm_stream, the sums of\n"
+	        "** peer copies on reduce_stream), an event a step (and two that fork and join the streams), one\n"
+	        "** after each step's peer copies, its communicator and storage */\n"
+	        "typedef struct TesselRank {\n  int rank;\n  cudaStream_t stream, comm_stream, reduce_stream;\n"
+	        "  cudaEvent_t ev[TESSEL_NSTEPS + 2], ev_copy[TESSEL_NSTEPS + 2];\n"
+	        "  cudaStream_t peer_stream[TESSEL_NDEV];   /* a copy engine a peer: copies to each run at once */\n"
+	        "  cudaEvent_t ev_peer[TESSEL_NDEV];\n  ncclComm_t comm;\n"
+	        "  void *t[TESSEL_NTENSORS];\n  void *staging, *peer;\n  void *temp[TESSEL_NTEMP + 1];\n} TesselRank;\n\n");
 	emit(b, "%s", dist_runtime);
 	emit(b, "\n/* each step's stream (1: collectives) and the step of the other stream it waits for (-1: none) */\n"
 	        "static const int tessel_step_stream[] = {");
@@ -400,11 +551,23 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 		emit(b, "%s%d", i ? ", " : "", p->s[i].stream);
 	if (!p->ns)
 		emit(b, "0");
-	emit(b, "};\nstatic const int tessel_step_wait[] = {");
+	emit(b, "};\nstatic const int tessel_step_wait[][2] = {");
 	for (i = 0; i < p->ns; i++)
-		emit(b, "%s%d", i ? ", " : "", p->s[i].wait);
+		emit(b, "%s{%d, %d}", i ? ", " : "", p->s[i].wait[0], p->s[i].wait[1]);
 	if (!p->ns)
-		emit(b, "-1");
+		emit(b, "{-1, -1}");
+	emit(b, "};\n/* 1 a reduce_scatter on the copy engines (it ends on the sums' stream), 2 an allgather on the copy\n"
+	        "** engines (it writes every GPU's storage, so a step after it waits for every GPU's event), 3 a\n"
+	        "** kernel loading from every GPU (it waits for every GPU to be where it is in the program) */\n"
+	        "static const int tessel_step_peer[] = {");
+	for (i = 0; i < p->ns; i++) {
+		const DistStep *s = &p->s[i];
+
+		emit(b, "%s%d", i ? ", " : "", s->kind != DIST_REDIST || s->via == DIST_VIA_NCCL ? 0 : s->via == DIST_VIA_LOAD ? 3
+		     : s->r.coll == AXE_COLL_REDUCE_SCATTER ? 1 : 2);
+	}
+	if (!p->ns)
+		emit(b, "0");
 	emit(b, "};\nstatic const char *const tessel_step_name[] = {");
 	for (i = 0; i < p->ns; i++) {
 		const DistStep *s = &p->s[i];
@@ -442,6 +605,66 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 			dist_step_ranges(p, i, rg, 2);
 			emit(b, "    /* part %d of %d: %s[%lld:%lld] -> %s[%lld:%lld] */\n", s->part + 1, s->parts, src->name,
 			     (long long)rg[0].lo, (long long)rg[0].hi, dst->name, (long long)rg[1].lo, (long long)rg[1].hi);
+			if (s->via == DIST_VIA_LOAD) {
+				int sum = s->r.coll == AXE_COLL_REDUCE_SCATTER;
+				int64_t c = sum ? rg[1].hi - rg[1].lo : rg[0].hi - rg[0].lo;
+
+				emit(b, "    /* every device where this one is in the program, then a kernel on %d blocks loads %s */\n"
+				        "    TESSEL_CUDA(cudaEventRecord(R->ev_copy[%d], st));\n    pthread_barrier_wait(&tessel_barrier);\n"
+				        "    TesselPtrs from;\n    for (int q = 0; q < TESSEL_NDEV; q++) {\n"
+				        "      TESSEL_CUDA(cudaStreamWaitEvent(st, tessel_ranks[q]->ev_copy[%d], 0));\n",
+				        s->blocks, sum ? "this device's rows from every device and adds them" : "every device's part", i, i);
+				if (sum)
+					emit(b, "      from.p[q] = (const char *)tessel_ranks[q]->t[%d] + (%lld + (size_t)R->rank * %lld) * %d;\n    }\n"
+					        "    tessel_load_sum<%s, %s><<<%d, 512, 0, st>>>((%s *)R->t[%d] + %lld, from, %lld);\n",
+					        s->src, (long long)rg[0].lo, (long long)c, es, host_type(src->dtype),
+					        dtype_is_float(src->dtype) ? "double" : "long long", s->blocks, host_type(src->dtype), s->dst,
+					        (long long)rg[1].lo, (long long)c);
+				else
+					emit(b, "      from.p[q] = (const char *)tessel_ranks[q]->t[%d] + %lld;\n    }\n"
+					        "    tessel_load_gather<<<%d, 512, 0, st>>>((char *)R->t[%d] + %lld, from, %lld);\n",
+					        s->src, (long long)(rg[0].lo * es), s->blocks, s->dst, (long long)(rg[1].lo * es),
+					        (long long)(c * es));
+				emit(b, "    TESSEL_CUDA(cudaGetLastError());\n    return 0;\n  }\n");
+				continue;
+			}
+			if (s->via == DIST_VIA_COPY && s->r.coll == AXE_COLL_REDUCE_SCATTER) {
+				int64_t c = rg[1].hi - rg[1].lo;
+
+				emit(b, "    /* each device's rows of the part to their owner's peer buffer, then the owner's sum */\n"
+				        "    if (tessel_peer_copies(R, st, %d, %lld,\n"
+				        "          [&](int q) { return (char *)tessel_ranks[q]->peer + %lld + ((size_t)R->rank * %lld + %lld) * %d; },\n"
+				        "          [&](int q) { return (const char *)R->t[%d] + (%lld + (size_t)q * %lld) * %d; }) < 0)\n"
+				        "      return -1;\n", i, (long long)(c * es), (long long)s->peer_at, (long long)dst->dist.count,
+				        (long long)rg[1].lo, es, s->src, (long long)rg[0].lo, (long long)c, es);
+				emit(b, "    TESSEL_CUDA(cudaEventRecord(R->ev_copy[%d], st));\n    pthread_barrier_wait(&tessel_barrier);\n"
+				        "    for (int q = 0; q < TESSEL_NDEV; q++)\n"
+				        "      TESSEL_CUDA(cudaStreamWaitEvent(R->reduce_stream, tessel_ranks[q]->ev_copy[%d], 0));\n", i, i);
+				emit(b, "    tessel_peer_sum<%s, %s><<<%lld, 256, 0, R->reduce_stream>>>((%s *)R->t[%d] + %lld,\n"
+				        "        (const %s *)R->t[%d] + %lld + (size_t)R->rank * %lld, (const %s *)((char *)R->peer + %lld) + %lld, %lld, %lld, R->rank);\n"
+				        "    TESSEL_CUDA(cudaGetLastError());\n    return 0;\n  }\n",
+				        host_type(src->dtype), dtype_is_float(src->dtype) ? "double" : "long long",
+				        (long long)((c + 255) / 256 < 1024 ? (c + 255) / 256 : 1024), host_type(src->dtype), s->dst,
+				        (long long)rg[1].lo, host_type(src->dtype), s->src, (long long)rg[0].lo, (long long)c,
+				        host_type(src->dtype), (long long)s->peer_at, (long long)rg[1].lo, (long long)dst->dist.count,
+				        (long long)c);
+				continue;
+			}
+			if (s->via == DIST_VIA_COPY) {
+				int64_t c = rg[0].hi - rg[0].lo;
+
+				emit(b, "    /* the device's part to its place in its own result and every peer's */\n"
+				        "    TESSEL_CUDA(cudaMemcpyAsync((char *)R->t[%d] + (%lld + (size_t)R->rank * %lld) * %d,\n"
+				        "                                (const char *)R->t[%d] + %lld, %lld, cudaMemcpyDeviceToDevice, st));\n"
+				        "    if (tessel_peer_copies(R, st, %d, %lld,\n"
+				        "          [&](int q) { return (char *)tessel_ranks[q]->t[%d] + (%lld + (size_t)R->rank * %lld) * %d; },\n"
+				        "          [&](int) { return (const char *)R->t[%d] + %lld; }) < 0)\n"
+				        "      return -1;\n    return 0;\n  }\n",
+				        s->dst, (long long)rg[1].lo, (long long)c, es, s->src, (long long)(rg[0].lo * es), (long long)(c * es),
+				        i, (long long)(c * es), s->dst, (long long)rg[1].lo, (long long)c, es, s->src,
+				        (long long)(rg[0].lo * es));
+				continue;
+			}
 			emit(b, "    char *in = (char *)R->t[%d] + %lld, *out = (char *)R->t[%d] + %lld;\n", s->src,
 			     (long long)(rg[0].lo * es), s->dst, (long long)(rg[1].lo * es));
 			if (s->r.coll == AXE_COLL_REDUCE_SCATTER)
@@ -509,15 +732,24 @@ dist_cu(Buf *b, const DistProgram *p, const Units *U, int **pk, int **up, const 
 	        "static int\ntessel_rank_steps(TesselRank *R, int lo, int hi)\n{\n"
 	        "  TESSEL_CUDA(cudaEventRecord(R->ev[TESSEL_NSTEPS], R->stream));\n"
 	        "  TESSEL_CUDA(cudaStreamWaitEvent(R->comm_stream, R->ev[TESSEL_NSTEPS], 0));\n"
+	        "  TESSEL_CUDA(cudaStreamWaitEvent(R->reduce_stream, R->ev[TESSEL_NSTEPS], 0));\n"
 	        "  for (int i = lo; i < hi; i++) {\n"
 	        "    cudaStream_t st = tessel_step_stream[i] ? R->comm_stream : R->stream;\n"
-	        "    if (tessel_step_wait[i] >= 0)\n"
-	        "      TESSEL_CUDA(cudaStreamWaitEvent(st, R->ev[tessel_step_wait[i]], 0));\n"
+	        "    for (int k = 0; k < 2; k++)\n"
+	        "      for (int w = tessel_step_wait[i][k], q = 0; w >= 0 && q < TESSEL_NDEV; q++)\n"
+	        "        if (q == R->rank || tessel_step_peer[w] == 2)\n"
+	        "          TESSEL_CUDA(cudaStreamWaitEvent(st, tessel_ranks[q]->ev[w], 0));\n"
 	        "    if (tessel_rank_enqueue(R, i, st) < 0)\n      return -1;\n"
-	        "    TESSEL_CUDA(cudaEventRecord(R->ev[i], st));\n"
+	        "    TESSEL_CUDA(cudaEventRecord(R->ev[i], tessel_step_peer[i] == 1 ? R->reduce_stream : st));\n"
+	        "    if (tessel_step_peer[i] == 2)\n"
+	        "      pthread_barrier_wait(&tessel_barrier);   /* recorded on every GPU before any waits on it */\n"
 	        "  }\n"
 	        "  TESSEL_CUDA(cudaEventRecord(R->ev[TESSEL_NSTEPS + 1], R->comm_stream));\n"
 	        "  TESSEL_CUDA(cudaStreamWaitEvent(R->stream, R->ev[TESSEL_NSTEPS + 1], 0));\n"
+	        "  TESSEL_CUDA(cudaEventRecord(R->ev_copy[TESSEL_NSTEPS + 1], R->reduce_stream));\n"
+	        "  TESSEL_CUDA(cudaStreamWaitEvent(R->stream, R->ev_copy[TESSEL_NSTEPS + 1], 0));\n"
+	        "  if (TESSEL_PEERS)\n"
+	        "    pthread_barrier_wait(&tessel_barrier);   /* no GPU leaves while another may still wait on its events */\n"
 	        "  return 0;\n}\n\n"
 	        "/* Enqueue step i alone, or the whole program, on rank R: R->stream's completion is the end. */\n"
 	        "static int\ntessel_rank_step(TesselRank *R, int step)\n{\n  return tessel_rank_steps(R, step, step + 1);\n}\n\n"

@@ -233,21 +233,40 @@ d_redistribute(lua_State *L)
 	LDist *x = checkd(L, 1);
 	const char *src = luaL_checkstring(L, 2), *dst = luaL_checkstring(L, 3);
 	Err e = { "" };
-	lua_Integer part = 0, parts = 0;
+	lua_Integer part = 0, parts = 0, blocks = 0;
+	DistRedistOpts o;
 	int i;
-	static const TesselOpt keys[] = { { "part", "integer" }, { "parts", "integer" }, { NULL, NULL } };
+	static const TesselOpt keys[] = { { "part", "integer" }, { "parts", "integer" }, { "via", "string" },
+	                                  { "blocks", "integer" }, { NULL, NULL } };
 
+	memset(&o, 0, sizeof o);
 	if (tessel_checkopts(L, 4, "P:redistribute", keys)) {
+		const char *via;
+
 		lua_getfield(L, 4, "part");
 		lua_getfield(L, 4, "parts");
-		part = lua_tointeger(L, -2);
-		parts = lua_tointeger(L, -1);
-		lua_pop(L, 2);
-		if (parts < 1 || parts > 65536 || part < 1 || part > parts)
+		lua_getfield(L, 4, "via");
+		lua_getfield(L, 4, "blocks");
+		part = lua_tointeger(L, -4);
+		parts = lua_tointeger(L, -3);
+		via = lua_tostring(L, -2);
+		blocks = lua_tointeger(L, -1);
+		if (via && strcmp(via, "nccl") && strcmp(via, "copy") && strcmp(via, "load"))
+			return luaL_error(L, "P:redistribute: via = \"%s\"; it is \"nccl\" (the default), \"copy\" (the copy "
+			                  "engines) or \"load\" (a kernel loading from the peers)", via);
+		o.via = !via || !strcmp(via, "nccl") ? DIST_VIA_NCCL : !strcmp(via, "copy") ? DIST_VIA_COPY : DIST_VIA_LOAD;
+		lua_pop(L, 4);
+		if ((parts || part) && (parts < 1 || parts > 65536 || part < 1 || part > parts))
 			return luaL_error(L, "P:redistribute: part %d of %d; a part is 1 to parts, parts 1 to 65536", (int)part,
 			                  (int)parts);
+		if (blocks < 0 || blocks > 1024 || (blocks && o.via != DIST_VIA_LOAD))
+			return luaL_error(L, "P:redistribute: blocks = %d; blocks (1 to 1024) size the kernel of via = \"load\"",
+			                  (int)blocks);
 	}
-	if ((i = dist_redistribute_part(x->p, src, dst, (int)part - 1, (int)parts, &e)) < 0)
+	o.part = (int)part - 1;
+	o.parts = (int)parts;
+	o.blocks = (int)blocks;
+	if ((i = dist_redistribute_opts(x->p, src, dst, &o, &e)) < 0)
 		return err(L, &e);
 	lua_pushinteger(L, i + 1);
 	return 1;
@@ -409,9 +428,16 @@ d_step(lua_State *L)
 	lua_setfield(L, -2, "kind");
 	lua_pushstring(L, s->stream ? "collectives" : "kernels");
 	lua_setfield(L, -2, "stream");
-	if (s->wait >= 0) {
-		lua_pushinteger(L, s->wait + 1);
-		lua_setfield(L, -2, "after");
+	lua_newtable(L);
+	for (w = 0; w < 2; w++)
+		if (s->wait[w] >= 0) {
+			lua_pushinteger(L, s->wait[w] + 1);
+			lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+		}
+	lua_setfield(L, -2, "after");
+	if (s->kind == DIST_REDIST) {
+		lua_pushstring(L, dist_via_name(s->via));
+		lua_setfield(L, -2, "via");
 	}
 	if (s->parts) {
 		lua_pushinteger(L, s->part + 1);
@@ -470,8 +496,9 @@ static const HelpReg meth[] = {
 	  "of its own name. A kernel buffer sees its tensor's local storage row-major, so it must hold\n"
 	  "the tensor's count per device (its local shape), or a range of it: {C = {\"Cp\", at = e}} binds\n"
 	  "C to the storage from element e (0-based) on, C's count long. Every element is written once,\n"
-	  "before it is read. Kernels run in order on one stream, collectives on another: a step waits\n"
-	  "for the last step of the other stream whose storage it overlaps (P:step(i).after)." },
+	  "before it is read. Kernels run in order on one stream, collectives on another (the sums of\n"
+	  "peer reduce_scatters on a third): a step waits for the last step ending on each other stream\n"
+	  "whose storage it overlaps (P:step(i).after)." },
 	{ "redistribute", d_redistribute,
 	  "P:redistribute(src, dst) -> step: dst gets src's value in dst's layout, through the NCCL\n"
 	  "collective the two layouts need (Section 4.2 of the Axe paper): partial -> sharded is\n"
@@ -514,8 +541,8 @@ static const HelpReg meth[] = {
 	{ "step", d_step,
 	  "P:step(i) -> {kind =, kernel = k} for a launch, {kind = collective, why =, pack = {k...},\n"
 	  "unpack = {k...}} for a redistribution (one kernel a device, where one is needed); every step\n"
-	  "also has stream (\"kernels\" or \"collectives\"), after (the step it waits for, if any) and, for\n"
-	  "a part, part and parts." },
+	  "also has stream (\"kernels\" or \"collectives\"), after (the steps of other streams it waits\n"
+	  "for), via (a redistribution's: nccl, copy or load) and, for a part, part and parts." },
 	{ NULL, NULL, NULL }
 };
 

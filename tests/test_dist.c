@@ -479,6 +479,14 @@ test_export_files(void **state)
 	dist_free(p);
 }
 
+static int
+redist_part(DistProgram *p, const char *src, const char *dst, int part, int parts, Err *e)
+{
+	DistRedistOpts o = { part, parts, DIST_VIA_NCCL, 0 };
+
+	return dist_redistribute_opts(p, src, dst, &o, e);
+}
+
 /*
 ** Rows of an (M, X) tensor stored (parts, devices, rows): part j of every
 ** device's rows is contiguous, in NCCL's rank-major order. cols: X sharded
@@ -552,12 +560,13 @@ test_overlap_parts(void **state)
 
 				if (dist_launch_at(p, k, bind, at, &e) != 2 * j)
 					fail_msg("n %d, %d parts, launch %d: %s", n, c, j, e.msg);
-				if (dist_redistribute_part(p, "Cp", "C", j, c, &e) != 2 * j + 1)
+				if (redist_part(p, "Cp", "C", j, c, &e) != 2 * j + 1)
 					fail_msg("n %d, %d parts, part %d: %s", n, c, j, e.msg);
 				assert_int_equal(p->s[2 * j].stream, 0);
-				assert_int_equal(p->s[2 * j].wait, -1);
+				assert_int_equal(p->s[2 * j].wait[0], -1);
 				assert_int_equal(p->s[2 * j + 1].stream, 1);
-				assert_int_equal(p->s[2 * j + 1].wait, 2 * j);
+				assert_int_equal(p->s[2 * j + 1].wait[0], 2 * j);
+				assert_int_equal(p->s[2 * j + 1].wait[1], -1);
 			}
 			assert_int_equal(dist_scatter(p, NULL, &st, &e), 0);
 			if (dist_simulate(p, NULL, &st, &e) < 0)
@@ -617,14 +626,14 @@ test_overlap_allgather(void **state)
 	add(p, "B", DT_FLOAT32, sb, DT(sb, n, "S(1)"), 0);
 	add(p, "C", DT_FLOAT32, sc, parted(M, N, n, c, 1), 0);
 	for (j = 0; j < c; j++)
-		if (dist_redistribute_part(p, "A", "Af", j, c, &e) != j)
+		if (redist_part(p, "A", "Af", j, c, &e) != j)
 			fail_msg("allgather part %d: %s", j, e.msg);
 	for (j = 0; j < c; j++) {
 		int64_t at[] = { j * (M / c) * K, -1, j * (M / c) * (N / n) };
 
 		if (dist_launch_at(p, k, bind, at, &e) != c + j)
 			fail_msg("launch %d: %s", j, e.msg);
-		assert_int_equal(p->s[c + j].wait, j);
+		assert_int_equal(p->s[c + j].wait[0], j);
 	}
 	buf_init(&plan);
 	dist_plan(&plan, p);
@@ -643,6 +652,84 @@ test_overlap_allgather(void **state)
 	free(cv);
 	dist_state_free(&st);
 	kernel_free(k);
+	dist_free(p);
+}
+
+/*
+** The same program with its parts on the copy engines: the sums end on a
+** third stream, every part shares one slot a device in the peer buffer (its
+** count from every device), and a step that reads the result waits for the
+** sum; the values match the definition. Loads from the peers take 16
+** blocks unless told.
+*/
+static void
+test_overlap_via(void **state)
+{
+	const int n = 4, c = 2;
+	const int64_t M = 4 * n * c, N = 8, K = 4 * n, Kl = K / n;
+	AxeShape sa = SH2(M, K), sb = SH2(K, N), sc = SH2(M, N);
+	DistProgram *p = prog(n);
+	DistState st = { 0 };
+	Kernel *k = gemm_kernel(M / c, N, Kl), *k2 = gemm_kernel(M / n, N, N);
+	const char *bind[] = { "A", "B", "Cp" }, *bind2[] = { "C", "B2", "D" };
+	DistRedistOpts o = { 0, c, DIST_VIA_COPY, 0 };
+	double *av, *bv, *cv;
+	Err e;
+	int j;
+
+	(void)state;
+	add(p, "A", DT_FLOAT32, sa, parted(M, K, n, c, 1), 0);
+	add(p, "B", DT_FLOAT32, sb, DT(sb, n, "S(0)"), 0);
+	add(p, "Cp", DT_FLOAT32, sc, parted(M, N, n, c, 0), 1);
+	add(p, "C", DT_FLOAT32, sc, DT(sc, n, "S(0)"), 0);
+	add(p, "B2", DT_FLOAT32, SH2(N, N), DT(SH2(N, N), n, "R"), 0);
+	add(p, "D", DT_FLOAT32, sc, DT(sc, n, "S(0)"), 0);
+	for (j = 0; j < c; j++) {
+		int64_t at[] = { j * (M / c) * Kl, -1, j * (M / c) * N };
+
+		o.part = j;
+		assert_int_equal(dist_launch_at(p, k, bind, at, &e), 2 * j);
+		if (dist_redistribute_opts(p, "Cp", "C", &o, &e) != 2 * j + 1)
+			fail_msg("part %d: %s", j, e.msg);
+		assert_int_equal(p->s[2 * j + 1].via, DIST_VIA_COPY);
+		assert_int_equal(p->s[2 * j + 1].stream, 1);
+		assert_int_equal(p->s[2 * j + 1].end, 2);
+		assert_int_equal(p->s[2 * j + 1].peer_at, 0);
+	}
+	assert_int_equal(p->peer_bytes, n * (M / n) * N * 4);
+	/* D = C B2 reads C: it waits for both parts' sums, the last of them on the sums' stream */
+	assert_int_equal(dist_launch(p, k2, bind2, &e), 2 * c);
+	assert_int_equal(p->s[2 * c].wait[0], 2 * c - 1);
+	assert_int_equal(dist_scatter(p, NULL, &st, &e), 0);
+	if (dist_simulate(p, NULL, &st, &e) < 0)
+		fail_msg("simulate: %s", e.msg);
+	av = logical(p, &st, 0);
+	bv = logical(p, &st, 1);
+	cv = logical(p, &st, 3);
+	assert_gemm(av, bv, cv, M, N, K);
+	free(av);
+	free(bv);
+	free(cv);
+	dist_state_free(&st);
+	/* loads: 16 blocks by default; copy and load move only what reduce_scatter and allgather do */
+	o.via = DIST_VIA_LOAD;
+	o.part = 0;
+	o.parts = 0;
+	add(p, "X", DT_FLOAT32, sc, DT(sc, n, "S(0)"), 0);
+	add(p, "Y", DT_FLOAT32, sc, DT(sc, n, "R"), 0);
+	add(p, "Z", DT_FLOAT32, sc, DT(sc, n, "S(0)"), 0);
+	j = dist_redistribute_opts(p, "X", "Y", &o, &e);
+	if (j < 0)
+		fail_msg("load: %s", e.msg);
+	assert_int_equal(p->s[j].blocks, 16);
+	assert_int_equal(p->s[j].parts, 1);
+	assert_int_equal(dist_redistribute_opts(p, "Y", "Z", &o, &e), -1);
+	assert_non_null(strstr(e.msg, "redistribute Y -> Z: via load does a reduce_scatter or an allgather; the layouts call for"));
+	o.blocks = 2000;
+	assert_int_equal(dist_redistribute_opts(p, "X", "Y", &o, &e), -1);
+	assert_non_null(strstr(e.msg, "2000 blocks"));
+	kernel_free(k);
+	kernel_free(k2);
 	dist_free(p);
 }
 
@@ -668,7 +755,7 @@ test_overlap_refusals(void **state)
 	add(p, "D", DT_FLOAT32, sc, DT(sc, 2, "R"), 0);
 	assert_int_equal(dist_launch_at(p, k, bind, at0, &e), 0);
 	/* part 2's rows are not written yet */
-	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 1, 2, &e), -1);
+	assert_int_equal(redist_part(p, "Cp", "C", 1, 2, &e), -1);
 	assert_non_null(strstr(e.msg, "redistribute: reads element 32 of Cp's storage, which no step before it writes"));
 	/* rows 0..7 again */
 	assert_int_equal(dist_launch_at(p, k, bind, at0, &e), -1);
@@ -679,10 +766,10 @@ test_overlap_refusals(void **state)
 	assert_non_null(strstr(e.msg, "kernel buffer C holds 32 float32 from element 40; tensor Cp stores 64"));
 	at1[2] = 32;
 	assert_int_equal(dist_launch_at(p, k, bind, at1, &e), 1);
-	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 0, 2, &e), 2);
-	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 0, 2, &e), -1);
+	assert_int_equal(redist_part(p, "Cp", "C", 0, 2, &e), 2);
+	assert_int_equal(redist_part(p, "Cp", "C", 0, 2, &e), -1);
 	assert_non_null(strstr(e.msg, "C is written already"));
-	assert_int_equal(dist_redistribute_part(p, "Cp", "C", 1, 3, &e), -1);
+	assert_int_equal(redist_part(p, "Cp", "C", 1, 3, &e), -1);
 	assert_non_null(strstr(e.msg, "32 elements a device in 3 parts"));
 	/* whole rows a device, rank-major only for the whole: part 1's element (4, 0) is out of place */
 	{
@@ -690,11 +777,11 @@ test_overlap_refusals(void **state)
 		Kernel *k2 = gemm_kernel(M, N, K / 2);
 
 		assert_int_equal(dist_launch(p, k2, bind2, &e), 3);
-		assert_int_equal(dist_redistribute_part(p, "Cr", "Cw", 0, 2, &e), -1);
+		assert_int_equal(redist_part(p, "Cr", "Cw", 0, 2, &e), -1);
 		assert_non_null(strstr(e.msg, "reduce_scatter Cr -> Cw in 2 parts: element (4, 0) lands at Cw[16] on device 0, so "
 		                              "NCCL takes it from Cr[32]; Cr's layout stores it at 16"));
 		/* a broadcast has no parts */
-		assert_int_equal(dist_redistribute_part(p, "Cw", "D", 0, 2, &e), -1);
+		assert_int_equal(redist_part(p, "Cw", "D", 0, 2, &e), -1);
 		kernel_free(k2);
 	}
 	kernel_free(k);
@@ -713,6 +800,7 @@ main(void)
 		cmocka_unit_test(test_export_files),
 		cmocka_unit_test(test_overlap_parts),
 		cmocka_unit_test(test_overlap_allgather),
+		cmocka_unit_test(test_overlap_via),
 		cmocka_unit_test(test_overlap_refusals),
 	};
 

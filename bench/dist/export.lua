@@ -6,8 +6,9 @@
 --                     partial sums reduce-scattered over rows) at a size the simulation runs
 --   gemm_rs_<M>       the same program at benchmark sizes (no simulation: bench/dist/ref.cu checks
 --                     it against cuBLAS + NCCL and times both)
---   gemm_rs_ov<c>_..  the GEMM a c'th of the rows at a time, each part's reduce_scatter overlapping
---                     the next parts' GEMM (docs/distributed.md, "Overlap"); _check at a small size
+--   gemm_rs_ov<c>_..  the GEMM a c'th of the rows at a time, each part's reduce_scatter (on the copy
+--                     engines) overlapping the next parts' GEMM (docs/distributed.md, "Overlap");
+--                     _check, _ovload2_check, _ovnccl2_check at a small size, each way of moving data
 --   ag_gemm_..        A sharded on rows, allgathered, then C = A B with B sharded on columns: in one
 --                     piece (ag_gemm_) and a part at a time (ag_gemm_ov<c>_), each part's GEMM
 --                     waiting for its part of the allgather alone
@@ -48,7 +49,7 @@ end
 
 -- GEMM + reduce_scatter in c parts: launch j computes rows j of every device's block of Cp, then part
 -- j's reduce_scatter runs on the collectives' stream while launch j + 1 computes
-local function gemm_rs_overlap(M, N, K, c, opts)
+local function gemm_rs_overlap(M, N, K, c, opts, via, blocks)
   local mesh = {{"gpuid", n}}
   local P = dist.new(n)
   P:tensor("A", "float16", {M, K}, parted(M, K, c, true))
@@ -58,14 +59,14 @@ local function gemm_rs_overlap(M, N, K, c, opts)
   local g = gemm.kernel_wgmma(M // c, N, K // n, opts)
   for j = 0, c - 1 do
     P:launch(g, {A = {"A", at = j * (M // c) * (K // n)}, C = {"Cp", at = j * (M // c) * N}})
-    P:redistribute("Cp", "C", {part = j + 1, parts = c})
+    P:redistribute("Cp", "C", {part = j + 1, parts = c, via = via, blocks = blocks})
   end
   return P
 end
 
 -- AllGather + GEMM: A (M, K) sharded on rows is gathered into Af, then C = Af B with B sharded on
 -- columns; in c parts, part j's GEMM waits for part j of the allgather alone
-local function ag_gemm(M, N, K, c, opts)
+local function ag_gemm(M, N, K, c, opts, via, blocks)
   local mesh = {{"gpuid", n}}
   local P = dist.new(n)
   P:tensor("A", "float16", {M, K}, axe.dtensor({M, K}, mesh, {"S(0)"}))
@@ -77,7 +78,7 @@ local function ag_gemm(M, N, K, c, opts)
     P:launch(gemm.kernel_wgmma(M, N // n, K, opts), {A = "Af"})
     return P
   end
-  for j = 1, c do P:redistribute("A", "Af", {part = j, parts = c}) end
+  for j = 1, c do P:redistribute("A", "Af", {part = j, parts = c, via = via, blocks = blocks}) end
   local g = gemm.kernel_wgmma(M // c, N // n, K, opts)
   for j = 0, c - 1 do
     P:launch(g, {A = {"Af", at = j * (M // c) * K}, C = {"C", at = j * (M // c) * (N // n)}})
@@ -125,24 +126,39 @@ for _, s in ipairs{{4096, 4096, 8192}, {8192, 8192, 8192}} do
   assert(gemm_rs(s[1], s[2], s[3]):export(where, {fast = true, check = false}))
   print("exported " .. where)
 end
--- the overlapped programs: checked against the simulation small, then at the benchmark size in
--- PARTS parts (a list: bench/dist/run.sh's default 4; TESSEL_DIST_PARTS="2 4 8" for a sweep),
--- persistent over TESSEL_DIST_BLOCKS blocks (default 132 less the SMs NCCL's kernels take)
+-- the overlapped programs: checked against the simulation small, through each way of moving the
+-- parts (copy engines, loads, NCCL), then at the benchmark size: GEMM + reduce_scatter in 8 parts
+-- and allgather + GEMM in 4 (the best of 2, 4 and 8 on 2 and 4 H200s, docs/distributed.md),
+-- moved by the copy engines, the GEMM persistent over all 132 SMs (copies take none). For a sweep:
+-- TESSEL_DIST_PARTS="2 4 8" (both programs in each), TESSEL_DIST_VIA (copy, load or nccl),
+-- TESSEL_DIST_BLOCKS (the GEMM's persistent blocks, 0: a block a tile), TESSEL_DIST_LOAD_BLOCKS.
 local small = {ws = true, pending = 1, stages = 2}
-assert(gemm_rs_overlap(256 * n, 256, 128 * n, 2, small):export(dir .. "/gemm_rs_ov2_check", {fast = true}))
-assert(ag_gemm(256 * n, 256 * n, 128, 2, small):export(dir .. "/ag_gemm_ov2_check", {fast = true}))
-print("exported " .. dir .. "/gemm_rs_ov2_check, ag_gemm_ov2_check")
-local blocks = math.tointeger(tonumber(os.getenv("TESSEL_DIST_BLOCKS") or "")) or 116
-for cs in (os.getenv("TESSEL_DIST_PARTS") or "4"):gmatch("%d+") do
-  local c = math.tointeger(tonumber(cs))
-  local M, N, K = 8192, 8192, 8192
+for _, via in ipairs{"copy", "load", "nccl"} do
+  local tag = via == "copy" and "" or via
+  assert(gemm_rs_overlap(256 * n, 256, 128 * n, 2, small, via):export(dir .. "/gemm_rs_ov" .. tag .. "2_check", {fast = true}))
+  assert(ag_gemm(256 * n, 256 * n, 128, 2, small, via):export(dir .. "/ag_gemm_ov" .. tag .. "2_check", {fast = true}))
+end
+print("exported " .. dir .. "/{gemm_rs,ag_gemm}_ov{,load,nccl}2_check")
+local blocks = math.tointeger(tonumber(os.getenv("TESSEL_DIST_BLOCKS") or "")) or 132
+local via = os.getenv("TESSEL_DIST_VIA") or "copy"
+local lblocks = via == "load" and (math.tointeger(tonumber(os.getenv("TESSEL_DIST_LOAD_BLOCKS") or "")) or 16) or nil
+local sweep = os.getenv("TESSEL_DIST_PARTS")
+local M, N, K = 8192, 8192, 8192
+local function opts(c)
   local group = math.min(16, M // c // 128)
-  local opts = {ws = true, pending = 1, persistent = blocks, group = group}
+  return blocks > 0 and {ws = true, pending = 1, persistent = blocks, group = group} or {ws = true, pending = 1}
+end
+for cs in (sweep or "8"):gmatch("%d+") do
+  local c = math.tointeger(tonumber(cs))
   local where = string.format("%s/gemm_rs_ov%d_%d_%d_%d", dir, c, M, N, K)
-  assert(gemm_rs_overlap(M, N, K, c, opts):export(where, {fast = true, check = false}))
-  where = string.format("%s/ag_gemm_ov%d_%d_%d_%d", dir, c, M, N, K)
-  assert(ag_gemm(M, N, K, c, opts):export(where, {fast = true, check = false}))
-  print("exported " .. dir .. "/gemm_rs_ov" .. c .. "_..., ag_gemm_ov" .. c .. "_...")
+  assert(gemm_rs_overlap(M, N, K, c, opts(c), via, lblocks):export(where, {fast = true, check = false}))
+  print("exported " .. where)
+end
+for cs in (sweep or "4"):gmatch("%d+") do
+  local c = math.tointeger(tonumber(cs))
+  local where = string.format("%s/ag_gemm_ov%d_%d_%d_%d", dir, c, M, N, K)
+  assert(ag_gemm(M, N, K, c, opts(c), via, lblocks):export(where, {fast = true, check = false}))
+  print("exported " .. where)
 end
 assert(ag_gemm(8192, 8192, 8192, nil, {ws = true, pending = 1, persistent = 132, group = 16})
        :export(dir .. "/ag_gemm_8192_8192_8192", {fast = true, check = false}))

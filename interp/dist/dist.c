@@ -358,13 +358,20 @@ build_moves(DistProgram *p, DistStep *s, Err *e)
 int
 dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e)
 {
-	return dist_redistribute_part(p, src, dst, 0, 0, e);
+	return dist_redistribute_opts(p, src, dst, NULL, e);
+}
+
+const char *
+dist_via_name(int via)
+{
+	return via == DIST_VIA_COPY ? "copy" : via == DIST_VIA_LOAD ? "load" : "nccl";
 }
 
 int
-dist_redistribute_part(DistProgram *p, const char *src, const char *dst, int part, int parts, Err *e)
+dist_redistribute_opts(DistProgram *p, const char *src, const char *dst, const DistRedistOpts *o, Err *e)
 {
 	int a = dist_find(p, src ? src : ""), b = dist_find(p, dst ? dst : "");
+	int part = o ? o->part : 0, parts = o ? o->parts : 0, via = o ? (int)o->via : DIST_VIA_NCCL;
 	DistTensor *ta, *tb;
 	DistStep *s;
 	AxeRedist r;
@@ -392,6 +399,11 @@ dist_redistribute_part(DistProgram *p, const char *src, const char *dst, int par
 	if (parts < 0 || parts > 65536 || (parts && (part < 0 || part >= parts)))
 		return err_set(e, "redistribute %s -> %s: part %d of %d; parts are 1 to 65536, a part 1 to parts", src, dst,
 		               part + 1, parts);
+	if (via < DIST_VIA_NCCL || via > DIST_VIA_LOAD || (o && (o->blocks < 0 || o->blocks > 1024)))
+		return err_set(e, "redistribute %s -> %s: via %d, %d blocks; via is NCCL, COPY or LOAD, blocks 0 to 1024", src,
+		               dst, via, o ? o->blocks : 0);
+	if (via != DIST_VIA_NCCL && !parts)
+		part = 0, parts = 1;
 	if (axe_redistribute(&ta->dist, ta->partial, &tb->dist, &r, &tmp) < 0)
 		return err_set(e, "redistribute %s -> %s: %s", src, dst, tmp.msg + (strncmp(tmp.msg, "redistribute: ", 14) ? 0 : 14));
 	if (!(s = new_step(p, e)))
@@ -402,13 +414,33 @@ dist_redistribute_part(DistProgram *p, const char *src, const char *dst, int par
 	s->r = r;
 	s->part = part;
 	s->parts = parts;
+	s->via = via;
+	s->blocks = via == DIST_VIA_LOAD ? (o->blocks ? o->blocks : 16) : 0;
 	snprintf(s->name, sizeof s->name, "%s", axe_coll_name(r.coll));
+	if (via != DIST_VIA_NCCL && r.coll != AXE_COLL_REDUCE_SCATTER && r.coll != AXE_COLL_ALLGATHER) {
+		step_free(s, p->ndev);
+		return err_set(e, "redistribute %s -> %s: via %s does a reduce_scatter or an allgather; the layouts call for %s",
+		               src, dst, dist_via_name(via), r.coll == AXE_COLL_NONE ? "no collective" : axe_coll_name(r.coll));
+	}
 	if (parts) {
 		/* NCCL on the tensors' own storage: the layouts put each part in its order (checked) */
 		s->r.pack = s->r.unpack = s->r.slice = s->r.copy = 0;
 		if (build_moves(p, s, e) < 0 || dist_part_check(p, s, e) < 0 || dist_flow_admit(p, "redistribute", e) < 0) {
 			step_free(s, p->ndev);
 			return -1;
+		}
+		if (via == DIST_VIA_COPY && r.coll == AXE_COLL_REDUCE_SCATTER) {
+			/* the pair's slots in the peer buffer: a device's count from every device */
+			int i;
+
+			s->peer_at = -1;
+			for (i = 0; i < p->ns && s->peer_at < 0; i++)
+				if (p->s[i].via == DIST_VIA_COPY && p->s[i].src == a && p->s[i].dst == b)
+					s->peer_at = p->s[i].peer_at;
+			if (s->peer_at < 0) {
+				s->peer_at = p->peer_bytes;
+				p->peer_bytes += (int64_t)p->ndev * tb->dist.count * dtype_bytes(tb->dtype);
+			}
 		}
 		return p->ns++;
 	}
@@ -553,8 +585,10 @@ dist_plan(Buf *b, const DistProgram *p)
 					first = 0;
 				}
 			}
-			if (s->wait >= 0)
-				emit(b, "; after step %d", s->wait + 1);
+			if (s->wait[0] >= 0)
+				emit(b, "; after step %d", s->wait[0] + 1);
+			if (s->wait[1] >= 0)
+				emit(b, " and %d", s->wait[1] + 1);
 			emit(b, "\n");
 		} else {
 			char by[32];
@@ -571,6 +605,10 @@ dist_plan(Buf *b, const DistProgram *p)
 				emit(b, " part %d of %d (%s[%lld:%lld] -> %s[%lld:%lld])", s->part + 1, s->parts, p->t[s->src].name,
 				     (long long)rg[0].lo, (long long)rg[0].hi, p->t[s->dst].name, (long long)rg[1].lo, (long long)rg[1].hi);
 			}
+			if (s->via == DIST_VIA_COPY)
+				emit(b, " on the copy engines");
+			else if (s->via == DIST_VIA_LOAD)
+				emit(b, " by loads from the peers (%d blocks)", s->blocks);
 			if (s->r.coll == AXE_COLL_BROADCAST || s->r.coll == AXE_COLL_REDUCE)
 				emit(b, " (root %lld)", (long long)s->r.root);
 			if (s->r.coll != AXE_COLL_NONE)
@@ -581,12 +619,24 @@ dist_plan(Buf *b, const DistProgram *p)
 				emit(b, "; %s kernel after", s->r.slice ? "slice" : "unpack");
 			if (s->r.copy)
 				emit(b, "; copy");
-			if (s->wait >= 0)
-				emit(b, "; after step %d", s->wait + 1);
+			if (s->wait[0] >= 0)
+				emit(b, "; after step %d", s->wait[0] + 1);
+			if (s->wait[1] >= 0)
+				emit(b, " and %d", s->wait[1] + 1);
 			emit(b, "\n");
 			if (!s->parts || s->part == 0)
-				wrap(b, s->parts ? "while the kernels go on: the layouts put each part in NCCL's rank-major order"
-				                 : s->r.why, "     ", 96);
+				wrap(b, !s->parts ? s->r.why
+				     : s->via == DIST_VIA_COPY && s->r.coll == AXE_COLL_REDUCE_SCATTER
+				     ? "while the kernels go on: the copy engines move each device's rows to their owner, which adds "
+				       "them up (a sum kernel); the layouts put each part in rank-major order"
+				     : s->via == DIST_VIA_COPY ? "while the kernels go on: the copy engines move each device's part to "
+				                                 "every device; the layouts put each part in rank-major order"
+				     : s->via == DIST_VIA_LOAD && s->r.coll == AXE_COLL_REDUCE_SCATTER
+				     ? "while the kernels go on: a kernel on a few SMs loads each device's rows from every device and "
+				       "adds them; the layouts put each part in rank-major order"
+				     : s->via == DIST_VIA_LOAD ? "while the kernels go on: a kernel on a few SMs loads each device's "
+				                                 "part from every device; the layouts put each part in rank-major order"
+				     : "while the kernels go on: the layouts put each part in NCCL's rank-major order", "     ", 96);
 		}
 	}
 }
@@ -870,8 +920,9 @@ dist_simulate_order(const DistProgram *p, const KRunOpts *o, const int *order, D
 		for (j = 0; j < x && rc == 0; j++)
 			if (p->s[j].stream == p->s[x].stream && !done[j])
 				rc = err_set(e, "dist.simulate: step %d before step %d, which comes first on its stream", x + 1, j + 1);
-		if (rc == 0 && p->s[x].wait >= 0 && !done[p->s[x].wait])
-			rc = err_set(e, "dist.simulate: step %d before step %d, which it waits for", x + 1, p->s[x].wait + 1);
+		for (j = 0; j < 2 && rc == 0; j++)
+			if (p->s[x].wait[j] >= 0 && !done[p->s[x].wait[j]])
+				rc = err_set(e, "dist.simulate: step %d before step %d, which it waits for", x + 1, p->s[x].wait[j] + 1);
 		if (rc == 0 && (rc = run_step(p, x, o, st, e)) == 0)
 			done[x] = 1;
 	}

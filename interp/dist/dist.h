@@ -34,11 +34,13 @@
 ** a contiguous 1/parts of each device's buffers, where the layouts put every
 ** part in NCCL's rank-major order (checked element by element).
 **
-** Steps run on two streams: kernels on one, collectives with their pack and
-** unpack kernels on the other. A step waits for the last step of the other
-** stream whose storage it overlaps (one of them writing), so a part's
-** collective runs while the kernels of later parts compute (wait below);
-** dist_simulate_order runs the steps in any order these waits allow.
+** Steps run on streams: kernels on one, collectives with their pack and
+** unpack kernels on another, and the sums of peer reduce_scatters (which
+** start among the collectives) on a third. A step waits for the last step
+** ending on each other stream whose storage it overlaps (one of them
+** writing), so a part's collective runs while the kernels of later parts
+** compute (wait below); dist_simulate_order runs the steps in any order
+** these waits allow.
 **
 ** dist_simulate runs the program on the CPU: kernels through the kernel
 ** interpreter, collectives as sums and copies in double rounded once to the
@@ -70,8 +72,12 @@ typedef struct DistStep {
 	int64_t staging;       /* elements of the step's staging buffer per device (0: none) */
 	int64_t *at;           /* launch: buffer i sees its tensor's storage from element at[i] (NULL: 0) */
 	int part, parts;       /* redistribute: part `part` of `parts` (parts 0: the whole) */
-	int stream;            /* 0: kernels, 1: collectives */
-	int wait;              /* the last step of the other stream it waits for, -1 for none */
+	int via;               /* redistribute: a DistVia */
+	int blocks;            /* DIST_VIA_LOAD: the blocks (SMs) of its kernel */
+	int64_t peer_at;       /* DIST_VIA_COPY reduce_scatter: its bytes in each device's peer buffer */
+	int stream;            /* where it starts: 0 kernels, 1 collectives */
+	int end;               /* where it ends: its stream, or 2 (the sums of a peer reduce_scatter) */
+	int wait[2];           /* the last steps ending on the other streams it waits for, -1 for none */
 } DistStep;
 
 /* What a step reads or writes: elements [lo, hi) of tensor t's storage on each device. */
@@ -87,6 +93,7 @@ typedef struct DistProgram {
 	int nt, capt;
 	DistStep *s;
 	int ns, caps;
+	int64_t peer_bytes;    /* each device's buffer for what peers copy in (reduce_scatter) */
 } DistProgram;
 
 DistProgram *dist_new(int ndev, const char *axis, Err *e);
@@ -106,11 +113,32 @@ int dist_launch(DistProgram *p, const Kernel *k, const char *const *bind, Err *e
 ** (at or at[i] negative: the whole storage, whose count the buffer holds). */
 int dist_launch_at(DistProgram *p, const Kernel *k, const char *const *bind, const int64_t *at, Err *e);
 int dist_redistribute(DistProgram *p, const char *src, const char *dst, Err *e);
-/* Part `part` (0-based) of `parts` of the redistribution src -> dst: a
+/*
+** How a redistribution moves data between the GPUs:
+**   NCCL   NCCL's collective (its kernels);
+**   COPY   the copy engines (no SMs taken from the kernels) copy each
+**          device's part into its peers' memory; a reduce_scatter's copies
+**          land in the owner's peer buffer and a sum kernel adds them;
+**   LOAD   a kernel on a few SMs loads the part from every device's memory
+**          (NVLink loads) and stores it, or its sum, into its own.
+** COPY and LOAD do a reduce_scatter or an allgather; sums are in double,
+** rounded once, as the simulation's.
+*/
+typedef enum DistVia { DIST_VIA_NCCL, DIST_VIA_COPY, DIST_VIA_LOAD } DistVia;
+
+typedef struct DistRedistOpts {
+	int part, parts;       /* part `part` (0-based) of `parts`; parts 0: the whole */
+	DistVia via;
+	int blocks;            /* LOAD: its kernel's blocks, 0 for 16 */
+} DistRedistOpts;
+
+/* The redistribution src -> dst, or part o->part of o->parts of it: a
 ** reduce_scatter, allgather or allreduce on the part's contiguous range of
 ** each device's buffers. Refused, with an element that is out of place, where
-** the layouts do not put the part's elements in NCCL's rank-major order. */
-int dist_redistribute_part(DistProgram *p, const char *src, const char *dst, int part, int parts, Err *e);
+** the layouts do not put the part's elements in NCCL's rank-major order. A
+** whole redistribution through COPY or LOAD is one part. */
+int dist_redistribute_opts(DistProgram *p, const char *src, const char *dst, const DistRedistOpts *o, Err *e);
+const char *dist_via_name(int via);
 /* Step s's accesses into out (at most max); returns their number. */
 int dist_step_ranges(const DistProgram *p, int s, DistRange *out, int max);
 /* The same, named as the tensor spec names it: refused unless the layouts call for want. */
@@ -133,7 +161,7 @@ typedef struct DistState {
 int dist_scatter(const DistProgram *p, const TBuf *logical, DistState *st, Err *e);
 int dist_simulate(const DistProgram *p, const KRunOpts *o, DistState *st, Err *e);
 /* The steps in order[0 .. p->ns): refused unless every step comes after the
-** steps before it on its stream and the step it waits for. */
+** steps before it on its stream and the steps it waits for. */
 int dist_simulate_order(const DistProgram *p, const KRunOpts *o, const int *order, DistState *st, Err *e);
 /* The logical value of tensor t (row-major, its dtype; a partial tensor's
 ** summands added in double). A replicated tensor must agree on every device. */

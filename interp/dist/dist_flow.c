@@ -170,10 +170,11 @@ dist_flow_admit(DistProgram *p, const char *who, Err *e)
 {
 	DistStep *s = &p->s[p->ns];
 	DistRange *a, *q;
-	int na, nq, i, j, k;
+	int na, nq, i, j, k, w;
 
 	s->stream = s->kind == DIST_REDIST;
-	s->wait = -1;
+	s->end = s->via == DIST_VIA_COPY && s->r.coll == AXE_COLL_REDUCE_SCATTER ? 2 : s->stream;
+	s->wait[0] = s->wait[1] = -1;
 	if (!(a = ranges(p, p->ns, &na, e)))
 		return -1;
 	for (i = 0; i < na; i++) {
@@ -230,19 +231,25 @@ dist_flow_admit(DistProgram *p, const char *who, Err *e)
 			goto fail;
 		}
 	}
-	/* the last step of the other stream that touches what this one does, one of them writing */
-	for (j = p->ns - 1; j >= 0 && s->wait < 0; j--) {
-		if (p->s[j].stream == s->stream)
+	/* per other stream, the last step ending there that touches what this one does, one of them writing */
+	for (w = 0; w < 3; w++) {
+		int *slot = &s->wait[s->wait[0] >= 0];
+
+		if (w == s->stream)
 			continue;
-		if (!(q = ranges(p, j, &nq, e)))
-			goto fail;
-		for (i = 0; i < na && s->wait < 0; i++)
-			for (k = 0; k < nq; k++)
-				if (overlap(&a[i], &q[k]) && (a[i].write || q[k].write)) {
-					s->wait = j;
-					break;
-				}
-		free(q);
+		for (j = p->ns - 1; j >= 0 && *slot < 0; j--) {
+			if (p->s[j].end != w)
+				continue;
+			if (!(q = ranges(p, j, &nq, e)))
+				goto fail;
+			for (i = 0; i < na && *slot < 0; i++)
+				for (k = 0; k < nq; k++)
+					if (overlap(&a[i], &q[k]) && (a[i].write || q[k].write)) {
+						*slot = j;
+						break;
+					}
+			free(q);
+		}
 	}
 	for (i = 0; i < na; i++)
 		if (a[i].write)

@@ -181,6 +181,98 @@ check("refusals name the operation, the tensors and the reason", function()
   raises(function() P:step(9) end, "no step 9")
 end)
 
+-- rows of an (M, X) tensor stored (parts, devices, rows): part j of every device's rows is contiguous,
+-- in the rank-major order of the collectives; cols: X sharded on the devices (else replicated)
+local function parted(n, M, X, c, cols)
+  local rr = M // (n * c)
+  if cols then
+    local xl = X // n
+    return string.format("S[(%d,%d,%d,%d,%d):(%d,%d,%d,1@gpuid,1)]", n, c, rr, n, xl, rr * xl, n * rr * xl, xl)
+  end
+  return string.format("S[(%d,%d,%d,%d):(%d,%d,%d,1)] + R[%d:1@gpuid]", n, c, rr, X, rr * X, n * rr * X, X, n)
+end
+
+-- GEMM + reduce_scatter in c parts (launch j writes rows j of every device's block of Cp, then part j
+-- of the collective), and AllGather + GEMM in c parts (part j of A gathered, then its rows multiplied)
+local function gemm_rs_parts(n, M, N, K, c, via)
+  local P = dist.new(n)
+  P:tensor("A", "float32", {M, K}, parted(n, M, K, c, true))
+  P:tensor("B", "float32", {K, N}, layout({K, N}, n, "S(0)"))
+  P:tensor("Cp", "float32", {M, N}, parted(n, M, N, c, false), {partial = true})
+  P:tensor("C", "float32", {M, N}, layout({M, N}, n, "S(0)"))
+  local g = gemm(M // c, N, K // n, {"A", "B", "C"})
+  for j = 0, c - 1 do
+    P:launch(g, {A = {"A", at = j * (M // c) * (K // n)}, C = {"Cp", at = j * (M // c) * N}})
+    P:redistribute("Cp", "C", {part = j + 1, parts = c, via = via})
+  end
+  return P
+end
+
+local function ag_gemm_parts(n, M, N, K, c, via)
+  local P = dist.new(n)
+  P:tensor("A", "float32", {M, K}, layout({M, K}, n, "S(0)"))
+  P:tensor("Af", "float32", {M, K}, parted(n, M, K, c, false))
+  P:tensor("B", "float32", {K, N}, layout({K, N}, n, "S(1)"))
+  P:tensor("C", "float32", {M, N}, parted(n, M, N, c, true))
+  for j = 1, c do P:redistribute("A", "Af", {part = j, parts = c, via = via}) end
+  local g = gemm(M // c, N // n, K, {"Af", "B", "C"})
+  for j = 0, c - 1 do
+    P:launch(g, {Af = {"Af", at = j * (M // c) * K}, C = {"C", at = j * (M // c) * (N // n)}})
+  end
+  return P
+end
+
+check("overlap: GEMM + reduce_scatter and AllGather + GEMM in parts, through NCCL, the copy engines or loads", function()
+  for _, n in ipairs{2, 4} do
+    for _, c in ipairs{1, 2, 4} do
+      local M, N, K = 8 * n * c, 8 * n, 8 * n
+      local A, B = tensor.rand({M, K}, {seed = n + c}) - 0.5, tensor.rand({K, N}, {seed = 7}) - 0.5
+      local want = A:matmul(B)
+      for _, via in ipairs{"nccl", "copy", "load"} do
+        local what = string.format("%d devices, %d parts, via %s", n, c, via)
+        local P = gemm_rs_parts(n, M, N, K, c, via)
+        assert(maxdiff(P:simulate{A = A, B = B}.C, want) < 1e-5, "GEMM + reduce_scatter, " .. what)
+        for j = 1, c do
+          local l, r = P:step(2 * j - 1), P:step(2 * j)
+          eq(l.stream, "kernels", what)
+          eq(#l.after, 0, what .. ": a launch waits for nothing")
+          eq(r.stream, "collectives", what)
+          eq(r.via, via, what)
+          eq(r.part, j, what)
+          eq(r.parts, c, what)
+          eq(#r.after, 1, what)
+          eq(r.after[1], 2 * j - 1, what .. ": part j waits for launch j alone")
+        end
+        local Q = ag_gemm_parts(n, M, N, K, c, via)
+        assert(maxdiff(Q:simulate{A = A, B = B}.C, want) < 1e-5, "AllGather + GEMM, " .. what)
+        eq(Q:step(c + 1).after[1], 1, what .. ": the first GEMM waits for the first part")
+      end
+    end
+  end
+  -- every launch first, then every part: the same values; a part before its launch is refused
+  local P = gemm_rs_parts(2, 32, 16, 16, 2, "copy")
+  local A, B = tensor.rand({32, 16}, {seed = 3}), tensor.rand({16, 16}, {seed = 4})
+  assert(maxdiff(P:simulate({A = A, B = B}, {order = {1, 3, 2, 4}}).C, A:matmul(B)) < 1e-5)
+  raises(function() P:simulate({A = A, B = B}, {order = {2, 1, 3, 4}}) end, "step 2 before step 1, which it waits for")
+  local plan = P:plan()
+  assert(plan:find("Cp -> C: reduce_scatter part 1 of 2 (Cp[0:256] -> C[0:128]) on the copy engines, 1.00 KiB", 1, true), plan)
+  assert(plan:find("the copy engines move each device's rows to their owner", 1, true), plan)
+  local L = ag_gemm_parts(2, 32, 16, 16, 2, "load")
+  assert(L:plan():find("A -> Af: allgather part 1 of 2 (A[0:128] -> Af[0:256]) by loads from the peers (16 blocks)", 1, true), L:plan())
+  -- refusals
+  raises(function() P:redistribute("Cp", "C", {via = "nvlink"}) end, "via = \"nvlink\"", "\"copy\" (the copy engines)")
+  raises(function() P:redistribute("Cp", "C", {via = "copy", blocks = 8}) end, "blocks (1 to 1024) size the kernel of via = \"load\"")
+  local R = dist.new(2)
+  R:tensor("x", "float32", {8, 8}, layout({8, 8}, 2, "R"))
+  R:tensor("y", "float32", {8, 8}, layout({8, 8}, 2, "R"))
+  R:tensor("z", "float32", {8, 8}, layout({8, 8}, 2, "S(1)"))
+  raises(function() R:redistribute("x", "y", {via = "copy"}) end,
+         "redistribute x -> y: via copy does a reduce_scatter or an allgather; the layouts call for no collective")
+  -- columns are not in the rank-major order of an allgather: the counterexample
+  raises(function() R:redistribute("z", "y", {via = "load"}) end,
+         "allgather z -> y in 1 parts: element (0, 4) is at z[0] on device 1, so NCCL puts it at y[32]")
+end)
+
 check("export writes the program, the data and a Makefile; it builds where nvcc and NCCL are", function()
   local dir = os.tmpname()
   os.remove(dir)
@@ -194,6 +286,18 @@ check("export writes the program, the data and a Makefile; it builds where nvcc 
   end
   local src = assert(io.open(dir .. "/nested/prog/dist.cu")):read("a")
   assert(src:find("ncclReduceScatter(R->staging, R->t[3], 128, ncclFloat32, ncclSum, R->comm, st)", 1, true))
+  -- the overlapped programs: parts on the copy engines with a sum kernel, and loads from the peers
+  local ok, msg = gemm_rs_parts(2, 32, 16, 16, 2, "copy"):export(dir .. "/copy")
+  assert(ok, msg)
+  src = assert(io.open(dir .. "/copy/dist.cu")):read("a")
+  for _, s in ipairs{"cudaMemcpyPeerAsync", "tessel_peer_copies(R, st, 1,", "tessel_peer_sum<float, double><<<",
+                     "static const int tessel_step_stream[] = {0, 1, 0, 1}"} do
+    assert(src:find(s, 1, true), s .. " missing from the copy export")
+  end
+  ok, msg = ag_gemm_parts(2, 32, 16, 16, 2, "load"):export(dir .. "/load")
+  assert(ok, msg)
+  src = assert(io.open(dir .. "/load/dist.cu")):read("a")
+  assert(src:find("tessel_load_gather", 1, true), "tessel_load_gather missing from the load export")
   -- CI's machine has the CUDA toolkit with NCCL (compile and link only: no GPU); where it is
   -- missing the build is skipped and says so
   local nvcc = os.execute("command -v nvcc >/dev/null 2>&1 || test -x /usr/local/cuda/bin/nvcc")
@@ -206,7 +310,7 @@ check("export writes the program, the data and a Makefile; it builds where nvcc 
     local ok, err = pcall(assert(loadfile("scripts/distributed.lua")), dir .. "/examples")
     print = say
     assert(ok, err)
-    for _, d in ipairs{dir .. "/nested/prog", dir .. "/examples/gemm_reduce_scatter", dir .. "/examples/mlp_allreduce",
+    for _, d in ipairs{dir .. "/nested/prog", dir .. "/copy", dir .. "/load", dir .. "/examples/gemm_reduce_scatter", dir .. "/examples/mlp_allreduce",
                        dir .. "/examples/allgather"} do
       local ok = os.execute("PATH=$PATH:/usr/local/cuda/bin make -s -C '" .. d .. "' dist >/dev/null 2>&1")
       assert(ok, d .. ": the export does not build with nvcc and NCCL")
