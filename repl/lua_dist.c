@@ -510,7 +510,10 @@ static const HelpReg meth[] = {
 	  "or allreduce, on a contiguous c'th of every device's buffers, while the kernels go on: a GEMM\n"
 	  "launched a part at a time overlaps the collective of the parts before. The layouts must put\n"
 	  "each part in NCCL's rank-major order (parts outermost, then devices); an element out of place\n"
-	  "is named (docs/distributed.md, \"Overlap\")." },
+	  "is named (docs/distributed.md, \"Overlap\"). via (a reduce_scatter or allgather): \"nccl\"\n"
+	  "(the default), \"copy\" (the copy engines, cudaMemcpyPeerAsync to every peer at once, and a\n"
+	  "sum kernel on the owner for a reduce_scatter: no SM taken) or \"load\" (a kernel of blocks\n"
+	  "blocks, 16 unless told, loading from the peers); the simulation is the same." },
 	{ "allreduce", d_allreduce,
 	  "P:allreduce(src, dst) -> step: P:redistribute(src, dst), refused unless the layouts call for an\n"
 	  "allreduce (src partial, dst replicated). P:reduce_scatter, P:allgather, P:broadcast and\n"
