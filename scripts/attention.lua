@@ -11,14 +11,14 @@ local v = tensor.param("v", {skv, d})
 local scores = q:matmul(k:permute(1, 0)) * (1 / math.sqrt(d))
 local out = scores:softmax(1):matmul(v)
 
--- the lowering names the stages: xsum (the scores q k^T), xmax (the row max), xsum_1 (the
+-- the lowering names the stages: xmatmul (the scores q k^T), xmax (the row max), xsum (the
 -- softmax sum) and o (the output)
 local plain = kernel.lower(out, "o")
 print("== plain attention, as lowered")
 print(plain)
 
 local s = plain:schedule()
-s:rolling_update("xsum_1", "xmax.j") -- the sum rolled under the max's loop over the keys
+s:rolling_update("xsum", "xmax.j") -- the sum rolled under the max's loop over the keys
 s:rolling_update("o", "j")           -- the output too: one pass over the keys
 print("== fused: the sum and the output rolled into the max's loop")
 print(s)
@@ -29,12 +29,12 @@ assert(s:verify{trials = 2})
 -- After fusion the running max and sum (and their previous values) live in one stage, so
 -- they can sit in registers; unfused, they pass between stages through global memory.
 local fused = s:counts()
-for _, b in ipairs{"xmax", "xmax_prev", "xsum_1", "xsum_1_prev"} do s:set_scope(b, "local") end
+for _, b in ipairs{"xmax", "xmax_prev", "xsum", "xsum_prev"} do s:set_scope(b, "local") end
 assert(s:verify{trials = 2})
 local regs = s:counts()
 local base = plain:counts()
 
-print("== counts (the score matrix xsum is materialized in every version)")
+print("== counts (the score matrix xmatmul is materialized in every version)")
 print(string.format("%-30s %15s %8s %12s %8s", "", "global_sectors", "ratio", "ops", "ratio"))
 local function row(name, c)
   print(string.format("%-30s %15d %8.2f %12d %8.2f", name, c.global_sectors,

@@ -14,14 +14,14 @@ local v = tensor.param("v", {skv, d})
 local scores = q:matmul(k:permute(1, 0)) * (1 / math.sqrt(d))
 local out = scores:softmax(1):matmul(v)
 
--- stages: xsum (the scores), xmax (the max), xsum_1 (the softmax sum), o (the output)
+-- stages: xmatmul (the scores), xmax (the max), xsum (the softmax sum), o (the output)
 local plain = kernel.lower(out, "o")
 print("== plain attention for one query, as lowered")
 print(plain)
 
 local s = plain:schedule()
 s:split("xmax", "j", {nil, split})       -- j = j0 * split + j1: j0 picks the slice
-s:split_k_update("xsum_1", "xmax.j0")    -- the max and the sum privatized per slice
+s:split_k_update("xsum", "xmax.j0")    -- the max and the sum privatized per slice
 s:split_k_update("o", "xmax_local.j0")   -- the output's local fused into the same slice loop
 print("== split-k: a local section per slice, then the global combination")
 print(s)
@@ -35,7 +35,7 @@ local slices = (skv + split - 1) // split
 print(string.format("== structure: %d slices of %d keys", slices, split))
 for _, st in ipairs(s:kernel():stages()) do
   local loops = table.concat(s:get_loops(st), " ")
-  local role = st == "xsum" and "scores (unfused)"
+  local role = st == "xmatmul" and "scores (unfused)"
     or st:find("_local$") and "local: max, sum and output of each slice"
     or "global: combines the " .. slices .. " slices"
   print(string.format("  %-11s loops %-22s %s", st, loops, role))

@@ -1158,6 +1158,56 @@ test_matmul(void **state)
 	}
 }
 
+/* the stage names of a lowered graph, space-separated */
+static void
+assert_stages(const UOp *root, const char *want)
+{
+	Err e = { "" };
+	Kernel *k = kernel_lower(root, NULL, &e);
+	char got[256] = "";
+	int i;
+
+	if (!k)
+		fail_msg("lower: %s", e.msg);
+	for (i = 0; i < k->nstage; i++)
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? " " : "", k->stage[i].name);
+	if (strcmp(got, want) != 0)
+		fail_msg("stages \"%s\", want \"%s\"", got, want);
+	kernel_free(k);
+}
+
+/*
+** Default stage names say what a stage computes: a matmul's sum is xmatmul
+** (attention's scores too, for one query row or many), a variance's sum of
+** squares xsumsq, a sum used only divided by its count xmean, a max of a
+** negation xmin; a plain sum stays xsum.
+*/
+static void
+test_stage_names(void **state)
+{
+	Err e = { "" };
+	int64_t ax = 1;
+	UOp *x = ok(tensor_param(C, "x", 0, (int64_t[]){ 4, 8 }, 2, DT_FLOAT32, NULL, &e), &e);
+	UOp *w = ok(tensor_param(C, "w", 1, (int64_t[]){ 8, 6 }, 2, DT_FLOAT32, NULL, &e), &e);
+	int sq;
+
+	(void)state;
+	assert_stages(ok(tensor_layernorm(C, x, &ax, 1, 1e-5, &e), &e), "xmean xsumsq out");
+	assert_stages(ok(tensor_relu(C, ok(tensor_matmul(C, x, w, &e), &e), &e), &e), "xmatmul out");
+	assert_stages(ok(tensor_var(C, x, &ax, 1, 0, 1, &e), &e), "xmean xsumsq out");
+	assert_stages(ok(tensor_mean(C, x, &ax, 1, 0, &e), &e), "xmean out");
+	assert_stages(ok(tensor_relu(C, ok(tensor_min(C, x, &ax, 1, 0, &e), &e), &e), &e), "xmin out");
+	assert_stages(ok(tensor_softmax(C, x, 1, &e), &e), "xmax xsum out");
+	assert_stages(ok(tensor_relu(C, ok(tensor_sum(C, x, &ax, 1, 0, &e), &e), &e), &e), "xsum out");
+	for (sq = 1; sq <= 4; sq += 3) {
+		UOp *q = ok(tensor_param(C, "q", 2, (int64_t[]){ 1, 2, sq, 4 }, 4, DT_FLOAT32, NULL, &e), &e);
+		UOp *k = ok(tensor_param(C, "k", 3, (int64_t[]){ 1, 2, 8, 4 }, 4, DT_FLOAT32, NULL, &e), &e);
+		UOp *v = ok(tensor_param(C, "v", 4, (int64_t[]){ 1, 2, 8, 4 }, 4, DT_FLOAT32, NULL, &e), &e);
+
+		assert_stages(ok(tensor_sdpa(C, q, k, v, NULL, 0, 0, &e), &e), "xmatmul xmax xsum out");
+	}
+}
+
 static void
 test_inputs(void **state)
 {
@@ -1627,6 +1677,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gather, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stage_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_function, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

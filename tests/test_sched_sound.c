@@ -160,11 +160,11 @@ test_rolling_update_infinite_start(void **state)
 	start(exp_minus_min());
 	OK(sched_rolling_update(S, "out", "j", &E));
 	assert_same(1e-5);
-	assert_non_null(strstr(S->step[S->nstep - 1].note, "xmax starts at -inf, and h(0, -inf, r') is NaN"));
+	assert_non_null(strstr(S->step[S->nstep - 1].note, "xmin starts at -inf, and h(0, -inf, r') is NaN"));
 	stop();
 
 	start(exp_minus_min());
-	OK(sched_split(S, "xmax", "j", (int64_t[]){ 0, 2 }, 2, &E));
+	OK(sched_split(S, "xmin", "j", (int64_t[]){ 0, 2 }, 2, &E));
 	OK(sched_split_k_update(S, "out", "j0", &E));
 	assert_same(1e-5);
 	stop();

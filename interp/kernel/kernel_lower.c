@@ -468,17 +468,102 @@ times(const UOp *u, double c)
 	return u->op == OP_MUL && (is_fconst(u->src[0], c) || is_fconst(u->src[1], c));
 }
 
-/* A temporary's name when nobody named it: what the user wrote, by op, with
-** Neptune's x prefix (xmax, xexp, xsum), so that a buffer never reads like the
-** function that fills it (xmax[i] = max(xmax[i], ...)). */
+/* a movement op: a view of its source */
+static int
+is_view(const UOp *u)
+{
+	return u->op == OP_RESHAPE || u->op == OP_PERMUTE || u->op == OP_EXPAND || u->op == OP_SHRINK
+	    || u->op == OP_FLIP || u->op == OP_PAD;
+}
+
+/* a constant, through its views */
+static int
+is_const(const UOp *u)
+{
+	while (is_view(u))
+		u = u->src[0];
+	return u->op == OP_CONST;
+}
+
+/* u broadcasts something: an EXPAND within depth ops below it (what a matmul's operands do) */
+static int
+broadcasts(const UOp *u, int depth)
+{
+	int i;
+
+	if (u->op == OP_EXPAND)
+		return 1;
+	if (depth == 0 || u->op == OP_REDUCE || u->op == OP_PARAM || u->op == OP_CONST)
+		return 0;
+	for (i = 0; i < u->nsrc; i++)
+		if (broadcasts(u->src[i], depth - 1))
+			return 1;
+	return 0;
+}
+
+/* every consumer of u among the nodes multiplies it by 1/count (a mean), and there is one */
+static int
+only_scaled(const Lower *L, const UOp *u, double count)
+{
+	int i, j, uses = 0;
+
+	for (i = 0; i < L->nnodes; i++) {
+		const UOp *c = L->nodes[i]->u;
+
+		if (is_view(c))
+			continue;   /* its users are u's users through it */
+		for (j = 0; j < c->nsrc; j++) {
+			const UOp *s = c->src[j];
+
+			while (is_view(s) && s != u)
+				s = s->src[0];
+			if (s != u)
+				continue;
+			if (c->op != OP_MUL || !is_fconst(c->src[1 - j], 1.0 / count))
+				return 0;
+			uses++;
+		}
+	}
+	return uses > 0;
+}
+
+/*
+** A temporary's name when nobody named it: what it computes where the graph
+** says so, with Neptune's x prefix (xmax, xexp, xsum), so that a buffer never
+** reads like the function that fills it (xmax[i] = max(xmax[i], ...)). A sum
+** is xmatmul when it reduces a product of two operands one of which is
+** broadcast (a matmul, attention's scores and its P V, one query row or many), xsumsq when it reduces a square (a
+** variance, an RMS norm), xmean when every use divides it by its count; a max
+** of a negation is xmin; otherwise the op.
+*/
 static const char *
-default_name(const UOp *u, char *out, size_t n)
+default_name(const Lower *L, const UOp *u, char *out, size_t n)
 {
 	const char *op = opname(u);
 
-	if (u->op == OP_REDUCE)
-		op = u->arg[0] == OP_ADD ? "sum" : u->arg[0] == OP_MAX ? "max" : "prod";
-	else if (u->op == OP_EXP2 && times(u->src[0], 1.4426950408889634))
+	if (u->op == OP_REDUCE) {
+		const UOp *s = u->src[0];
+		int64_t in = 1, kept = 1;
+		int i;
+
+		for (i = 0; i < s->ndim; i++)
+			in *= s->shape[i];
+		for (i = 0; i < u->ndim; i++)
+			kept *= u->shape[i];
+		if (u->arg[0] == OP_MAX)
+			op = s->op == OP_NEG ? "min" : "max";
+		else if (u->arg[0] != OP_ADD)
+			op = "prod";
+		else if (s->op == OP_MUL && s->src[0] == s->src[1])
+			op = "sumsq";
+		else if (s->op == OP_MUL && !is_const(s->src[0]) && !is_const(s->src[1])
+		         && (broadcasts(s->src[0], 8) || broadcasts(s->src[1], 8)))
+			op = "matmul";
+		else if (kept > 0 && in > kept && only_scaled(L, u, (double)(in / kept)))
+			op = "mean";
+		else
+			op = "sum";
+	} else if (u->op == OP_EXP2 && times(u->src[0], 1.4426950408889634))
 		op = "exp";
 	else if (times(u, 0.6931471805599453) && (u->src[0]->op == OP_LOG2 || u->src[1]->op == OP_LOG2))
 		op = "log";
@@ -591,7 +676,7 @@ buffers(Lower *L, const UOp *root, const KLowerOpts *o)
 		if (x->realized && !x->out) {
 			char dn[K_NAME];
 
-			fresh(L, &nm, x->cname ? x->cname : x->u->name ? x->u->name : default_name(x->u, dn, sizeof dn),
+			fresh(L, &nm, x->cname ? x->cname : x->u->name ? x->u->name : default_name(L, x->u, dn, sizeof dn),
 			      x->name);
 		}
 	}

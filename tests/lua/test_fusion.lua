@@ -61,11 +61,11 @@ local function fuse(s, mode, split)
   local loops = s:get_loops("xmax")
   local j = loops[#loops]
   if mode == "PF" then
-    s:rolling_update("xsum_1", "xmax." .. j) -- the softmax sum rolled under the max's loop
+    s:rolling_update("xsum", "xmax." .. j) -- the softmax sum rolled under the max's loop
     s:rolling_update("o", "xmax." .. j)      -- the output too: one pass over the keys
   else
     s:split("xmax", j, {nil, split})
-    s:split_k_update("xsum_1", "xmax." .. j .. "0")
+    s:split_k_update("xsum", "xmax." .. j .. "0")
     s:split_k_update("o", "xmax_local." .. j .. "0")
   end
   return s
@@ -159,10 +159,10 @@ for _, op in ipairs(ops) do
         local s = schedule(a, mode, m)
         if mode == "PF" then
           -- the sum and the output live in the max's loop: one pass over the keys
-          eq(stages(s), "xsum xmax", "stages")
+          eq(stages(s), "xmatmul xmax", "stages")
         else
           -- FlashDecoding: the local section over slices, then the global combination
-          eq(stages(s), "xsum xmax_local xmax xsum_1 o", "stages")
+          eq(stages(s), "xmatmul xmax_local xmax xsum o", "stages")
           assert(tostring(s):find("o_local", 1, true), "o_local")
         end
         assert(s:verify{trials = 2})
@@ -222,7 +222,7 @@ check("Causal, split-k over slices of 4: wholly masked slices stay finite", func
   local j = s:get_loops("xmax")
   j = j[#j]
   s:split("xmax", j, {nil, 4})
-  s:split_k_update("xsum_1", "xmax." .. j .. "0")
+  s:split_k_update("xsum", "xmax." .. j .. "0")
   s:split_k_update("o", "xmax_local." .. j .. "0")
   assert(s:verify{trials = 2})
 end)
@@ -253,13 +253,13 @@ check("a target loop bound to threads under the predecessors' loop is refused; b
   s:bind("o", lo[#lo - 1], "threadIdx.x")
   local j = s:get_loops("xmax")
   j = j[#j]
-  s:rolling_update("xsum_1", "xmax." .. j)
+  s:rolling_update("xsum", "xmax." .. j)
   local before = tostring(s)
   raises(function() s:rolling_update("o", "xmax." .. j) end,
     "rolling_update: the result would race: stage xmax: the store xmax[")
   eq(tostring(s), before, "unchanged")
   local r = kernel.lower((attention(a)), "o"):schedule()
-  r:rolling_update("xsum_1", "xmax." .. j)
+  r:rolling_update("xsum", "xmax." .. j)
   r:rolling_update("o", "xmax." .. j)
   r:bind("xmax", r:get_loops("xmax")[1], "threadIdx.x")
   assert(r:verify{trials = 2})
@@ -270,14 +270,14 @@ check("refusals name the step and leave the schedule as it was", function()
   local s = kernel.lower((attention(a)), "o"):schedule()
   local before = tostring(s)
   -- xmax reads the scores per key, not a per-row reduction: nothing to repair
-  raises(function() s:rolling_update("xmax", "xsum.l") end, "rolling_update: stage xmax reads no reduction")
-  -- o reads xsum_1, which is not yet under the loop
+  raises(function() s:rolling_update("xmax", "xmatmul.l") end, "rolling_update: stage xmax reads no reduction")
+  -- o reads xsum, which is not yet under the loop
   raises(function() s:rolling_update("o", "xmax.k") end,
-    "rolling_update: stage o reads xsum_1, which stage xsum_1 computes after the loop's stage xmax")
-  -- split_k_update of the output before its predecessor xsum_1 is privatized
+    "rolling_update: stage o reads xsum, which stage xsum computes after the loop's stage xmax")
+  -- split_k_update of the output before its predecessor xsum is privatized
   raises(function() s:split_k_update("o", "xmax.k") end,
     "split_k_update: xmax is not reduced under loop k of stage xmax, nor privatized there")
-  raises(function() s:split_k_update("xsum_1", "xmax.k0") end, "split_k_update: stage xmax has no loop k0")
+  raises(function() s:split_k_update("xsum", "xmax.k0") end, "split_k_update: stage xmax has no loop k0")
   eq(tostring(s), before, "unchanged")
   eq(s:trace(), "", "no step recorded")
   -- a product of exps: h = t * exp(r - r') does not commute with * (Eq. 5)
@@ -290,7 +290,7 @@ end)
 check("the trace replays the fusion; explain shows both derivations", function()
   local a = {sq = 8, skv = 8, heads = 2, mask = causal(8, 8)}
   local s = schedule(a, "PF", PF)
-  eq(s:trace(), 's:rolling_update("xsum_1", "xmax.k")\ns:rolling_update("o", "xmax.k")\n')
+  eq(s:trace(), 's:rolling_update("xsum", "xmax.k")\ns:rolling_update("o", "xmax.k")\n')
   local r = kernel.lower((attention(a)), "o"):schedule()
   assert(load(s:trace(), "trace", "t", { s = r }))()
   eq(tostring(r), tostring(s), "replayed")
