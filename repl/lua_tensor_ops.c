@@ -340,10 +340,18 @@ l_clamp(lua_State *L)
 	Err e = { "" };
 	UOp *a = lt_in_ctx(L, 1, x->c), *lo = NULL, *hi = NULL;
 
-	if (!lua_isnil(L, 2))
+	/* tinygrad compares the number itself: an unsigned x is never below a negative one (which the
+	** conversion to x's dtype would wrap) */
+	int below = lua_isnumber(L, 2) && dtype_is_unsigned((DType)a->dtype) && lua_tonumber(L, 2) < 0;
+
+	if (!lua_isnil(L, 2) && !below)
 		lo = lt_operand(L, 2, x->c, (DType)a->dtype, "clamp");
 	if (!lua_isnil(L, 3))
 		hi = lt_operand(L, 3, x->c, (DType)a->dtype, "clamp");
+	if (below && !hi) {
+		lua_settop(L, 1);
+		return 1;
+	}
 	lt_push(L, tensor_clamp(x->c, a, lo, hi, &e), ci, &e);
 	return 1;
 }
@@ -1437,6 +1445,221 @@ static int l_nll_loss(lua_State *L) { return loss(L, L_NLL, "nll_loss"); }
 static int l_bce(lua_State *L) { return loss(L, L_BCE, "binary_crossentropy"); }
 static int l_bcel(lua_State *L) { return loss(L, L_BCEL, "binary_crossentropy_logits"); }
 
+/* ---- sizes, selection by a mask, folds, likes ---- */
+
+/* t:pad_to({sizes}), t:shrink_to({sizes}): -1 or false keeps an axis (tinygrad's None) */
+static int
+to_shape(lua_State *L, int pad)
+{
+	const char *what = pad ? "pad_to" : "shrink_to";
+	int64_t s[T_MAXDIM];
+	int n, i;
+	TCtxBox *x;
+	Err e = { "" };
+
+	lua_settop(L, 2);   /* the context goes above the arguments */
+	lt_check(L, 1);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	n = (int)luaL_len(L, 2);
+	if (n > T_MAXDIM)
+		return luaL_error(L, "%s: %d sizes (at most %d)", what, n, T_MAXDIM);
+	for (i = 0; i < n; i++) {
+		lua_geti(L, 2, i + 1);
+		if (lua_isboolean(L, -1) && !lua_toboolean(L, -1))
+			s[i] = -1;
+		else if (lua_isinteger(L, -1))
+			s[i] = lua_tointeger(L, -1);
+		else
+			return luaL_error(L, "%s: size %d is a %s; sizes are integers, -1 or false keeping the axis", what, i + 1,
+			                  luaL_typename(L, -1));
+		lua_pop(L, 1);
+	}
+	x = lt_current(L);
+	lt_push(L, pad ? tensor_pad_to(x->c, lt_in_ctx(L, 1, x->c), s, n, &e)
+	               : tensor_shrink_to(x->c, lt_in_ctx(L, 1, x->c), s, n, &e), -1, &e);
+	return 1;
+}
+
+static int l_pad_to(lua_State *L) { return to_shape(L, 1); }
+static int l_shrink_to(lua_State *L) { return to_shape(L, 0); }
+
+/* t:rearrange(formula [, {name = size, ...}]) */
+static int
+l_rearrange(lua_State *L)
+{
+	const char *names[T_MAXDIM * 2];
+	int64_t sizes[T_MAXDIM * 2];
+	int n = 0;
+	TCtxBox *x;
+	Err e = { "" };
+
+	lua_settop(L, 3);   /* the context goes above the arguments */
+	lt_check(L, 1);
+	luaL_checkstring(L, 2);
+	if (!lua_isnil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		lua_pushnil(L);
+		while (lua_next(L, 3)) {
+			if (lua_type(L, -2) != LUA_TSTRING || !lua_isinteger(L, -1))
+				return luaL_error(L, "rearrange: the sizes are {name = integer}, got a %s key with a %s",
+				                  luaL_typename(L, -2), luaL_typename(L, -1));
+			if (n == T_MAXDIM * 2)
+				return luaL_error(L, "rearrange: more than %d sizes", T_MAXDIM * 2);
+			names[n] = lua_tostring(L, -2);   /* the table keeps the key alive */
+			sizes[n++] = lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		}
+	}
+	x = lt_current(L);
+	lt_push(L, tensor_rearrange(x->c, lt_in_ctx(L, 1, x->c), lua_tostring(L, 2), names, sizes, n, &e), -1, &e);
+	return 1;
+}
+
+/* {size =, fill_value =} of masked_select and nonzero */
+static void
+select_opts(lua_State *L, int o, int64_t *size, const char *what)
+{
+	*size = -1;
+	if (o && lua_getfield(L, o, "size") != LUA_TNIL) {
+		*size = lua_tointeger(L, -1);
+		if (*size < 0)
+			luaL_error(L, "%s: size %d is negative", what, (int)*size);
+	}
+	if (o)
+		lua_pop(L, 1);
+}
+
+static const TesselOpt select_keys[] = { { "size", "integer" }, { "fill_value", "number" }, { NULL, NULL } };
+
+/* t:masked_select(mask [, {size =, fill_value = 0}]) */
+static int
+l_masked_select(lua_State *L)
+{
+	lua_settop(L, 3);   /* the context goes above the arguments */
+	int o = opts_at(L, 3, "masked_select", select_keys);
+	int64_t size;
+	TCtxBox *x;
+	UOp *a, *fill = NULL;
+	Err e = { "" };
+
+	select_opts(L, o, &size, "masked_select");
+	x = lt_current(L);
+	a = lt_in_ctx(L, 1, x->c);
+	if (o && lua_getfield(L, o, "fill_value") != LUA_TNIL)
+		fill = lt_operand(L, lua_gettop(L), x->c, (DType)a->dtype, "masked_select");
+	lt_push(L, tensor_masked_select(x->c, a, lt_in_ctx(L, 2, x->c), size, fill, &e), 4, &e);
+	return 1;
+}
+
+/* t:nonzero([{size =, fill_value = 0}]) */
+static int
+l_nonzero(lua_State *L)
+{
+	lua_settop(L, 2);   /* the context goes above the arguments */
+	int o = opts_at(L, 2, "nonzero", select_keys);
+	int64_t size;
+	TCtxBox *x;
+	UOp *fill = NULL;
+	Err e = { "" };
+
+	select_opts(L, o, &size, "nonzero");
+	x = lt_current(L);
+	if (o && lua_getfield(L, o, "fill_value") != LUA_TNIL)
+		fill = lt_operand(L, lua_gettop(L), x->c, DT_INT32, "nonzero");
+	lt_push(L, tensor_nonzero(x->c, lt_in_ctx(L, 1, x->c), size, fill, &e), 3, &e);
+	return 1;
+}
+
+/* t:usum(a, b, ...), t:uprod(...) */
+static int
+fold(lua_State *L, int prod, const char *what)
+{
+	int n = lua_gettop(L), i, ci;
+	UOp *xs[64];
+	TCtxBox *x;
+	UOp *a;
+	Err e = { "" };
+
+	lt_check(L, 1);
+	if (n - 1 > 64)
+		return luaL_error(L, "%s: %d operands (at most 64)", what, n - 1);
+	x = lt_current(L);
+	ci = lua_gettop(L);
+	a = lt_in_ctx(L, 1, x->c);
+	for (i = 2; i <= n; i++)
+		xs[i - 2] = lt_operand(L, i, x->c, (DType)a->dtype, what);
+	lt_push(L, tensor_usum(x->c, a, xs, n - 1, prod, &e), ci, &e);
+	return 1;
+}
+
+static int l_usum(lua_State *L) { return fold(L, 0, "usum"); }
+static int l_uprod(lua_State *L) { return fold(L, 1, "uprod"); }
+
+/* t:const_like(value [, dtype]): tinygrad's name for full_like */
+static int l_const_like(lua_State *L) { return like(L, 2, 0, "const_like"); }
+
+/* t:rand_like([{seed =, dtype =}]), t:randn_like(...): t's shape, t's dtype unless told */
+static int
+rand_like(lua_State *L, int normal, const char *what)
+{
+	static const TesselOpt keys[] = { { "seed", "integer" }, { "dtype", "string" }, { NULL, NULL } };
+	lua_settop(L, 2);   /* the context goes above the arguments */
+	int o = opts_at(L, 2, what, keys);
+	UOp *u = lt_check(L, 1)->u;
+	DType t = (DType)u->dtype;
+	uint64_t seed = 0;
+	TCtxBox *x;
+	Err e = { "" };
+
+	if (o && lua_getfield(L, o, "dtype") != LUA_TNIL)
+		t = lt_get_dtype(L, -1, t, what);
+	if (o && lua_getfield(L, o, "seed") != LUA_TNIL)
+		seed = (uint64_t)lua_tointeger(L, -1);
+	if (!dtype_is_float(t))
+		return luaL_error(L, "%s: the tensor is %s; random values need a float dtype (give {dtype = ...})", what,
+		                  dtype_name(t));
+	x = lt_current(L);
+	lt_push(L, normal ? tensor_randn(x->c, u->shape, u->ndim, t, seed, &e)
+	                  : tensor_rand(x->c, u->shape, u->ndim, t, seed, &e), -1, &e);
+	return 1;
+}
+
+static int l_rand_like(lua_State *L) { return rand_like(L, 0, "rand_like"); }
+static int l_randn_like(lua_State *L) { return rand_like(L, 1, "randn_like"); }
+
+/* t:clone(): a contiguous mark (tinygrad's clone allocates a buffer of its own) */
+static int
+l_contiguous_clone(lua_State *L)
+{
+	lua_settop(L, 1);   /* the context goes above the arguments */
+	TCtxBox *x = lt_current(L);
+	Err e = { "" };
+	UOp *a = lt_in_ctx(L, 1, x->c);
+
+	lt_push(L, tensor_new(x->c, OP_CONTIGUOUS, (DType)a->dtype, &a, 1, 0, 0, NULL, NULL, 0, &e), 2, &e);
+	return 1;
+}
+
+/* t:sequential({f, g, ...}) = g(f(t)): a Lua fold over Lua functions, no op of its own */
+static int
+l_sequential(lua_State *L)
+{
+	int i, n;
+
+	lt_check(L, 1);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	n = (int)luaL_len(L, 2);
+	lua_pushvalue(L, 1);
+	for (i = 1; i <= n; i++) {
+		lua_geti(L, 2, i);
+		if (!lua_isfunction(L, -1) && !luaL_getmetafield(L, -1, "__call"))
+			return luaL_error(L, "sequential: entry %d is a %s, not a function", i, luaL_typename(L, -1));
+		lua_insert(L, -2);
+		lua_call(L, 1, 1);
+	}
+	return 1;
+}
+
 /* ---- registration ---- */
 
 static const HelpReg funcs[] = {
@@ -1623,6 +1846,28 @@ static const HelpReg meths[] = {
 	{ "binary_crossentropy", l_bce, "binary cross entropy of probabilities\nx:binary_crossentropy(y [, {reduction = \"mean\"}]) = -y log x - (1 - y) log(1 - x)" },
 	{ "binary_crossentropy_logits", l_bcel, "binary cross entropy of logits\n"
 	  "x:binary_crossentropy_logits(y [, {reduction = \"mean\", pos_weight =}]) = -(pw y logsigmoid(x) + (1 - y) logsigmoid(-x))" },
+	{ "pad_to", l_pad_to, "zeros after each axis's end, up to a shape (tinygrad's pad_to)\n"
+	  "t:pad_to({sizes}): -1 or false keeps an axis" },
+	{ "shrink_to", l_shrink_to, "the first elements of each axis, down to a shape (tinygrad's shrink_to)\n"
+	  "t:shrink_to({sizes}): -1 or false keeps an axis" },
+	{ "rearrange", l_rearrange, "einops' rearrange (tinygrad's)\n"
+	  "t:rearrange(\"b (h w) c -> b h w c\" [, {h = 2}]): \"...\" stands for the unnamed axes, \"1\" or \"()\" an\n"
+	  "axis of size 1; a reshape into the named axes, a permute, a reshape merging the groups" },
+	{ "masked_select", l_masked_select, "the elements where a bool mask is true, row-major (tinygrad's)\n"
+	  "t:masked_select(mask [, {size =, fill_value = 0}]): without size, as many as the mask has (counted\n"
+	  "from the values, so not for params); with size, that many, padded with fill_value or cut" },
+	{ "nonzero", l_nonzero, "the indices of the nonzero elements, (count, rank) int32 (tinygrad's)\n"
+	  "t:nonzero([{size =, fill_value = 0}]): size and fill_value as masked_select's" },
+	{ "usum", l_usum, "t + a + b ... (| for bool; tinygrad's usum)\nt:usum(a, b, ...)" },
+	{ "uprod", l_uprod, "t * a * b ... (& for bool; tinygrad's uprod)\nt:uprod(a, b, ...)" },
+	{ "const_like", l_const_like, "a constant of t's shape (tinygrad's const_like)\nt:const_like(value [, dtype])" },
+	{ "clone", l_contiguous_clone, "a copy of t in its own buffer (tinygrad's clone: contiguous)\nt:clone()" },
+	{ "rand_like", l_rand_like, "uniform random numbers in [0, 1) of t's shape (tensor.rand)\n"
+	  "t:rand_like([{seed = 0, dtype = t.dtype}])" },
+	{ "randn_like", l_randn_like, "normal random numbers of t's shape (tensor.randn)\n"
+	  "t:randn_like([{seed = 0, dtype = t.dtype}])" },
+	{ "sequential", l_sequential, "functions applied in turn (tinygrad's sequential)\n"
+	  "t:sequential({f, g, ...}) = g(f(t))" },
 	{ NULL, NULL, NULL }
 };
 

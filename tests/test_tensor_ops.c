@@ -559,6 +559,116 @@ test_windows(void **state)
 	}
 }
 
+/*
+** rearrange against its definition: for "b (h w) c -> (c w) b h" every output
+** element is the input element whose names carry the same values; pad_to and
+** shrink_to by position; masked_select and nonzero by enumerating the mask.
+*/
+static void
+test_select(void **state)
+{
+	enum { B = 2, H = 3, W = 2, Cc = 4 };
+	double v[B * H * W * Cc], want[B * H * W * Cc], m[24];
+	int64_t s[3] = { B, H * W, Cc }, k = 0, idx[24][2];
+	const char *names[] = { "h" };
+	int64_t sizes[] = { H };
+	Err e = { "" };
+	UOp *x, *r;
+	int b, h, w, c, i, n;
+
+	(void)state;
+	for (i = 0; i < B * H * W * Cc; i++)
+		v[i] = i;
+	x = tensor_from(C, DT_FLOAT32, v, s, 3, &e);
+	/* out[(c w), b, h] = x[b, (h w), c] */
+	for (c = 0; c < Cc; c++)
+		for (w = 0; w < W; w++)
+			for (b = 0; b < B; b++)
+				for (h = 0; h < H; h++)
+					want[((c * W + w) * B + b) * H + h] = v[(b * H * W + h * W + w) * Cc + c];
+	r = tensor_rearrange(C, x, "b (h w) c -> (c w) b h", names, sizes, 1, &e);
+	CHECK(r, e, want, B * H * W * Cc, 0);
+	assert_int_equal(r->ndim, 3);
+	assert_int_equal(r->shape[0], Cc * W);
+	/* the ellipsis and axes of size 1 */
+	r = tensor_rearrange(C, x, "b ... -> 1 (...) b ()", NULL, NULL, 0, &e);
+	assert_non_null(r);
+	assert_int_equal(r->ndim, 4);
+	assert_int_equal(r->shape[0], 1);
+	assert_int_equal(r->shape[1], H * W * Cc);
+	assert_int_equal(r->shape[3], 1);
+	/* refusals */
+	assert_null(tensor_rearrange(C, x, "b (h w) c -> b h w c", NULL, NULL, 0, &e));
+	assert_non_null(strstr(e.msg, "h and w split axis 1 of size 6; give one of their sizes"));
+	assert_null(tensor_rearrange(C, x, "b n c -> b n", NULL, NULL, 0, &e));
+	assert_non_null(strstr(e.msg, "c is not on the right"));
+	assert_null(tensor_rearrange(C, x, "b n c -> b c n -> n", NULL, NULL, 0, &e));
+	assert_non_null(strstr(e.msg, "need exactly one \"->\""));
+	assert_null(tensor_rearrange(C, x, "b (n c -> b n c", NULL, NULL, 0, &e));
+	assert_non_null(strstr(e.msg, "bracket mismatch"));
+	assert_null(tensor_rearrange(C, x, "b (h w) c -> b h w c", names, (int64_t[]){ 4 }, 1, &e));
+	assert_non_null(strstr(e.msg, "axis 1 of size 6 does not split by 4"));
+	assert_null(tensor_rearrange(C, x, "_b n c -> _b n c", NULL, NULL, 0, &e));
+	assert_non_null(strstr(e.msg, "invalid axis name _b"));
+	/* pad_to, shrink_to: -1 keeps an axis */
+	r = tensor_shrink_to(C, tensor_pad_to(C, x, (int64_t[]){ 3, -1, 5 }, 3, &e), (int64_t[]){ 3, 1, -1 }, 3, &e);
+	assert_non_null(r);
+	for (b = 0; b < 3; b++)
+		for (c = 0; c < 5; c++)
+			want[b * 5 + c] = b < B && c < Cc ? v[b * H * W * Cc + c] : 0;
+	CHECK(r, e, want, 15, 0);
+	assert_null(tensor_pad_to(C, x, (int64_t[]){ 1, -1, 5 }, 3, &e));
+	assert_non_null(strstr(e.msg, "pad_to: (2, 6, 4) to (1, -1, 5): axis 0 of size 2 cannot pad to 1"));
+	/* masked_select and nonzero: a random mask, enumerated */
+	for (i = 0, n = 0; i < 24; i++) {
+		m[i] = rand() % 3 == 0;
+		if (m[i]) {
+			want[n] = v[i];
+			idx[n][0] = i / 6, idx[n][1] = i % 6;
+			n++;
+		}
+	}
+	{
+		int64_t ms[2] = { 4, 6 }, fs[2] = { 4, 6 };
+		UOp *mask = tensor_from(C, DT_BOOL, m, ms, 2, &e), *xv = tensor_from(C, DT_FLOAT32, v, fs, 2, &e);
+		double nz[48];
+
+		CHECK(tensor_masked_select(C, xv, mask, -1, NULL, &e), e, want, n, 0);
+		/* size past the count: filled */
+		for (i = n; i < n + 3; i++)
+			want[i] = -1;
+		CHECK(tensor_masked_select(C, xv, mask, n + 3, uop_constf(C, DT_FLOAT32, -1), &e), e, want, n + 3, 0);
+		for (i = 0; i < n; i++)
+			nz[2 * i] = (double)idx[i][0], nz[2 * i + 1] = (double)idx[i][1];
+		r = tensor_nonzero(C, tensor_cast(C, DT_INT32, mask, &e), -1, NULL, &e);
+		CHECK(r, e, nz, 2 * n, 0);
+		assert_int_equal(r->dtype, DT_INT32);
+		k = n > 0 ? n - 1 : 0;   /* cut */
+		CHECK(tensor_nonzero(C, tensor_cast(C, DT_INT32, mask, &e), k, NULL, &e), e, nz, 2 * k, 0);
+		assert_null(tensor_masked_select(C, xv, xv, -1, NULL, &e));
+		assert_non_null(strstr(e.msg, "masked_select: the mask is float32; it must be bool"));
+		/* a count from params is data the graph does not have */
+		{
+			UOp *p = tensor_param(C, "p", 0, fs, 2, DT_BOOL, NULL, &e);
+
+			assert_null(tensor_masked_select(C, xv, p, -1, NULL, &e));
+			assert_non_null(strstr(e.msg, "masked_select: without size, the length is the count of true elements"));
+			assert_non_null(tensor_masked_select(C, xv, p, 4, NULL, &e));
+		}
+	}
+	/* usum of bools is or, uprod of ints a product */
+	{
+		double t1[3] = { 1, 0, 0 }, t2[3] = { 0, 0, 1 }, i1[3] = { 2, 3, 4 }, i2[3] = { 5, 6, 7 }, w1[3] = { 1, 0, 1 },
+		       w2[3] = { 10, 18, 28 };
+		UOp *xs[1];
+
+		xs[0] = vec(t2, 3, DT_BOOL);
+		CHECK(tensor_usum(C, vec(t1, 3, DT_BOOL), xs, 1, 0, &e), e, w1, 3, 0);
+		xs[0] = vec(i2, 3, DT_INT32);
+		CHECK(tensor_usum(C, vec(i1, 3, DT_INT32), xs, 1, 1, &e), e, w2, 3, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -569,6 +679,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_reduce_sort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,6 +213,13 @@ UOp *tensor_one_hot(UCtx *c, UOp *a, int64_t n, Err *e);   /* (x:reshape{..., 1}
 UOp *tensor_linspace(UCtx *c, double start, double stop, int64_t n, DType t, Err *e);   /* start + arange(n) step */
 /* each ti flattened, reshaped to -1 on its axis (xy: the first two swapped), expanded; returns n */
 int tensor_meshgrid(UCtx *c, UOp *const *ts, int n, int xy, UOp **out, Err *e);
+/* zeros after each axis's end up to shape[i] / its first shape[i] elements; -1 keeps the axis */
+UOp *tensor_pad_to(UCtx *c, UOp *a, const int64_t *shape, int n, Err *e);
+UOp *tensor_shrink_to(UCtx *c, UOp *a, const int64_t *shape, int n, Err *e);
+/* einops' rearrange ("b (h w) c -> b h w c", "..." for the other axes, "1" an axis of size 1):
+** reshape into the named axes, permute, reshape merging groups; sizes[i] sizes names[i] */
+UOp *tensor_rearrange(UCtx *c, UOp *a, const char *formula, const char *const *names, const int64_t *sizes,
+                      int nsizes, Err *e);
 
 /* tensor_nn.c */
 /*
@@ -265,6 +272,13 @@ UOp *tensor_sparse_categorical_crossentropy(UCtx *c, UOp *x, UOp *y, int64_t ign
                                            TReduction red, Err *e);
 /* -x:gather(1, y:unsqueeze(1)):squeeze(1) w, w = weight[y] (1) * (y != ignore_index) */
 UOp *tensor_nll_loss(UCtx *c, UOp *x, UOp *y, UOp *weight, const int64_t *ignore_index, TReduction red, Err *e);
+/* the elements where the bool mask (broadcast) is true, row-major; size < 0: all of them (counted
+** from the values: refused where they are params), else size of them, padded with fill (NULL: 0) */
+UOp *tensor_masked_select(UCtx *c, UOp *a, UOp *mask, int64_t size, UOp *fill, Err *e);
+/* the indices of the nonzero elements, (count, rank) int32; size and fill as masked_select's */
+UOp *tensor_nonzero(UCtx *c, UOp *a, int64_t size, UOp *fill, Err *e);
+/* a + xs[0] + ... (| for bool); prod: * (& for bool) */
+UOp *tensor_usum(UCtx *c, UOp *a, UOp *const *xs, int n, int prod, Err *e);
 
 /* tensor_eval.c */
 /*

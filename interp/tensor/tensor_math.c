@@ -341,11 +341,14 @@ tensor_clamp(UCtx *c, UOp *a, UOp *lo, UOp *hi, Err *e)
 	return named_err(a, e, "clamp");
 }
 
-/* hardtanh(x, lo, hi) = clamp(x, lo, hi) */
+/* hardtanh(x, lo, hi) = clamp(x, lo, hi); an unsigned x is never below a negative lo (tinygrad
+** compares the values), so that bound goes */
 UOp *
 tensor_hardtanh(UCtx *c, UOp *a, double lo, double hi, Err *e)
 {
-	return a ? tensor_clamp(c, a, bound(c, a, lo), bound(c, a, hi), e) : NULL;
+	int unsig = a && dtype_is_unsigned((DType)a->dtype);
+
+	return a ? tensor_clamp(c, a, unsig && lo < 0 ? NULL : bound(c, a, lo), bound(c, a, hi), e) : NULL;
 }
 
 /* leaky_relu(x, slope) = (x < 0):where(slope x, x) */

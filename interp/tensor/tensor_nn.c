@@ -947,3 +947,146 @@ tensor_nll_loss(UCtx *c, UOp *x, UOp *y, UOp *weight, const int64_t *ignore_inde
 		return named_err(tensor_div(c, tensor_sum(c, nll, NULL, -1, 0, e), tensor_sum(c, w, NULL, -1, 0, e), e), e, "nll_loss");
 	return named_err(reduce_as(c, nll, red, e), e, "nll_loss");
 }
+
+/* ---- selection by a mask: masked_select, nonzero ---- */
+
+/*
+** The number of true elements of m (bool), realized: the length of a
+** masked_select or nonzero without size, data as tinygrad's .item() reads it.
+*/
+static int64_t
+count_true(UCtx *c, UOp *m, const char *what, Err *e)
+{
+	int64_t all = -1;
+	UOp *s = tensor_reduce(c, OP_ADD, tensor_cast(c, DT_INT64, m, e), &all, 1, 0, e);
+	TBuf b;
+	Err t = { "" };
+	int64_t n;
+
+	(void)all;
+	if (!s)
+		return -1;
+	if (tensor_realize(s, NULL, &b, &t) < 0)
+		return err_set(e, "%s: without size, the length is the count of true elements, which needs the values "
+		               "(%s); give size", what, t.msg);
+	n = (int64_t)tbuf_get(&b, 0);
+	tbuf_free(&b);
+	return n;
+}
+
+/*
+** The flat positions of the first size true elements of m (n, bool):
+** idx[p] = sum_i (cumsum(m)[i] <= p), which is n for p past the count.
+*/
+static UOp *
+true_positions(UCtx *c, UOp *m, int64_t size, Err *e)
+{
+	int64_t n = m->shape[0], rs[2] = { 1, n }, cs[2] = { size, 1 }, ax = 1;
+	UOp *cum = tensor_cumsum(c, tensor_cast(c, DT_INT32, m, e), 0, e);
+	UOp *p = tensor_arange(c, size, DT_INT32, e), *le;
+
+	le = tensor_logical_not(c, lt(c, tensor_reshape(c, p, cs, 2, e), tensor_reshape(c, cum, rs, 2, e), e), e);
+	return tensor_cast(c, DT_INT32, tensor_sum(c, le, &ax, 1, 0, e), e);
+}
+
+/*
+** masked_select(a, mask, size, fill) (tinygrad's): the elements of a where the
+** bool mask (broadcast to a's shape) is true, in row-major order; size < 0: as
+** many as there are (counted from the values), else size of them, padded with
+** fill (NULL: 0) or cut. out[p] = (p < count):where(a:flatten():gather(0, idx), fill).
+*/
+UOp *
+tensor_masked_select(UCtx *c, UOp *a, UOp *mask, int64_t size, UOp *fill, Err *e)
+{
+	int64_t n, one = -1;
+	UOp *m, *x, *idx, *g, *ok;
+
+	if (!a || !mask)
+		return NULL;
+	if (mask->dtype != DT_BOOL)
+		return err_set(e, "masked_select: the mask is %s; it must be bool", dtype_name((DType)mask->dtype)), NULL;
+	{
+		int64_t s[T_MAXDIM];
+		int k, pad = a->ndim - mask->ndim;
+		char b1[160], b2[160];
+
+		for (k = 0; k < a->ndim; k++)
+			s[k] = k < pad ? 1 : mask->shape[k - pad];
+		for (k = 0; k < a->ndim && pad >= 0; k++)
+			if (s[k] != 1 && s[k] != a->shape[k])
+				pad = -1;
+		if (pad < 0)
+			return err_set(e, "masked_select: the mask %s does not broadcast to the tensor %s",
+			               uop_shape_fmt(b1, sizeof b1, mask->shape, mask->ndim),
+			               uop_shape_fmt(b2, sizeof b2, a->shape, a->ndim)), NULL;
+		m = tensor_expand(c, tensor_reshape(c, mask, s, a->ndim, e), a->shape, a->ndim, e);
+	}
+	n = uop_numel(a);
+	x = tensor_reshape(c, a, &n, 1, e);
+	m = tensor_reshape(c, m, &n, 1, e);
+	if (size < 0 && (size = count_true(c, m, "masked_select", e)) < 0)
+		return NULL;
+	if (size == 0)
+		return tensor_full(c, (DType)a->dtype, 0, &size, 1, e);
+	idx = true_positions(c, m, size, e);
+	g = tensor_gather(c, x, 0, idx, e);
+	ok = lt(c, tensor_arange(c, size, DT_INT32, e), tensor_reduce(c, OP_ADD, tensor_cast(c, DT_INT32, m, e), &one, 1, 1, e), e);
+	fill = fill ? tensor_cast(c, (DType)a->dtype, fill, e) : kd(c, (DType)a->dtype, 0);
+	return tensor_where(c, ok, g, fill, e);
+}
+
+/*
+** nonzero(a, size, fill) (tinygrad's): the indices of the nonzero elements,
+** (count, rank) int32 in row-major order; size as masked_select's, the rows
+** past the count filled with fill. Row p: (idx // stride_k) % shape_k over the
+** axes k, idx the flat position of the p-th nonzero element.
+*/
+UOp *
+tensor_nonzero(UCtx *c, UOp *a, int64_t size, UOp *fill, Err *e)
+{
+	int64_t n, one = -1, stride = 1, col[2], shape[2];
+	UOp *m, *idx, *ok, *cols[T_MAXDIM], *r;
+	int k;
+
+	if (!a)
+		return NULL;
+	n = uop_numel(a);
+	m = ne(c, a, kd(c, (DType)a->dtype, 0), e);
+	m = tensor_reshape(c, m, &n, 1, e);
+	if (!m)
+		return NULL;
+	if (size < 0 && (size = count_true(c, m, "nonzero", e)) < 0)
+		return NULL;
+	shape[0] = size;
+	shape[1] = a->ndim;
+	if (size == 0 || a->ndim == 0)
+		return tensor_full(c, DT_INT32, 0, shape, 2, e);
+	idx = true_positions(c, m, size, e);
+	for (k = a->ndim - 1; k >= 0; k--) {
+		UOp *q = tensor_div_mode(c, idx, kd(c, DT_INT32, (double)stride), 1, e);
+
+		cols[k] = tensor_alu(c, OP_MOD, q, kd(c, DT_INT32, (double)a->shape[k]), e);
+		stride *= a->shape[k];
+	}
+	r = tensor_stack_dim(c, cols, a->ndim, -1, e);
+	ok = lt(c, tensor_arange(c, size, DT_INT32, e), tensor_reduce(c, OP_ADD, tensor_cast(c, DT_INT32, m, e), &one, 1, 1, e), e);
+	col[0] = size;
+	col[1] = 1;
+	ok = tensor_reshape(c, ok, col, 2, e);
+	fill = fill ? tensor_cast(c, DT_INT32, fill, e) : kd(c, DT_INT32, 0);
+	return tensor_where(c, ok, r, fill, e);
+}
+
+/* usum(a, xs...) = a + x0 + x1 ... (or for bool); uprod: * (and for bool) (tinygrad's) */
+UOp *
+tensor_usum(UCtx *c, UOp *a, UOp *const *xs, int n, int prod, Err *e)
+{
+	int i;
+
+	for (i = 0; i < n && a; i++) {
+		Op op = a->dtype == DT_BOOL ? (prod ? OP_AND : OP_OR) : (prod ? OP_MUL : OP_ADD);
+
+		a = tensor_alu(c, op, a, xs[i], e);
+	}
+	return a;
+}

@@ -642,3 +642,309 @@ tensor_meshgrid(UCtx *c, UOp *const *ts, int n, int xy, UOp **out, Err *e)
 	}
 	return n;
 }
+
+/*
+** pad_to(a, shape) and shrink_to(a, shape) (tinygrad's): zeros after the
+** end of each axis up to shape[i], or the first shape[i] elements; -1 (None)
+** keeps the axis. pad_to refuses a smaller size, shrink_to a larger one.
+*/
+UOp *
+tensor_pad_to(UCtx *c, UOp *a, const int64_t *shape, int n, Err *e)
+{
+	int64_t b[T_MAXDIM], x[T_MAXDIM];
+	int i;
+	char b1[160], b2[160];
+
+	if (!a)
+		return NULL;
+	if (n != a->ndim)
+		return err_set(e, "pad_to: %d sizes for a tensor of rank %d (%s)", n, a->ndim, shp(b1, sizeof b1, a)), NULL;
+	for (i = 0; i < n; i++) {
+		b[i] = 0;
+		x[i] = shape[i] < 0 ? 0 : shape[i] - a->shape[i];
+		if (shape[i] < -1 || x[i] < 0)
+			return err_set(e, "pad_to: %s to %s: axis %d of size %lld cannot pad to %lld", shp(b1, sizeof b1, a),
+			               uop_shape_fmt(b2, sizeof b2, shape, n), i, (long long)a->shape[i],
+			               (long long)shape[i]), NULL;
+	}
+	return tensor_pad(c, a, b, x, n, e);
+}
+
+UOp *
+tensor_shrink_to(UCtx *c, UOp *a, const int64_t *shape, int n, Err *e)
+{
+	int64_t b[T_MAXDIM], x[T_MAXDIM];
+	int i;
+	char b1[160], b2[160];
+
+	if (!a)
+		return NULL;
+	if (n != a->ndim)
+		return err_set(e, "shrink_to: %d sizes for a tensor of rank %d (%s)", n, a->ndim, shp(b1, sizeof b1, a)),
+		       NULL;
+	for (i = 0; i < n; i++) {
+		b[i] = 0;
+		x[i] = shape[i] < 0 ? a->shape[i] : shape[i];
+		if (shape[i] < -1 || x[i] > a->shape[i])
+			return err_set(e, "shrink_to: %s to %s: axis %d of size %lld cannot shrink to %lld",
+			               shp(b1, sizeof b1, a), uop_shape_fmt(b2, sizeof b2, shape, n), i,
+			               (long long)a->shape[i], (long long)shape[i]), NULL;
+	}
+	return tensor_shrink(c, a, b, x, n, e);
+}
+
+/* ---- rearrange (einops' formula, as tinygrad reads it) ---- */
+
+enum { R_ATOMS = 2 * T_MAXDIM, R_NAME = 32 };
+
+/* One side of a formula: dims, each a run of atoms (a name alone, or a group's names). */
+typedef struct RSide {
+	int ndim, nat;
+	int start[R_ATOMS + 1];    /* dim d holds atoms start[d] .. start[d + 1] - 1 */
+	int group[R_ATOMS];        /* dim d was written in parentheses */
+	char at[R_ATOMS][R_NAME];  /* "..." for the ellipsis */
+} RSide;
+
+static int
+r_name_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!strcmp(s, "..."))
+		return 1;
+	if (n == 0 || s[0] == '_' || s[n - 1] == '_' || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
+			return 0;
+	return 1;
+}
+
+/* the tokens of s[0..len): names, "..." (or the one-character ellipsis), "(", ")", and "1" as "()" */
+static int
+r_parse(const char *s, size_t len, RSide *r, const char *formula, Err *e)
+{
+	size_t i = 0;
+	int open = -1;
+
+	memset(r, 0, sizeof *r);
+	while (i < len) {
+		char tok[R_NAME];
+		size_t n = 0;
+
+		if (s[i] == ' ' || s[i] == '\t') {
+			i++;
+			continue;
+		}
+		if (s[i] == '(' || s[i] == ')') {
+			if ((s[i] == '(') == (open >= 0))
+				return err_set(e, "rearrange \"%s\": bracket mismatch", formula);
+			if (s[i] == '(') {
+				if (r->ndim >= R_ATOMS)
+					return err_set(e, "rearrange \"%s\": more than %d axes", formula, R_ATOMS);
+				open = r->ndim;
+				r->group[r->ndim] = 1;
+				r->start[r->ndim] = r->nat;
+			} else {
+				r->ndim++;
+				open = -1;
+			}
+			i++;
+			continue;
+		}
+		if (!strncmp(s + i, "\xe2\x80\xa6", 3)) {
+			strcpy(tok, "...");
+			i += 3;
+		} else if (!strncmp(s + i, "...", 3)) {
+			strcpy(tok, "...");
+			i += 3;
+		} else {
+			while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '(' && s[i] != ')' && strncmp(s + i, "...", 3)
+			       && strncmp(s + i, "\xe2\x80\xa6", 3)) {
+				if (n + 1 == sizeof tok)
+					return err_set(e, "rearrange \"%s\": an axis name longer than %d characters", formula,
+					               (int)sizeof tok - 1);
+				tok[n++] = s[i++];
+			}
+			tok[n] = 0;
+		}
+		if (!strcmp(tok, "1")) {   /* an axis of size 1: an empty group */
+			if (open >= 0)
+				return err_set(e, "rearrange \"%s\": bracket mismatch", formula);
+			if (r->ndim >= R_ATOMS)
+				return err_set(e, "rearrange \"%s\": more than %d axes", formula, R_ATOMS);
+			r->group[r->ndim] = 1;
+			r->start[r->ndim++] = r->nat;
+			continue;
+		}
+		if (!r_name_ok(tok))
+			return err_set(e, "rearrange \"%s\": invalid axis name %s", formula, tok);
+		if (r->nat >= R_ATOMS || (open < 0 && r->ndim >= R_ATOMS))
+			return err_set(e, "rearrange \"%s\": more than %d axes", formula, R_ATOMS);
+		if (open < 0) {
+			r->group[r->ndim] = 0;
+			r->start[r->ndim++] = r->nat;
+		}
+		snprintf(r->at[r->nat++], R_NAME, "%s", tok);
+	}
+	if (open >= 0)
+		return err_set(e, "rearrange \"%s\": bracket mismatch", formula);
+	r->start[r->ndim] = r->nat;
+	return 0;
+}
+
+static int
+r_find(const RSide *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->nat; i++)
+		if (!strcmp(r->at[i], name))
+			return i;
+	return -1;
+}
+
+/* the ellipsis atom replaced by k atoms ...0 .. ...k-1, each a dim of its own unless in a group */
+static int
+r_expand(RSide *r, int k, const char *formula, Err *e)
+{
+	RSide o;
+	int d, a, j;
+
+	if (r_find(r, "...") < 0)
+		return 0;
+	memset(&o, 0, sizeof o);
+	for (d = 0; d < r->ndim; d++) {
+		int alone = !r->group[d] && r->start[d + 1] - r->start[d] == 1 && !strcmp(r->at[r->start[d]], "...");
+
+		if (!alone) {
+			if (o.ndim >= R_ATOMS)
+				return err_set(e, "rearrange \"%s\": more than %d axes", formula, R_ATOMS);
+			o.group[o.ndim] = r->group[d];
+			o.start[o.ndim++] = o.nat;
+		}
+		for (a = r->start[d]; a < r->start[d + 1]; a++) {
+			int ell = !strcmp(r->at[a], "...");
+
+			for (j = 0; j < (ell ? k : 1); j++) {
+				if (o.nat >= R_ATOMS || (alone && o.ndim >= R_ATOMS))
+					return err_set(e, "rearrange \"%s\": more than %d axes", formula, R_ATOMS);
+				if (alone)
+					o.start[o.ndim++] = o.nat;
+				if (ell)
+					snprintf(o.at[o.nat++], R_NAME, "...%d", j);
+				else
+					snprintf(o.at[o.nat++], R_NAME, "%s", r->at[a]);
+			}
+		}
+	}
+	o.start[o.ndim] = o.nat;
+	*r = o;
+	return 0;
+}
+
+/*
+** rearrange(a, formula, sizes) (einops' rearrange as tinygrad has it): the
+** left side names a's axes, splitting an axis into a group "(h w)"; the right
+** side orders the names and merges groups; "..." stands for the axes no name
+** takes; "1" or "()" is an axis of size 1. sizes[i] gives the size of names[i]
+** where a group has two unknowns. Built as a reshape into the named axes, a
+** permute into the right side's order, and a reshape merging its groups.
+*/
+UOp *
+tensor_rearrange(UCtx *c, UOp *a, const char *formula, const char *const *names, const int64_t *sizes, int nsizes,
+                 Err *e)
+{
+	const char *arrow;
+	RSide l, r;
+	int64_t at[R_ATOMS], s[T_MAXDIM], order[T_MAXDIM];
+	int i, d, k, ell = 0;
+	char b1[160];
+
+	if (!a)
+		return NULL;
+	if (!formula || !(arrow = strstr(formula, "->")) || strstr(arrow + 2, "->"))
+		return err_set(e, "rearrange \"%s\": need exactly one \"->\"", formula ? formula : ""), NULL;
+	if (r_parse(formula, (size_t)(arrow - formula), &l, formula, e) < 0 ||
+	    r_parse(arrow + 2, strlen(arrow + 2), &r, formula, e) < 0)
+		return NULL;
+	for (i = 0; i < nsizes; i++) {
+		if (r_find(&l, names[i]) < 0)
+			return err_set(e, "rearrange \"%s\": axis %s is not used in the transform", formula, names[i]), NULL;
+		if (sizes[i] < 0)
+			return err_set(e, "rearrange \"%s\": size %lld of %s is negative", formula, (long long)sizes[i],
+			               names[i]), NULL;
+	}
+	/* the same names on both sides, each once */
+	for (i = 0; i < l.nat; i++)
+		if (r_find(&l, l.at[i]) != i)
+			return err_set(e, "rearrange \"%s\": %s appears twice on the left", formula, l.at[i]), NULL;
+	for (i = 0; i < l.nat; i++) {
+		if (r_find(&r, l.at[i]) < 0)
+			return err_set(e, "rearrange \"%s\": %s is not on the right", formula, l.at[i]), NULL;
+	}
+	for (i = 0; i < r.nat; i++)
+		if (r_find(&l, r.at[i]) < 0 || r_find(&r, r.at[i]) != i)
+			return err_set(e, "rearrange \"%s\": %s %s", formula, r.at[i],
+			               r_find(&l, r.at[i]) < 0 ? "is not on the left" : "appears twice on the right"), NULL;
+	for (d = 0; d < l.ndim; d++)
+		for (k = l.start[d]; k < l.start[d + 1]; k++)
+			if (!strcmp(l.at[k], "...")) {
+				if (l.group[d])
+					return err_set(e, "rearrange \"%s\": an ellipsis in a group of the left side", formula), NULL;
+				ell = 1;
+			}
+	if (ell) {
+		int n = a->ndim - l.ndim + 1;
+
+		if (n < 0)
+			return err_set(e, "rearrange \"%s\": the left side names %d axes; %s has %d", formula, l.ndim - 1,
+			               shp(b1, sizeof b1, a), a->ndim), NULL;
+		if (r_expand(&l, n, formula, e) < 0 || r_expand(&r, n, formula, e) < 0)
+			return NULL;
+	}
+	if (l.ndim != a->ndim)
+		return err_set(e, "rearrange \"%s\": the left side has %d axes; %s has %d", formula, l.ndim,
+		               shp(b1, sizeof b1, a), a->ndim), NULL;
+	if (l.nat > T_MAXDIM)
+		return err_set(e, "rearrange \"%s\": %d named axes (at most %d)", formula, l.nat, T_MAXDIM), NULL;
+	/* each axis of the left side: its names' sizes, one unknown solved */
+	for (d = 0; d < l.ndim; d++) {
+		int64_t p = 1;
+		int unknown = -1;
+
+		for (k = l.start[d]; k < l.start[d + 1]; k++) {
+			at[k] = -1;
+			for (i = 0; i < nsizes; i++)
+				if (!strcmp(names[i], l.at[k]))
+					at[k] = sizes[i];
+			if (l.start[d + 1] - l.start[d] == 1 && at[k] < 0)
+				at[k] = a->shape[d];
+			if (at[k] < 0) {
+				if (unknown >= 0)
+					return err_set(e, "rearrange \"%s\": %s and %s split axis %d of size %lld; give one of their "
+					               "sizes", formula, l.at[unknown], l.at[k], d, (long long)a->shape[d]), NULL;
+				unknown = k;
+			} else
+				p *= at[k];
+		}
+		if (unknown >= 0) {
+			if (p == 0 || a->shape[d] % p)
+				return err_set(e, "rearrange \"%s\": axis %d of size %lld does not split by %lld", formula, d,
+				               (long long)a->shape[d], (long long)p), NULL;
+			at[unknown] = a->shape[d] / p;
+		} else if (p != a->shape[d])
+			return err_set(e, "rearrange \"%s\": axis %d has size %lld, not %lld", formula, d,
+			               (long long)a->shape[d], (long long)p), NULL;
+	}
+	a = tensor_reshape(c, a, at, l.nat, e);
+	for (i = 0; i < r.nat; i++)
+		order[i] = r_find(&l, r.at[i]);
+	a = tensor_permute(c, a, order, r.nat, e);
+	if (r.ndim > T_MAXDIM)
+		return err_set(e, "rearrange \"%s\": %d axes on the right (at most %d)", formula, r.ndim, T_MAXDIM), NULL;
+	for (d = 0; d < r.ndim; d++)
+		for (s[d] = 1, k = r.start[d]; k < r.start[d + 1]; k++)
+			s[d] *= at[order[k]];
+	return tensor_reshape(c, a, s, r.ndim, e);
+}

@@ -343,7 +343,45 @@ def gen_round():
   case("unsqueeze", [arr((2, 3))], "x0.unsqueeze(4)", "x0:unsqueeze(4)")
   case("flatten", [arr((2, 3))], "x0.flatten(0, 2)", "x0:flatten(0, 2)")
 
+def gen_select():
+  # sizes, rearrange, selection by a mask, folds
+  x = arr(rshape(2, 4, 2, 3))
+  s = [d + rnd.randint(0, 2) for d in x.shape]
+  keep = rnd.randrange(x.ndim)
+  case("pad_to", [x], "x0.pad_to(%s)" % (tuple(None if i == keep else v for i, v in enumerate(s)),),
+       "x0:pad_to(%s)" % L([False if i == keep else v for i, v in enumerate(s)]))
+  s = [rnd.randint(1, d) for d in x.shape]
+  case("shrink_to", [x], "x0.shrink_to(%s)" % (tuple(s),), "x0:shrink_to(%s)" % L(s))
+  case("pad_to", [x], "x0.pad_to(%s)" % (tuple(d - 1 for d in x.shape),), "x0:pad_to(%s)" % L([d - 1 for d in x.shape]))
+  y = arr((2, 6, 4))
+  for f, kw in (("b (h w) c -> b h w c", {"h": 2}), ("b (h w) c -> (b h) (c w)", {"w": 3}), ("b n c -> c b n", {}),
+                ("... c -> c ...", {}), ("b ... -> b (...)", {}), ("b n c -> b 1 n c ()", {}), ("b n c -> (b n c)", {}),
+                ("b (h w) c -> b h w c", {}), ("b n c -> b n", {}), ("b n n -> b n", {}), ("b (h w) c -> b h w c", {"h": 4})):
+    lua_kw = ", {%s}" % ", ".join("%s = %d" % (k, v) for k, v in kw.items()) if kw else ""
+    case("rearrange", [y], "x0.rearrange(%r%s)" % (f, "".join(", %s=%d" % (k, v) for k, v in kw.items())),
+         "x0:rearrange(%r%s)" % (f, lua_kw))
+  for dt in ("float32", "int32"):
+    x = arr(rshape(1, 4, 1, 3), dt, -3, 3)
+    m = arr(x.shape, "bool")
+    case("masked_select", [x, m], "x0.masked_select(x1)")
+    sz = rnd.randint(0, x.size + 2)
+    case("masked_select", [x, m], "x0.masked_select(x1, size=%d, fill_value=-1)" % sz,
+         "x0:masked_select(x1, {size = %d, fill_value = -1})" % sz)
+    z = arr(x.shape, dt, -1, 1)
+    case("nonzero", [z], "x0.nonzero()")
+    case("nonzero", [z], "x0.nonzero(size=%d, fill_value=-1)" % sz, "x0:nonzero({size = %d, fill_value = -1})" % sz)
+  case("masked_select", [arr((2, 3)), arr((3,), "bool")], "x0.masked_select(x1)")
+  case("masked_select", [arr((2, 3)), arr((2, 3), "int32", 0, 1)], "x0.masked_select(x1)")   # error both
+  s = rshape()
+  case("usum", [arr(s), arr(s), arr(s)], "x0.usum(x1, x2)")
+  case("uprod", [arr(s), arr(s)], "x0.uprod(x1)")
+  case("usum", [arr(s, "bool"), arr(s, "bool")], "x0.usum(x1)")
+  case("uprod", [arr(s, "bool"), arr(s, "bool")], "x0.uprod(x1)")
+  case("const_like", [arr(s, "int32", -3, 3)], "x0.const_like(5)", "x0:const_like(5)")
+  case("clone", [arr(s)], "x0.clone()")
+
 for _ in range(rounds): gen_round()
+for _ in range(rounds): gen_select()
 
 # ---- run tinygrad ----
 

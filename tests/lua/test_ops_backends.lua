@@ -89,6 +89,12 @@ for _, m in ipairs({ "size", "element_size", "nbytes", "is_floating_point", "zer
                      "one_hot", "unfold" }) do
   CLASS[m] = "other"   -- sizes, constants, movement and selection by position
 end
+-- sizes, selection by a mask, constants and random numbers of a tensor's shape, a Lua fold: no op of their own
+for _, m in ipairs({ "pad_to", "shrink_to", "rearrange", "masked_select", "nonzero", "clone", "const_like",
+                     "rand_like", "randn_like", "sequential" }) do
+  CLASS[m] = "other"
+end
+for _, m in ipairs({ "usum", "uprod" }) do CLASS[m] = "composition" end
 for _, m in ipairs({ "reshape", "expand", "permute", "transpose", "flip", "pad", "shrink", "index",
                      "gather", "scatter_add", "contiguous", "detach", "named", "copy", "replicated", "shards",
                      "realize", "tolist", "item", "range", "graph" }) do

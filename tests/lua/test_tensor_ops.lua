@@ -589,4 +589,49 @@ check("hostile arguments: 1500 random calls of every method and constructor rais
   end
 end)
 
+check("rearrange, pad_to, shrink_to, masked_select, nonzero, usum, uprod, the likes and sequential", function()
+  local x = tensor.arange(24):reshape{2, 6, 2}
+  -- b (h w) c -> (c w) b h against the definition, element by element
+  local r = x:rearrange("b (h w) c -> (c w) b h", {h = 3})
+  eq(table.concat(r.shape, ","), "4,2,3")
+  local v, got = x:tolist(), r:tolist()
+  for b = 0, 1 do for h = 0, 2 do for w = 0, 1 do for c = 0, 1 do
+    eq(got[c * 2 + w + 1][b + 1][h + 1], v[b + 1][h * 2 + w + 1][c + 1], "rearranged element")
+  end end end end
+  eq(table.concat(x:rearrange("... c -> c ...").shape, ","), "2,2,6")
+  eq(table.concat(x:rearrange("b n c -> 1 b (n c) ()").shape, ","), "1,2,12,1")
+  raises(function() x:rearrange("b (h w) c -> b h w c") end,
+         "rearrange \"b (h w) c -> b h w c\": h and w split axis 1 of size 6; give one of their sizes")
+  raises(function() x:rearrange("b n c -> b n") end, "c is not on the right")
+  raises(function() x:rearrange("b n c -> b n c", {q = 2}) end, "axis q is not used in the transform")
+  -- pad_to and shrink_to: false or -1 keeps an axis
+  eq(table.concat(x:pad_to({3, false, 4}).shape, ","), "3,6,4")
+  eq(x:pad_to({3, -1, 4}):tolist()[3][1][1], 0)
+  eq(x:shrink_to({1, 2, false}):tolist()[1][2][2], 3)
+  raises(function() x:shrink_to({3, 1, 1}) end, "shrink_to: (2, 6, 2) to (3, 1, 1): axis 0 of size 2 cannot shrink to 3")
+  -- tinygrad's docstring examples
+  local t = tensor.from({{0, 1, 2}, {3, 4, 5}, {6, 7, 8}}, "int32")
+  local m = tensor.from({{true, false, true}, {false, true, false}, {false, false, true}})
+  eq(table.concat(t:masked_select(m):tolist(), ","), "0,2,4,8")
+  eq(table.concat(t:masked_select(m, {size = 6, fill_value = -1}):tolist(), ","), "0,2,4,8,-1,-1")
+  eq(table.concat(t:masked_select(m, {size = 2}):tolist(), ","), "0,2")
+  local nz = tensor.from({{1, 0}, {0, 2}}, "int32"):nonzero({size = 3, fill_value = -1}):tolist()
+  eq(nz[1][1] .. nz[1][2] .. nz[2][1] .. nz[2][2] .. nz[3][1], "0011-1")
+  eq(tensor.from({1, 0, 2, 0, 3}):nonzero().dtype, "int32")
+  raises(function() t:masked_select(t) end, "masked_select: the mask is int32; it must be bool")
+  raises(function() t:masked_select(tensor.param("p", {3, 3}, "bool")) end, "give size")
+  -- folds and likes
+  eq(table.concat(tensor.from({1, 2}):usum(10, tensor.from({100, 200})):tolist(), ","), "111,212")
+  local u = tensor.from({true, false}):uprod(tensor.from({true, true})):tolist()
+  eq(tostring(u[1]) .. "," .. tostring(u[2]), "true,false")
+  eq(x:const_like(7).dtype, "int32")
+  eq(x:clone():tolist()[2][6][2], 23)
+  eq(table.concat(x:float():randn_like({seed = 3}).shape, ","), "2,6,2")
+  raises(function() x:rand_like() end, "rand_like: the tensor is int32; random values need a float dtype")
+  eq(tensor.from({1, 2}):sequential({function(a) return a * 2 end, function(a) return a + 1 end}):tolist()[2], 5)
+  -- an unsigned tensor is never below a negative bound (tinygrad compares the numbers)
+  eq(table.concat(tensor.from({0, 1, 5}, "uint8"):clamp(-2, 3):tolist(), ","), "0,1,3")
+  eq(table.concat(tensor.from({0, 1, 5}, "uint8"):hardtanh():tolist(), ","), "0,1,1")
+end)
+
 finish()
