@@ -286,6 +286,13 @@ check("export writes the program, the data and a Makefile; it builds where nvcc 
   end
   local src = assert(io.open(dir .. "/nested/prog/dist.cu")):read("a")
   assert(src:find("ncclReduceScatter(R->staging, R->t[3], 128, ncclFloat32, ncclSum, R->comm, st)", 1, true))
+  -- a process a GPU: the launcher, the torchrun variables and ncclCommInitRank beside the threads' mode
+  local main = assert(io.open(dir .. "/nested/prog/main.cu")):read("a")
+  for _, s in ipairs{"ncclCommInitRank(&comm, world, id, rank)", "ncclCommInitAll(comms, TESSEL_NDEV, devs)",
+                     "static int\nlaunch(int n)", "getenv(\"TESSEL_NCCL_ID\")", "env_int(\"LOCAL_RANK\""} do
+    assert(main:find(s, 1, true), s .. " missing from main.cu")
+  end
+  assert(assert(io.open(dir .. "/nested/prog/Makefile")):read("a"):find("check-procs: dist\n\t./dist launch 2 check", 1, true))
   -- the overlapped programs: parts on the copy engines with a sum kernel, and loads from the peers
   local ok, msg = gemm_rs_parts(2, 32, 16, 16, 2, "copy"):export(dir .. "/copy")
   assert(ok, msg)
