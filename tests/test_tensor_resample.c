@@ -337,6 +337,10 @@ test_conv_transpose(void **state)
 		UOp *x = from(v, xs, 4, DT_FLOAT32), *w = from(ones, ws, 4, DT_FLOAT32);
 
 		CHECK(tensor_conv_transpose2d(C, x, w, NULL, 1, one, one, zero, zero, zero, &e), e, DT_FLOAT32, w16, 16, 0);
+		/* a 1-wide kernel ignores its dilation, larger than the axis or not (as tinygrad's _pool) */
+		CHECK(tensor_conv_transpose2d(C, x, tensor_full(C, DT_FLOAT32, 2, (int64_t[]){ 1, 1, 1, 1 }, 4, &e), NULL, 1, one,
+		                              (int64_t[]){ 5, 5 }, zero, zero, zero, &e), e, DT_FLOAT32,
+		      ((double[]){ 0, 2, 4, 6, 8, 10, 12, 14, 16 }), 9, 0);
 		REFUSED(tensor_conv_transpose2d(C, x, tensor_full(C, DT_FLOAT32, 1, w2, 4, &e), NULL, 1, one, one, zero, zero,
 		                                zero, &e), e, "conv_transpose2d", "the input needs the weight's 2 channels");
 		REFUSED(tensor_conv_transpose2d(C, x, tensor_full(C, DT_FLOAT32, 1, w1, 3, &e), NULL, 1, one, one, zero, zero,
