@@ -309,6 +309,8 @@ tensor_max_pool_indices(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, con
 	if (ceil_mode)
 		ceil_after(a, k, s, d, before, pa, nk);
 	p = windows(c, a, k, s, d, before, pa, nk, extreme(c, (DType)a->dtype, 0), e);
+	if (!p)   /* the input's message (its axes), not the index windows' */
+		return named_err(NULL, e, "max_pool2d");
 	mx = tensor_reduce(c, OP_MAX, p, axes, nk, 1, e);
 	idx = tensor_arange_int(c, sp, 0, -1, DT_INT32, e);
 	idx = tensor_reshape(c, idx, a->shape + a->ndim - nk, nk, e);
