@@ -257,7 +257,7 @@ static const HelpReg meths[] = {
 	  "x:max_unpool2d(indices [, kernel_size = 2 | {kh, kw, ...}] [, {stride = kernel_size, dilation = 1, padding = 0,\n"
 	  "output_size}]): x and indices (batch, c, *spatial) as x:max_pool2d(k, {return_indices = true}) gives them;\n"
 	  "each value goes to its flat position in zeros of output_size (its last #spatial values; default the pool's\n"
-	  "inverse size (i - 1) stride - padding + dilation (k - 1) + 1); values at one position add up" },
+	  "inverse size (i - 1) stride - (padding before + after) + dilation (k - 1) + 1); values at one position add up" },
 	{ "scatter_reduce", l_scatter_reduce, "reduce src into x at indices along an axis (tinygrad's scatter_reduce)\n"
 	  "x:scatter_reduce(dim, index, src, reduce [, {include_self = true}]): reduce \"sum\", \"prod\", \"mean\", \"amax\"\n"
 	  "or \"amin\" of x[..., index[..., i, ...], ...] and the src[..., i, ...] that land there (one-hot masks);\n"
