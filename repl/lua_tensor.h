@@ -40,5 +40,6 @@ DType lt_get_dtype(lua_State *L, int i, DType def, const char *what);  /* a dtyp
 /* lua_tensor_ops.c: tinygrad's methods of tensor_math.c, tensor_shape.c and
 ** tensor_nn.c, registered into the tensor table (at the stack top) and its methods */
 void tessel_open_tensor_ops(lua_State *L);
+void tessel_open_tensor_resample(lua_State *L);   /* lua_tensor_resample.c: those of tensor_resample.c */
 
 #endif

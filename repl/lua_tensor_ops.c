@@ -1346,8 +1346,6 @@ pool(lua_State *L, int max)
 	} else
 		return luaL_error(L, "%s: kernel_size must be an integer or a table of integers, got %s", what,
 		                  luaL_typename(L, 2));
-	if (max && fbool(L, o, "return_indices", 0))
-		return luaL_error(L, "%s: return_indices is not supported (t:argmax over the windows gives them)", what);
 	for (k = 0; k < nk; k++)
 		one[k] = 1;
 	nk_field(L, o, "stride", nk, ks, st, what);
@@ -1356,6 +1354,15 @@ pool(lua_State *L, int max)
 	x = lt_current(L);
 	ci = lua_gettop(L);
 	a = lt_in_ctx(L, 1, x->c);
+	if (max && fbool(L, o, "return_indices", 0)) {
+		/* the values and their flat indices (interp/tensor/tensor_resample.c) */
+		UOp *v;
+
+		r = tensor_max_pool_indices(x->c, a, ks, st, dl, pb, pa, nk, fbool(L, o, "ceil_mode", 0), &v, &e);
+		lt_push(L, r ? v : NULL, ci, &e);
+		lt_push(L, r, ci, &e);
+		return 2;
+	}
 	r = max ? tensor_max_pool(x->c, a, ks, st, dl, pb, pa, nk, fbool(L, o, "ceil_mode", 0), &e)
 	        : tensor_avg_pool(x->c, a, ks, st, dl, pb, pa, nk, fbool(L, o, "ceil_mode", 0),
 	                          fbool(L, o, "count_include_pad", 1), &e);
@@ -1835,7 +1842,9 @@ static const HelpReg meths[] = {
 	  "n_windows = (n - size) // step + 1; views of t (tinygrad's _pool)" },
 	{ "max_pool2d", l_max_pool2d, "maximum of each window (tinygrad's)\n"
 	  "x:max_pool2d([kernel_size = 2 | {kh, kw, ...}] [, {stride = kernel_size, dilation = 1, padding = 0,\n"
-	  "ceil_mode = false}]): padding is the dtype's lowest value; return_indices is refused" },
+	  "ceil_mode = false, return_indices = false}]): padding is the dtype's lowest value; return_indices gives\n"
+	  "the values and the int32 flat index of each window's first maximum in the last #kernel_size axes\n"
+	  "(tinygrad's; x:max_unpool2d takes them)" },
 	/* losses */
 	{ "cross_entropy", l_cross_entropy, "cross entropy of logits\nx:cross_entropy(y [, {reduction = \"mean\", label_smoothing = 0}]):\n"
 	  "y class indices (x's shape without axis 1, or 0 for 1-D x) or probabilities (x's shape)" },

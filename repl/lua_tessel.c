@@ -128,6 +128,7 @@ open_tensor(lua_State *L)
 {
 	luaopen_tessel_tensor(L);
 	tessel_open_tensor_ops(L);
+	tessel_open_tensor_resample(L);
 	return 1;
 }
 

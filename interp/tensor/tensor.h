@@ -114,6 +114,43 @@ UOp *tensor_avg_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, c
 UOp *tensor_max_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, const int64_t *dilation,
                      const int64_t *before, const int64_t *after, int nk, int ceil_mode, Err *e);
 
+/* tensor_resample.c */
+/*
+** tinygrad's interpolate, conv_transpose2d, max_pool2d(..., return_indices),
+** max_unpool2d and scatter_reduce, composed as tinygrad's Tensor methods are
+** (tensor_resample.c writes each graph). The names in messages are tinygrad's.
+*/
+/* the last n axes resized to size[n], the last first: gathers along each axis at
+** indices from arange arithmetic; mode "linear" (lerp of the two neighbours, in float32;
+** align_corners: corner to corner, else half-pixel centers), "nearest" (int(in/out i)),
+** "nearest-exact" (int(in/out (i + 0.5))); the result cast back to a's dtype */
+UOp *tensor_interpolate(UCtx *c, UOp *a, const int64_t *size, int n, const char *mode, int align_corners,
+                        Err *e);
+/* x (batch, cin, *spatial), w (cin, cout/groups, *kernel), any number of spatial axes:
+** x spread by stride (s - 1 zeros between elements):conv2d(w:unflatten(0, {groups, -1})
+** :transpose(1, 2):flip(kernel axes):flatten(0, 1), bias, groups, 1, dilation, padding
+** (k-1) d - before, (k-1) d - after + output_padding); bias (groups cout/groups) or NULL */
+UOp *tensor_conv_transpose2d(UCtx *c, UOp *x, UOp *w, UOp *bias, int64_t groups, const int64_t *stride,
+                             const int64_t *dilation, const int64_t *before, const int64_t *after,
+                             const int64_t *output_padding, Err *e);
+/* max_pool2d's indices (return_indices): the flat position in the last nk axes of each
+** window's first maximum, int32: S - (p == p:max):mul(windows of arange(S, 0, -1)):max,
+** S their size; *values (may be NULL) the maxima, tensor_max_pool's values */
+UOp *tensor_max_pool_indices(UCtx *c, UOp *a, const int64_t *k, const int64_t *stride, const int64_t *dilation,
+                             const int64_t *before, const int64_t *after, int nk, int ceil_mode, UOp **values,
+                             Err *e);
+/* max_unpool2d: a and indices (batch, c, *spatial) put into zeros of output_size (the last
+** a->ndim - 2 of os[nos], or with os NULL the pool's inverse size (i-1) s - before - after
+** + d (k-1) + 1): (indices == arange(P)):where(a, 0):sum, values at one position added */
+UOp *tensor_max_unpool(UCtx *c, UOp *a, UOp *indices, const int64_t *k, const int64_t *stride,
+                       const int64_t *dilation, const int64_t *before, const int64_t *after, const int64_t *os,
+                       int nos, Err *e);
+/* scatter_reduce(dim, index, src, reduce, include_self): src's elements reduced into a at
+** index along dim by "sum", "prod", "mean", "amax" or "amin" over one-hot masks; without
+** include_self a's own value counts only where nothing lands; mean is float */
+UOp *tensor_scatter_reduce(UCtx *c, UOp *a, int64_t dim, UOp *index, UOp *src, const char *reduce,
+                           int include_self, Err *e);
+
 /* tensor_math.c */
 /*
 ** tinygrad's elementwise Tensor methods and activations (mixin/elementwise.py),

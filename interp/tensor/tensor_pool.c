@@ -27,9 +27,9 @@ ceildiv(int64_t a, int64_t b)
 }
 
 UOp *
-tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64_t *d, int nk, Err *e)
+tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64_t *dil, int nk, Err *e)
 {
-	int64_t o[T_MAXDIM], f[T_MAXDIM], sh[T_MAXDIM], be[T_MAXDIM], en[T_MAXDIM], perm[T_MAXDIM];
+	int64_t o[T_MAXDIM], f[T_MAXDIM], sh[T_MAXDIM], be[T_MAXDIM], en[T_MAXDIM], perm[T_MAXDIM], d[T_MAXDIM];
 	int n0, i, n;
 	UOp *x;
 
@@ -42,9 +42,11 @@ tensor_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64_t *
 	for (i = 0; i < nk; i++) {
 		int64_t in = a->shape[n0 + i];
 
-		if (k[i] < 1 || s[i] < 1 || d[i] < 1)
+		if (k[i] < 1 || s[i] < 1 || dil[i] < 1)
 			return err_set(e, "pool: axis %d: kernel %lld, stride %lld, dilation %lld: each must be at least 1",
-			               n0 + i, (long long)k[i], (long long)s[i], (long long)d[i]), NULL;
+			               n0 + i, (long long)k[i], (long long)s[i], (long long)dil[i]), NULL;
+		/* a window of one element is the same for every dilation (tinygrad allows any then) */
+		d[i] = k[i] == 1 ? 1 : dil[i];
 		if (k[i] > in || d[i] > in || s[i] > ((int64_t)1 << 40) || (double)in * in * 4 > 0x1p60
 		|| d[i] * (k[i] - 1) + 1 > in)
 			return err_set(e, "pool: axis %d: a window of %lld (kernel %lld, dilation %lld) is larger than the "

@@ -380,6 +380,126 @@ def gen_select():
   case("const_like", [arr(s, "int32", -3, 3)], "x0.const_like(5)", "x0:const_like(5)")
   case("clone", [arr(s)], "x0.clone()")
 
+rnd_resample = random.Random(seed + 1000003)   # a stream of its own: gen_round's cases stay those of a seed
+
+def gen_resample():
+  # tensor_resample.c: interpolate, conv_transpose2d, max_pool2d's indices, max_unpool2d, scatter_reduce
+  global rnd
+  main, rnd = rnd, rnd_resample
+  try: gen_resample_cases()
+  finally: rnd = main
+
+def gen_resample_cases():
+  def tup(v): return L(v) if isinstance(v, tuple) else str(v)
+  def pyv(v): return list(v) if isinstance(v, tuple) else v
+  for mode in ("linear", "nearest", "nearest-exact"):
+    for ac in ((False, True) if mode == "linear" else (False,)):
+      for nd in (1, 2, 3):
+        nb = rnd.randint(0, 2)
+        shape = tuple(rnd.randint(1, 2) for _ in range(nb)) + tuple(rnd.randint(1, 5) for _ in range(nd))
+        size = tuple(rnd.randint(1, 7) for _ in range(nd))   # up and down, 1 too (align_corners: NaN in both)
+        dt = rnd.choice(["float32", "float32", "int32"])
+        known = None
+        if dt == "int32" and mode == "linear":
+          known = ("integers, linear: tinygrad reassociates the lerp's products and the CPU compiler fuses a multiply-add, "
+                   "values that are integers exactly come out a rounding apart, and the cast to int32 truncates them to neighbouring integers")
+          if ac and 1 in size: known = "align_corners with a size of 1 is NaN (0/0, in both); its cast to int32 is undefined in tinygrad's C, 0 in tessel"
+        case("interpolate", [arr(shape, dt, -9, 9)], "x0.interpolate(%s, mode=%r, align_corners=%s)" % (size, mode, ac),
+             "x0:interpolate(%s, {mode = %r, align_corners = %s})" % (L(size), mode, L(ac)), known=known)
+  x = arr((2, 3, 4))
+  case("interpolate", [x], "x0.interpolate((5, 2))", "x0:interpolate({5, 2})")
+  case("interpolate", [arr((2, 3, 4), "float16")], "x0.interpolate((3, 7))", "x0:interpolate({3, 7})")
+  case("interpolate", [arr((1, 3, 4), "uint8", 0, 255)], "x0.interpolate((5, 7))", "x0:interpolate({5, 7})",
+       known="uint8: tinygrad's lerp takes a 7-bit fixed-point path for uint8 (tessel's lerp computes in float32, as for every integer)")
+  case("interpolate", [x], "x0.interpolate((3,), mode='bilinear')", "x0:interpolate({3}, {mode = 'bilinear'})")   # error both
+  case("interpolate", [x], "x0.interpolate((3,), mode='nearest', align_corners=True)",
+       "x0:interpolate({3}, {mode = 'nearest', align_corners = true})")   # error both
+  case("interpolate", [x], "x0.interpolate((3, 3, 3, 3))", "x0:interpolate({3, 3, 3, 3})")   # error both
+  # conv_transpose2d: 1-, 2- and 3-D, groups, stride, dilation, padding in each form, output_padding
+  for nk in (1, 2, 2, 3):
+    g = rnd.choice([1, 1, 2])
+    cin, rc = rnd.randint(1, 3), rnd.randint(1, 3)
+    ks = tuple(rnd.randint(1, 3) for _ in range(nk))
+    sp = tuple(rnd.randint(1, 4) for _ in range(nk))
+    st = rnd.choice([1, 2, tuple(rnd.randint(1, 3) for _ in range(nk))])
+    dl = rnd.choice([1, 1, 2, tuple(rnd.randint(1, 2) for _ in range(nk))])
+    sts = st if isinstance(st, tuple) else (st,) * nk
+    dls = dl if isinstance(dl, tuple) else (dl,) * nk
+    lim = min((k - 1) * d for k, d in zip(ks, dls))
+    pd = rnd.choice([0, min(1, lim), tuple(rnd.randint(0, (k - 1) * d) for k, d in zip(ks, dls)),
+                     tuple(rnd.randint(0, (k - 1) * d) for k, d in reversed(list(zip(ks, dls))) for _ in range(2))])
+    op = rnd.choice([0, tuple(rnd.randint(0, max(s, d) - 1) for s, d in zip(sts, dls))])
+    dt = rnd.choice(["float32", "float32", "int32"])
+    x, w = arr((rnd.randint(1, 2), g * cin) + sp, dt, -4, 4), arr((g * cin, rc) + ks, dt, -4, 4)
+    case("conv_transpose2d", [x, w], "x0.conv_transpose2d(x1, groups=%d, stride=%s, dilation=%s, padding=%s, output_padding=%s)"
+         % (g, pyv(st), pyv(dl), pyv(pd), pyv(op)),
+         "x0:conv_transpose2d(x1, {groups = %d, stride = %s, dilation = %s, padding = %s, output_padding = %s})"
+         % (g, tup(st), tup(dl), tup(pd), tup(op)))
+    case("conv_transpose2d", [x, w, arr((g * rc,), dt, -4, 4)], "x0.conv_transpose2d(x1, x2, groups=%d, stride=%s)" % (g, pyv(st)),
+         "x0:conv_transpose2d(x1, x2, {groups = %d, stride = %s})" % (g, tup(st)))
+  case("conv_transpose2d", [arr((1, 1, 3, 3)), arr((1, 1, 2, 2))], "x0.conv_transpose2d(x1)", "x0:conv_transpose2d(x1)")
+  case("conv_transpose2d", [arr((1, 2, 3, 3)), arr((1, 1, 2, 2))], "x0.conv_transpose2d(x1)", "x0:conv_transpose2d(x1)")   # error both
+  # max_pool2d(return_indices = True) and max_unpool2d (with and without output_size)
+  for nk in (1, 2, 2, 3):
+    ks = tuple(rnd.randint(1, 3) for _ in range(nk))
+    sp = tuple(rnd.randint(k + 1, k + 4) for k in ks)
+    dt = rnd.choice(["float32", "int32"])
+    x = arr((rnd.randint(1, 2), rnd.randint(1, 2)) + sp, dt, -3, 3, ties=True)
+    st = rnd.choice([None, 1, 2, tuple(rnd.randint(1, 3) for _ in range(nk))])
+    pd = rnd.choice([0, 0, tuple(min(1, k // 2) for k in ks), tuple(min(1, k // 2) for k in reversed(ks) for _ in range(2))])
+    cm = rnd.random() < 0.3
+    stp, stl = ("" if st is None else ", stride=%s" % (pyv(st),)), ("" if st is None else "stride = %s, " % tup(st))
+    case("max_pool2d", [x], "x0.max_pool2d(%s%s, padding=%s, ceil_mode=%s, return_indices=True)" % (ks, stp, pyv(pd), cm),
+         "x0:max_pool2d(%s, {%spadding = %s, ceil_mode = %s, return_indices = true})" % (L(ks), stl, tup(pd), L(cm)))
+    pool_py = "x0.max_pool2d(%s%s, padding=%s, return_indices=True)" % (ks, stp, pyv(pd))
+    pool_lua = "x0:max_pool2d(%s, {%spadding = %s, return_indices = true})" % (L(ks), stl, tup(pd))
+    for osz in (None, x.shape, x.shape[2:]):
+      ospy, oslua = ("" if osz is None else ", output_size=%s" % (osz,)), ("" if osz is None else "output_size = %s, " % L(tuple(osz)))
+      case("max_unpool2d", [x], "(lambda o, i: o.max_unpool2d(i, %s%s, padding=%s%s))(*%s)" % (ks, stp, pyv(pd), ospy, pool_py),
+           "(function(o, i) return o:max_unpool2d(i, %s, {%s%spadding = %s}) end)(%s)" % (L(ks), stl, oslua, tup(pd), pool_lua))
+  for nk in (1, 2):
+    sp = tuple(rnd.randint(1, 3) for _ in range(nk))
+    xs = (rnd.randint(1, 2), 2) + sp
+    P = 1
+    for s_ in sp: P *= 2 * s_
+    case("max_unpool2d", [arr(xs), arr(xs, "int32", -1, P)], "x0.max_unpool2d(x1, %s)" % ((2,) * nk,),
+         "x0:max_unpool2d(x1, %s)" % L((2,) * nk))
+  case("max_unpool2d", [arr((1, 1, 2, 2)), arr((1, 1, 2, 2))], "x0.max_unpool2d(x1)", "x0:max_unpool2d(x1)")   # error both
+  case("max_pool2d", [arr((1, 1, 4, 4))], "x0.max_pool2d(return_indices=True)", "x0:max_pool2d(nil, {return_indices = true})")
+  # scatter_reduce: each mode, include_self True and False, float32 and int32
+  for red in ("sum", "prod", "mean", "amax", "amin"):
+    for inc in (True, False):
+      for dt in ("float32", "int32"):
+        nd = rnd.randint(1, 3)
+        sh = tuple(rnd.randint(1, 4) for _ in range(nd))
+        d = rnd.randrange(-nd, nd)
+        ish = tuple(rnd.randint(1, 5) if k == d % nd else rnd.randint(1, s_) for k, s_ in enumerate(sh))
+        ssh = tuple(s_ + rnd.randint(0, 1) for s_ in ish)
+        lo, hi = (-2, 2) if red == "prod" else (-9, 9)
+        n = sh[d % nd]
+        case("scatter_reduce", [arr(sh, dt, lo, hi), arr(ish, "int32", 0 if rnd.random() < 0.7 else -1, n - 1 if rnd.random() < 0.7 else n),
+                                arr(ssh, dt, lo, hi)],
+             "x0.scatter_reduce(%d, x1, x2, %r, include_self=%s)" % (d, red, inc),
+             "x0:scatter_reduce(%d, x1, x2, %r, {include_self = %s})" % (d, red, L(inc)))
+  for red in ("amax", "amin", "sum", "mean"):
+    for inc in (True, False):
+      # an empty index (built in place: a (0, 3) literal loses its shape)
+      case("scatter_reduce", [arr((2, 3), "int32", -9, 9)],
+           "x0.scatter_reduce(0, Tensor.zeros(0, 3, dtype=dtypes.int32), Tensor.zeros(0, 3, dtype=dtypes.int32), %r, include_self=%s)"
+           % (red, inc),
+           "x0:scatter_reduce(0, tensor.zeros({0, 3}, 'int32'), tensor.zeros({0, 3}, 'int32'), %r, {include_self = %s})" % (red, L(inc)))
+  case("scatter_reduce", [arr((3, 4), "float16"), arr((2, 4), "int32", 0, 2), arr((2, 4), "float16")],
+       "x0.scatter_reduce(0, x1, x2, 'mean')", "x0:scatter_reduce(0, x1, x2, 'mean')")
+  case("scatter_reduce", [arr((3, 4), "int8", -9, 9), arr((2, 4), "int32", 0, 2), arr((2, 4), "int8", -9, 9)],
+       "x0.scatter_reduce(0, x1, x2, 'sum')", "x0:scatter_reduce(0, x1, x2, 'sum')")
+  case("scatter_reduce", [arr((3, 4)), arr((2, 4), "int32", 0, 2), arr((2, 4), "int32")],
+       "x0.scatter_reduce(0, x1, x2, 'sum')", "x0:scatter_reduce(0, x1, x2, 'sum')")   # error both: dtypes
+  case("scatter_reduce", [arr((3, 4)), arr((2, 4), "int32", 0, 2), arr((2, 4))],
+       "x0.scatter_reduce(0, x1, x2, 'max')", "x0:scatter_reduce(0, x1, x2, 'max')")   # error both: mode
+  case("scatter_reduce", [arr((3, 4)), arr((2, 5), "int32", 0, 2), arr((2, 5))],
+       "x0.scatter_reduce(0, x1, x2, 'sum')", "x0:scatter_reduce(0, x1, x2, 'sum')")   # error both: index too wide
+
+for _ in range(rounds): gen_resample()
 for _ in range(rounds): gen_round()
 for _ in range(rounds): gen_select()
 

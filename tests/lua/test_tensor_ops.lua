@@ -548,7 +548,9 @@ check("conv2d and the pools: values by their definitions, tinygrad's arguments, 
   eq(row(x:avg_pool2d({3}, {stride = 1}):tolist()[1][1][1]), "0 1 0.333333", "avg_pool 1-D: (-1, 0, 1, 2, -2) in windows of 3")
   raises(function() x:conv2d(w, {padding = {1, 2, 3}}) end, "conv2d: padding must be an integer, 2 integers",
          "or 4 (torch's order")
-  raises(function() x:max_pool2d(2, {return_indices = true}) end, "return_indices is not supported")
+  local mv, mi = x:max_pool2d(2, {return_indices = true})   -- tests/lua/test_tensor_resample.lua checks the indices
+  eq(row(mv:tolist()[1][1][1]), "2 2", "max_pool2d's values with return_indices")
+  eq(mi.dtype, "int32", "max_pool2d's indices")
   raises(function() x:avg_pool2d(2, {strides = 1}) end, "avg_pool2d")
   raises(function() x:max_pool2d({9, 1}) end, "is larger than the axis")
   -- unfold: windows along one axis, the window axis last
