@@ -901,7 +901,7 @@ l_tolist(lua_State *L)
 	realize(L, 1, 2, &b);
 	if (b.numel > 50000000) {
 		tbuf_free(&b);
-		return luaL_error(L, "tolist: %lld elements are too many for a Lua table", (long long)b.numel);
+		return luaL_error(L, "tolist: %I elements are too many for a Lua table", (lua_Integer)b.numel);
 	}
 	lua_settop(L, 2);
 	tolist(L, &b, 0, &at);
@@ -918,7 +918,7 @@ l_item(lua_State *L)
 	realize(L, 1, 2, &b);
 	if (b.numel != 1) {
 		tbuf_free(&b);
-		return luaL_error(L, "item: the tensor has %lld elements", (long long)b.numel);
+		return luaL_error(L, "item: the tensor has %I elements", (lua_Integer)b.numel);
 	}
 	push_value(L, &b, 0);
 	tbuf_free(&b);

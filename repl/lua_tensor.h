@@ -41,5 +41,6 @@ DType lt_get_dtype(lua_State *L, int i, DType def, const char *what);  /* a dtyp
 ** tensor_nn.c, registered into the tensor table (at the stack top) and its methods */
 void tessel_open_tensor_ops(lua_State *L);
 void tessel_open_tensor_resample(lua_State *L);   /* lua_tensor_resample.c: those of tensor_resample.c */
+void tessel_open_tensor_linalg(lua_State *L);   /* lua_tensor_linalg.c: qr, svd, newton_schulz */
 
 #endif

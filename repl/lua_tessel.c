@@ -129,6 +129,7 @@ open_tensor(lua_State *L)
 	luaopen_tessel_tensor(L);
 	tessel_open_tensor_ops(L);
 	tessel_open_tensor_resample(L);
+	tessel_open_tensor_linalg(L);
 	return 1;
 }
 

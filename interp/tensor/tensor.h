@@ -317,6 +317,21 @@ UOp *tensor_nonzero(UCtx *c, UOp *a, int64_t size, UOp *fill, Err *e);
 /* a + xs[0] + ... (| for bool); prod: * (& for bool) */
 UOp *tensor_usum(UCtx *c, UOp *a, UOp *const *xs, int n, int prod, Err *e);
 
+/* tensor_linalg.c */
+/*
+** tinygrad's qr, svd and newton_schulz over the last two axes (m, n) of a
+** tensor of rank 2 or more, the axes before them a batch; integers and bool
+** become float32. Their loops are unrolled into the graph, a count fixed by the
+** shape. Each returns -1 (NULL) with e naming the method on failure.
+*/
+/* Householder per column i < min(m, n): R -= w (v^T R), Q -= (Q v) w^T; Q (.., m, m), R (.., m, n) */
+int tensor_qr(UCtx *c, UOp *a, UOp **q, UOp **r, Err *e);
+/* qr, then 4 min(m, n) rounds of one-sided Jacobi (round robin pairs), S sorted descending;
+** U (.., m, m or min), S (.., min), V^T (.., min or n, n): A = U diag(S) V^T */
+int tensor_svd(UCtx *c, UOp *a, int full_matrices, UOp **u, UOp **s, UOp **v, Err *e);
+/* G = A / (|A|_F + eps), then steps times G = sum_i params[i] (G G^T)^i G (m > n: on A^T) */
+UOp *tensor_newton_schulz(UCtx *c, UOp *a, int steps, const double *params, int np, double eps, Err *e);
+
 /* tensor_eval.c */
 /*
 ** The reference evaluator: realizes a tensor graph to a contiguous row-major

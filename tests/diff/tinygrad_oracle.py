@@ -499,9 +499,47 @@ def gen_resample_cases():
   case("scatter_reduce", [arr((3, 4)), arr((2, 5), "int32", 0, 2), arr((2, 5))],
        "x0.scatter_reduce(0, x1, x2, 'sum')", "x0:scatter_reduce(0, x1, x2, 'sum')")   # error both: index too wide
 
+def gen_linalg():
+  # qr, svd, newton_schulz (tensor_linalg.c): square, tall, wide, 1 x 1 and batched float32 matrices
+  def mshape(kind, lo=1, hi=5):
+    m, n = rnd.randint(lo, hi), rnd.randint(lo, hi)
+    if kind == "square": n = m
+    elif kind == "tall": m, n = max(m, n) + 1, min(m, n)
+    elif kind == "wide": m, n = min(m, n), max(m, n) + 1
+    return (m, n)
+  for kind in ("square", "tall", "wide", "batch"):
+    s = mshape("square" if kind == "batch" else kind)
+    if kind == "batch": s = (rnd.randint(1, 3),) + mshape(rnd.choice(["square", "tall", "wide"]))
+    case("qr", [arr(s)], "x0.qr()")
+    t = mshape("square" if kind == "batch" else kind, 2)   # tinygrad's svd needs min(m, n) >= 2 (split(0) raises)
+    if kind == "batch": t = (2,) + mshape(rnd.choice(["square", "tall", "wide"]), 2)
+    case("svd", [arr(t)], "x0.svd()")
+    case("svd", [arr(t)], "x0.svd(full_matrices=False)", "x0:svd(false)")
+    u = s if kind != "batch" else (2,) + s[1:]
+    steps, ps = rnd.randint(0, 4), rnd.choice([(2, -1.5, 0.5), (3.4445, -4.7750, 2.0315), (1.5, -0.5), (1,)])
+    case("newton_schulz", [arr(u)], "x0.newton_schulz(%d, %r)" % (steps, ps), "x0:newton_schulz(%d, %s)" % (steps, L(ps)))
+  case("qr", [arr((1, 1))], "x0.qr()")
+  case("qr", [arr((3, 3), "int32", -5, 5)], "x0.qr()")
+  case("qr", [np.zeros((3, 2), np.float32)], "x0.qr()")
+  case("svd", [np.zeros((3, 2), np.float32)], "x0.svd()")
+  case("svd", [arr((6, 6))], "x0.svd()")
+  case("svd", [arr((8, 5))], "x0.svd(False)", "x0:svd(false)")
+  case("svd", [arr((2, 10, 10))], "x0.svd()")
+  case("qr", [arr((12, 9))], "x0.qr()")
+  case("newton_schulz", [arr((4, 6))], "x0.newton_schulz(5, (3.4445, -4.7750, 2.0315), 1e-3)",
+       "x0:newton_schulz(5, {3.4445, -4.7750, 2.0315}, 1e-3)")
+  case("newton_schulz", [arr((3, 3), "int32", -5, 5)], "x0.newton_schulz(2, (2, -1.5, 0.5))", "x0:newton_schulz(2, {2, -1.5, 0.5})")
+  case("svd", [arr((3, 1))], "x0.svd()", known="min(m, n) = 1: tinygrad's split(0) raises; tessel runs no Jacobi round "
+       "and gives the SVD")
+  case("qr", [arr((4,))], "x0.qr()")   # error both
+  case("svd", [arr((4,))], "x0.svd()")   # error both
+  case("newton_schulz", [arr((4,))], "x0.newton_schulz(1, (1,))", "x0:newton_schulz(1, {1})")   # error both
+  case("newton_schulz", [arr((2, 2))], "x0.newton_schulz(1, ())", "x0:newton_schulz(1, {})")   # error both
+
 for _ in range(rounds): gen_resample()
 for _ in range(rounds): gen_round()
 for _ in range(rounds): gen_select()
+for _ in range(rounds): gen_linalg()
 
 # ---- run tinygrad ----
 

@@ -95,6 +95,7 @@ for _, m in ipairs({ "pad_to", "shrink_to", "rearrange", "masked_select", "nonze
   CLASS[m] = "other"
 end
 for _, m in ipairs({ "usum", "uprod" }) do CLASS[m] = "composition" end
+for _, m in ipairs({ "qr", "svd", "newton_schulz" }) do CLASS[m] = "composition" end   -- tensor_linalg.c
 for _, m in ipairs({ "interpolate", "conv_transpose2d", "max_unpool2d", "scatter_reduce" }) do CLASS[m] = "composition" end   -- tensor_resample.c
 for _, m in ipairs({ "reshape", "expand", "permute", "transpose", "flip", "pad", "shrink", "index",
                      "gather", "scatter_add", "contiguous", "detach", "named", "copy", "replicated", "shards",
