@@ -40,6 +40,11 @@ DType lt_get_dtype(lua_State *L, int i, DType def, const char *what);  /* a dtyp
 /* lua_tensor_ops.c: tinygrad's methods of tensor_math.c, tensor_shape.c and
 ** tensor_nn.c, registered into the tensor table (at the stack top) and its methods */
 void tessel_open_tensor_ops(lua_State *L);
+/* tinygrad's window arguments (lua_tensor_ops.c): an integer for each of nk axes or a table of nk;
+** opts.key as such, def when absent; opts.padding in tinygrad's three forms into before/after */
+void lt_nk_ints(lua_State *L, int i, int nk, int64_t *out, const char *what, const char *name);
+void lt_nk_field(lua_State *L, int o, const char *key, int nk, const int64_t *def, int64_t *out, const char *what);
+void lt_pads_field(lua_State *L, int o, int nk, int64_t *before, int64_t *after, const char *what);
 void tessel_open_tensor_resample(lua_State *L);   /* lua_tensor_resample.c: those of tensor_resample.c */
 void tessel_open_tensor_linalg(lua_State *L);   /* lua_tensor_linalg.c: qr, svd, newton_schulz */
 

@@ -1220,8 +1220,8 @@ l_sdpa(lua_State *L)
 /* ---- windows: conv2d and the pools (tinygrad's arguments) ---- */
 
 /* the value at i: an integer for every one of nk axes, or a table of nk integers */
-static void
-nk_ints(lua_State *L, int i, int nk, int64_t *out, const char *what, const char *name)
+void
+lt_nk_ints(lua_State *L, int i, int nk, int64_t *out, const char *what, const char *name)
 {
 	int64_t v[T_MAXDIM];
 	int n, k;
@@ -1237,11 +1237,11 @@ nk_ints(lua_State *L, int i, int nk, int64_t *out, const char *what, const char 
 }
 
 /* opts.key as nk integers, def when absent */
-static void
-nk_field(lua_State *L, int o, const char *key, int nk, const int64_t *def, int64_t *out, const char *what)
+void
+lt_nk_field(lua_State *L, int o, const char *key, int nk, const int64_t *def, int64_t *out, const char *what)
 {
 	if (o && lua_getfield(L, o, key) != LUA_TNIL)
-		nk_ints(L, lua_gettop(L), nk, out, what, key);
+		lt_nk_ints(L, lua_gettop(L), nk, out, what, key);
 	else
 		memcpy(out, def, sizeof(int64_t) * (size_t)nk);
 	if (o)
@@ -1250,8 +1250,8 @@ nk_field(lua_State *L, int o, const char *key, int nk, const int64_t *def, int64
 
 /* tinygrad's padding: an integer, nk integers (each axis both sides) or 2 nk integers in
 ** torch's order (the last axis first, before then after) */
-static void
-pads_field(lua_State *L, int o, int nk, int64_t *before, int64_t *after, const char *what)
+void
+lt_pads_field(lua_State *L, int o, int nk, int64_t *before, int64_t *after, const char *what)
 {
 	int64_t v[T_MAXDIM];
 	int n = 0, k;
@@ -1310,9 +1310,9 @@ l_conv2d(lua_State *L)
 	for (k = 0; k < nk; k++)
 		one[k] = 1;
 	groups = o ? (int64_t)fnum(L, o, "groups", 1) : 1;
-	nk_field(L, o, "stride", nk, one, st, what);
-	nk_field(L, o, "dilation", nk, one, dl, what);
-	pads_field(L, o, nk, pb, pa, what);
+	lt_nk_field(L, o, "stride", nk, one, st, what);
+	lt_nk_field(L, o, "dilation", nk, one, dl, what);
+	lt_pads_field(L, o, nk, pb, pa, what);
 	lt_push(L, tensor_conv2d(x->c, a, w, b, groups, st, dl, pb, pa, &e), ci, &e);
 	return 1;
 }
@@ -1348,9 +1348,9 @@ pool(lua_State *L, int max)
 		                  luaL_typename(L, 2));
 	for (k = 0; k < nk; k++)
 		one[k] = 1;
-	nk_field(L, o, "stride", nk, ks, st, what);
-	nk_field(L, o, "dilation", nk, one, dl, what);
-	pads_field(L, o, nk, pb, pa, what);
+	lt_nk_field(L, o, "stride", nk, ks, st, what);
+	lt_nk_field(L, o, "dilation", nk, one, dl, what);
+	lt_pads_field(L, o, nk, pb, pa, what);
 	x = lt_current(L);
 	ci = lua_gettop(L);
 	a = lt_in_ctx(L, 1, x->c);

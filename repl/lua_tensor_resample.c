@@ -25,67 +25,6 @@ opts_at(lua_State *L, int i, const char *what, const TesselOpt *keys)
 	return tessel_checkopts(L, i, what, keys) ? i : 0;
 }
 
-/* the value at i: an integer for every one of nk axes, or a table of nk integers */
-static void
-nk_ints(lua_State *L, int i, int nk, int64_t *out, const char *what, const char *name)
-{
-	int64_t v[T_MAXDIM];
-	int k;
-
-	if (lua_isinteger(L, i)) {
-		for (k = 0; k < nk; k++)
-			out[k] = lua_tointeger(L, i);
-		return;
-	}
-	if (lua_type(L, i) != LUA_TTABLE || lt_get_shape(L, i, v, what) != nk)
-		luaL_error(L, "%s: %s must be an integer or a table of %d integers (one an axis)", what, name, nk);
-	memcpy(out, v, sizeof(int64_t) * (size_t)nk);
-}
-
-/* opts.key as nk integers, def when absent */
-static void
-nk_field(lua_State *L, int o, const char *key, int nk, const int64_t *def, int64_t *out, const char *what)
-{
-	if (o && lua_getfield(L, o, key) != LUA_TNIL)
-		nk_ints(L, lua_gettop(L), nk, out, what, key);
-	else
-		memcpy(out, def, sizeof(int64_t) * (size_t)nk);
-	if (o)
-		lua_pop(L, 1);
-}
-
-/* tinygrad's padding (resolve_pool_pads): an integer, nk integers (each axis both sides) or
-** 2 nk in torch's order (the last axis first, before then after) */
-static void
-pads_field(lua_State *L, int o, int nk, int64_t *before, int64_t *after, const char *what)
-{
-	int64_t v[T_MAXDIM];
-	int n = 0, k;
-
-	memset(before, 0, sizeof(int64_t) * (size_t)nk);
-	memset(after, 0, sizeof(int64_t) * (size_t)nk);
-	if (!o || lua_getfield(L, o, "padding") == LUA_TNIL) {
-		if (o)
-			lua_pop(L, 1);
-		return;
-	}
-	if (lua_isinteger(L, -1)) {
-		for (k = 0; k < nk; k++)
-			before[k] = after[k] = lua_tointeger(L, -1);
-	} else if (lua_type(L, -1) == LUA_TTABLE && (n = lt_get_shape(L, lua_gettop(L), v, what)) == nk) {
-		for (k = 0; k < nk; k++)
-			before[k] = after[k] = v[k];
-	} else if (n == 2 * nk) {
-		for (k = 0; k < nk; k++) {
-			before[k] = v[2 * nk - 2 - 2 * k];
-			after[k] = v[2 * nk - 1 - 2 * k];
-		}
-	} else
-		luaL_error(L, "%s: padding must be an integer, %d integers (one an axis) or %d (torch's order: the last "
-		           "axis first, before and after)", what, nk, 2 * nk);
-	lua_pop(L, 1);
-}
-
 /* ---- shims ---- */
 
 /* x:interpolate(size [, {mode = "linear", align_corners = false}]) */
@@ -151,10 +90,10 @@ l_conv_transpose2d(lua_State *L)
 		groups = lua_tointeger(L, -1);
 	if (o)
 		lua_pop(L, 1);
-	nk_field(L, o, "stride", nk, one, st, what);
-	nk_field(L, o, "dilation", nk, one, dl, what);
-	nk_field(L, o, "output_padding", nk, zero, op, what);
-	pads_field(L, o, nk, pb, pa, what);
+	lt_nk_field(L, o, "stride", nk, one, st, what);
+	lt_nk_field(L, o, "dilation", nk, one, dl, what);
+	lt_nk_field(L, o, "output_padding", nk, zero, op, what);
+	lt_pads_field(L, o, nk, pb, pa, what);
 	x = lt_current(L);
 	ci = lua_gettop(L);
 	a = lt_in_ctx(L, 1, x->c);
@@ -191,10 +130,10 @@ l_max_unpool2d(lua_State *L)
 		ks[k] = 2;
 	}
 	if (!lua_isnil(L, 3))
-		nk_ints(L, 3, nk, ks, what, "kernel_size");
-	nk_field(L, o, "stride", nk, ks, st, what);
-	nk_field(L, o, "dilation", nk, one, dl, what);
-	pads_field(L, o, nk, pb, pa, what);
+		lt_nk_ints(L, 3, nk, ks, what, "kernel_size");
+	lt_nk_field(L, o, "stride", nk, ks, st, what);
+	lt_nk_field(L, o, "dilation", nk, one, dl, what);
+	lt_pads_field(L, o, nk, pb, pa, what);
 	if (o && lua_getfield(L, o, "output_size") != LUA_TNIL)
 		nos = lt_get_shape(L, lua_gettop(L), os, what);
 	if (o)
