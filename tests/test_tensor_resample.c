@@ -11,28 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../interp/tensor/tensor.h"
-
-static UCtx *C;
-static unsigned seed;
-
-static int
-setup(void **state)
-{
-	const char *s = getenv("TESSEL_SEED");
-
-	seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
-	srand(seed);
-	C = uctx_new();
-	return C ? 0 : -1;
-}
-
-static int
-teardown(void **state)
-{
-	uctx_free(C);
-	return 0;
-}
+#include "tensor_test.h"
 
 static UOp *
 from(const double *v, const int64_t *shape, int n, DType t)
