@@ -86,7 +86,8 @@ tensor_interpolate(UCtx *c, UOp *a, const int64_t *size, int n, const char *mode
 	lin = strcmp(mode, "linear") == 0;
 	exact = strcmp(mode, "nearest-exact") == 0;
 	if (!lin && !exact && strcmp(mode, "nearest") != 0)
-		return err_set(e, "interpolate: mode \"%s\" is not one of linear, nearest, nearest-exact", mode), NULL;
+		return err_set(e, "interpolate: mode \"%s\" is not one of linear, nearest, nearest-exact (bilinear and "
+		               "trilinear are \"linear\" with 2 or 3 sizes)", mode), NULL;
 	if (align_corners && !lin)
 		return err_set(e, "interpolate: align_corners is for mode linear only, not %s", mode), NULL;
 	if (n < 1 || n > a->ndim)
