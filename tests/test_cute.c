@@ -699,7 +699,8 @@ test_prop_composition(void **state)
 {
 	int iter, ok = 0;
 
-	for (iter = 0; iter < 4000; iter++) {
+	/* until 500 compositions were defined: a rare seed (1796699108) draws fewer in 4000 */
+	for (iter = 0; iter < 40000 && ok <= 500; iter++) {
 		Layout a, b, r;
 		Err e;
 		int64_t i;
