@@ -108,7 +108,7 @@ static const HelpReg meths[] = {
 	  "t = U diag(S) Vt, S (.., min(m, n)) sorted descending;\nU (.., m, m), Vt (.., n, n) "
 	  "(full_matrices = false: (.., m, k), (.., k, n), k = min(m, n)).\nqr first (of t^T when m < n), then "
 	  "4 k rounds of one-sided Jacobi on round robin column pairs,\nunrolled into the graph: "
-	  "k = 16 realizes in about a second, k = 32 in tens of seconds" },
+	  "k = 48 realizes in about half a second; past k = 50 the graph is deeper than the IR allows (refused)" },
 	{ "newton_schulz", l_newton_schulz, "Newton-Schulz iteration of an odd polynomial (tinygrad's)\n"
 	  "t:newton_schulz(steps, {p0, p1, ...} [, eps = 1e-7]): G = t / (|t|_F + eps), then steps times\n"
 	  "G = p0 G + p1 (G G^T) G + p2 (G G^T)^2 G + ... (m > n: on t^T, transposed back);\n"

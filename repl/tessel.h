@@ -12,8 +12,8 @@
 ** The bindings build on each other in one direction: each file calls only
 ** those declared above its section. lua_util.c, lua_viz.c (the drawable
 ** protocol, which every module implements), lua_uop.c, lua_cute.c,
-** lua_axe.c, lua_lego.c, lua_tensor.c (under lua_tensor_ops.c, which registers
-** tinygrad's methods into its table through lua_tensor.h), lua_kernel.c (under lua_kernel_stmt.c
+** lua_axe.c, lua_lego.c, lua_tensor.c (under lua_tensor_ops.c, lua_tensor_resample.c and
+** lua_tensor_linalg.c, which register tinygrad's methods into its table through lua_tensor.h), lua_kernel.c (under lua_kernel_stmt.c
 ** and lua_kernel_run.c, which register into its table), lua_sched.c (which
 ** registers k:schedule() into the kernel table), lua_dist.c; lua_tessel.c
 ** opens them all.

@@ -593,10 +593,15 @@ reduce(Ev *ev, const UOp *u, const View *v)
 		return err_set(ev->e, "realize: out of memory"), NULL;
 	}
 	for (j = 0; j < nout; j++) {
+		/* max's identity is the dtype's lowest value: an empty axis gives it (int32: -2^31, not the
+		** wrapped low bits of INT64_MIN), as tinygrad's */
+		int bits = 8 * dtype_bytes(v->dt);
+
 		if (fl)
 			facc[j] = op == OP_ADD ? 0 : op == OP_MUL ? 1 : -INFINITY;
 		else
-			iacc[j] = op == OP_ADD ? 0 : op == OP_MUL ? 1 : uns ? 0 : INT64_MIN;
+			iacc[j] = op == OP_ADD ? 0 : op == OP_MUL ? 1 : uns || v->dt == DT_BOOL || dtype_is_unsigned(v->dt) ? 0
+			          : bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
 	}
 	L = nd ? v->shape[nd - 1] : 1;
 	if (numel(v->shape, nd) > 0)

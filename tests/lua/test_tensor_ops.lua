@@ -636,4 +636,13 @@ check("rearrange, pad_to, shrink_to, masked_select, nonzero, usum, uprod, the li
   eq(table.concat(tensor.from({0, 1, 5}, "uint8"):hardtanh():tolist(), ","), "0,1,1")
 end)
 
+check("max and min over an empty axis give the dtype's identity, as tinygrad's", function()
+  eq(tensor.zeros({0, 2}, "int32"):max(0):tolist()[1], -2147483648)
+  eq(tensor.zeros({0, 2}, "int8"):max(0):tolist()[1], -128)
+  eq(tensor.zeros({0, 2}, "int32"):min(0):tolist()[1], 2147483647)
+  eq(tensor.zeros({0, 2}, "uint8"):max(0):tolist()[1], 0)
+  eq(tensor.zeros({0, 2}, "bool"):max(0):tolist()[1], false)
+  eq(tensor.zeros({0, 2}):max(0):tolist()[1], -math.huge)
+end)
+
 finish()
