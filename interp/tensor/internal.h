@@ -135,4 +135,9 @@ named_err(UOp *r, Err *e, const char *what)
 	return r;
 }
 
+/* tensor_pool.c: ceil_mode's extra padding after each of the last nk axes (tinygrad's
+** _apply_ceil_mode), for the pools and max_pool2d's indices */
+void tensor_ceil_pads(const UOp *a, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *before,
+                      int64_t *after, int nk);
+
 #endif

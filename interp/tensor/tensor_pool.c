@@ -241,8 +241,8 @@ tensor_conv2d(UCtx *c, UOp *x, UOp *w, UOp *bias, int64_t groups, const int64_t 
 ** arXiv 1603.07285 Section 5.1, relationship 15): enough for a last window
 ** that starts inside the input or its leading padding.
 */
-static void
-ceil_pads(const UOp *a, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *before,
+void
+tensor_ceil_pads(const UOp *a, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *before,
           int64_t *after, int nk)
 {
 	int i;
@@ -288,7 +288,7 @@ tensor_avg_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64
 		return NULL;
 	memcpy(pa, after, sizeof(int64_t) * (size_t)nk);
 	if (ceil_mode)
-		ceil_pads(a, k, s, d, before, pa, nk);
+		tensor_ceil_pads(a, k, s, d, before, pa, nk);
 	sum = tensor_sum(c, pooled(c, a, k, s, d, before, pa, nk, NULL, e), axes, nk, 0, e);
 	if (!count_include_pad) {
 		ones = tensor_full(c, (DType)a->dtype, 1, a->shape, a->ndim, e);
@@ -331,7 +331,7 @@ tensor_max_pool(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64
 		return NULL;
 	memcpy(pa, after, sizeof(int64_t) * (size_t)nk);
 	if (ceil_mode)
-		ceil_pads(a, k, s, d, before, pa, nk);
+		tensor_ceil_pads(a, k, s, d, before, pa, nk);
 	return tensor_reduce(c, OP_MAX, pooled(c, a, k, s, d, before, pa, nk, lowest(c, (DType)a->dtype), e), axes, nk,
 	                     0, e);
 }

@@ -235,28 +235,6 @@ tensor_conv_transpose2d(UCtx *c, UOp *x, UOp *w, UOp *bias, int64_t groups, cons
 
 /* ---- max_pool2d's indices, max_unpool2d ---- */
 
-/*
-** ceil_mode's extra padding after each axis: tinygrad's _apply_ceil_mode, the
-** same computation as tensor_pool.c's ceil_pads (arXiv 1603.07285, Section 5.1,
-** relationship 15).
-*/
-static void
-ceil_after(const UOp *a, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *before,
-           int64_t *after, int nk)
-{
-	int i;
-
-	for (i = 0; i < nk; i++) {
-		int64_t in = a->shape[a->ndim - nk + i], pb = before[i], pa = after[i], full = d[i] * (k[i] - 1) + 1;
-		int64_t num = in + pb + pa - full, o, last;
-
-		/* Python's ceildiv: -(-num // s) */
-		o = (num >= 0 ? (num + s[i] - 1) / s[i] : -((-num) / s[i])) + 1;
-		last = s[i] * (o - 1) - (pb + in - 1);
-		after[i] = pa + s[i] * (o - 1) + full - (in + pb + pa) - (last > 0 ? last : 0);
-	}
-}
-
 /* the windows of a's last nk axes padded with the value v (tensor_pool's shape: (..., o..., k...)) */
 static UOp *
 windows(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *before,
@@ -308,7 +286,7 @@ tensor_max_pool_indices(UCtx *c, UOp *a, const int64_t *k, const int64_t *s, con
 		return err_set(e, "max_pool2d: %lld spatial positions do not fit the int32 indices", (long long)sp), NULL;
 	memcpy(pa, after, sizeof(int64_t) * (size_t)nk);
 	if (ceil_mode)
-		ceil_after(a, k, s, d, before, pa, nk);
+		tensor_ceil_pads(a, k, s, d, before, pa, nk);
 	p = windows(c, a, k, s, d, before, pa, nk, extreme(c, (DType)a->dtype, 0), e);
 	if (!p)   /* the input's message (its axes), not the index windows' */
 		return named_err(NULL, e, "max_pool2d");
